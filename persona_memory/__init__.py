@@ -1,0 +1,60 @@
+"""persona-memory: the long-term memory of AI personas in a multi-user chat product.
+
+The chat runtime's surface (``shared/API.md``)::
+
+    settings = load_settings("config.toml")
+    async with open_memory(settings) as memory:
+        await memory.send(RoomOpened(...))
+        block = await memory.block("warren", "r1")
+"""
+
+from .clock import ManualClock, SystemClock, WallClock
+from .errors import (
+    ConfigError,
+    EmbedderUnavailable,
+    ForeignDatabase,
+    InvalidInput,
+    MemoryClosed,
+    NotInRoom,
+    NotYourMemory,
+    PersonaMemoryError,
+    ProviderError,
+    StorageError,
+    UnknownRoom,
+    WriterCrashedTooOften,
+)
+from .memory import Memory, open_memory
+from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
+from .rows import KINDS, MemoryRow, UserControls
+from .settings import Settings, load_settings
+
+__all__ = [
+    "KINDS",
+    "ConfigError",
+    "EmbedderUnavailable",
+    "ForeignDatabase",
+    "InvalidInput",
+    "ManualClock",
+    "MemberJoined",
+    "MemberLeft",
+    "Memory",
+    "MemoryClosed",
+    "MemoryRow",
+    "NotInRoom",
+    "NotYourMemory",
+    "PersonaMemoryError",
+    "ProviderError",
+    "RoomArchived",
+    "RoomEvent",
+    "RoomOpened",
+    "RoomWentQuiet",
+    "Settings",
+    "StorageError",
+    "SystemClock",
+    "UnknownRoom",
+    "UserControls",
+    "WallClock",
+    "WriterCrashedTooOften",
+    "load_settings",
+    "open_memory",
+]

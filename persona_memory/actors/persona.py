@@ -1,0 +1,209 @@
+"""A persona's memory actor: the only code that writes its persona's rows or touches its blocks.
+
+Rules:
+- The mailbox loop handles room events in order. Open, join and leave (re)build that room's
+  block at once; quiet and archive queue work on the writer lane, so a slow write never
+  stalls the mailbox.
+- A block is cached per room with the room's generation. ``block()`` answers from the cache
+  without touching the database; a caller asking for a newer generation waits for its build.
+  A delivery older than the cached generation is stale and skipped.
+- A build that fails is cached as the failure: ``block()`` raises it, the actor lives on.
+- Rows that loaded into a block are touched later, in one write on the lane, coalesced.
+- An incognito room's block is empty and costs no read.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Awaitable, Callable, Protocol
+
+import attrs
+import trio
+
+from ..clock import WallClock
+from ..core.block import BlockRules, build_block
+from ..core.ranking import Topic
+from ..embedding import Embedder
+from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
+from ..rooms import RoomState
+from ..storage.store import Store
+from .envelopes import Delivered, Envelope, FlushRequested
+from .lane import FlushJob, QuietJob, TouchJob, WriteJob, WriteLane
+from .row_index import RowIndex
+
+try:
+    from typing import assert_never
+except ImportError:  # pragma: no cover
+    from typing_extensions import assert_never
+
+log = logging.getLogger(__name__)
+
+
+class WritePath(Protocol):
+    """Turns a room's transcript since the persona's cursor into rows (the write path)."""
+
+    async def __call__(self, persona: str, room: RoomState, *, archiving: bool) -> None: ...
+
+
+@attrs.frozen
+class ActorContext:
+    """What every persona actor is given by the composition root."""
+
+    store: Store
+    embedder: Embedder
+    clock: WallClock
+    rules: BlockRules
+    write_path: WritePath | None = None
+
+
+@attrs.frozen
+class CachedBlock:
+    generation: int
+    text: str = ""
+    error: BaseException | None = None
+
+
+class PersonaActor:
+    """One persona's memory. The supervisor runs ``run_mailbox`` and the lane's writer."""
+
+    def __init__(self, persona: str, context: ActorContext, lane: WriteLane) -> None:
+        self.persona = persona
+        self._ctx = context
+        self._lane = lane
+        self._index = RowIndex()
+        self._blocks: dict[str, CachedBlock] = {}
+        self._topics: dict[str, tuple[str, Topic]] = {}
+        self._built = trio.Event()
+        self._pending_touches: dict[int, tuple] = {}
+        self._touch_queued = False
+        self.last_active = trio.current_time()
+
+    # ---- the mailbox -------------------------------------------------------------------
+
+    async def run_mailbox(self, mailbox: trio.MemoryReceiveChannel[Envelope]) -> None:
+        """Handle envelopes until the supervisor closes the mailbox."""
+        async with mailbox:
+            async for envelope in mailbox:
+                self.last_active = trio.current_time()
+                await self._handle(envelope)
+                self.last_active = trio.current_time()
+
+    async def _handle(self, envelope: Envelope) -> None:
+        match envelope:
+            case Delivered(event=RoomOpened() | MemberJoined() | MemberLeft(), room=room):
+                await self._rebuild(room)
+            case Delivered(event=RoomWentQuiet(), room=room):
+                await self._lane.submit(QuietJob(room))
+            case Delivered(event=RoomArchived(), room=room):
+                await self._lane.submit(QuietJob(room, archiving=True))
+                self._blocks.pop(room.room_id, None)
+                self._topics.pop(room.room_id, None)
+            case Delivered():
+                raise AssertionError(f"unexpected event {envelope.event!r}")
+            case FlushRequested(done=done):
+                await self._lane.submit(FlushJob(done))
+            case _:
+                assert_never(envelope)
+
+    # ---- the read path -----------------------------------------------------------------
+
+    async def block(self, room_id: str, generation: int) -> str:
+        """The cached block of ``room_id`` at ``generation`` or newer (waits for its build)."""
+        while True:
+            cached = self._blocks.get(room_id)
+            if cached is not None and cached.generation >= generation:
+                if cached.error is not None:
+                    raise cached.error
+                return cached.text
+            await self._built.wait()
+
+    async def _rebuild(self, room: RoomState) -> None:
+        cached = self._blocks.get(room.room_id)
+        if cached is not None and cached.generation >= room.generation:
+            return
+        try:
+            text = await self._build(room)
+            self._blocks[room.room_id] = CachedBlock(room.generation, text)
+        except Exception as exc:
+            log.exception("%s: building the block of room %r failed", self.persona, room.room_id)
+            self._blocks[room.room_id] = CachedBlock(room.generation, error=exc)
+        self._built.set()
+        self._built = trio.Event()
+
+    async def _build(self, room: RoomState) -> str:
+        if room.incognito:
+            return ""
+        ctx = self._ctx
+        topic = await self._topic(room)
+        version, controls = await ctx.store.read_state(self.persona, room.present)
+        if version != self._index.version:
+            version, rows = await ctx.store.persona_rows(self.persona)
+            self._index.load(version, rows)
+        now = ctx.clock.now()
+        built = build_block(
+            self.persona,
+            room.audience,
+            self._index.open_rows.values(),
+            vectors=self._index.vectors,
+            replaced=self._index.replaced,
+            controls=controls,
+            topic=topic,
+            names=room.names,
+            now=now,
+            rules=ctx.rules,
+        )
+        self._touch_later(built.loaded_ids, now)
+        return built.text
+
+    async def _topic(self, room: RoomState) -> Topic | None:
+        if room.topic is None:
+            return None
+        known = self._topics.get(room.room_id)
+        if known is not None and known[0] == room.topic:
+            return known[1]
+        vector = (await self._ctx.embedder.embed([room.topic]))[0]
+        topic = Topic(vector=vector, embedder=self._ctx.embedder.name)
+        self._topics[room.room_id] = (room.topic, topic)
+        return topic
+
+    def _touch_later(self, row_ids, now) -> None:
+        for row_id in row_ids:
+            _, times = self._pending_touches.get(row_id, (now, 0))
+            self._pending_touches[row_id] = (now, times + 1)
+        if self._pending_touches and not self._touch_queued:
+            self._touch_queued = self._lane.submit_nowait(TouchJob())
+
+    # ---- the writer lane ---------------------------------------------------------------
+
+    async def perform(self, job: WriteJob) -> None:
+        """Perform one job of this persona's lane (called by the supervised writer)."""
+        self.last_active = trio.current_time()
+        match job:
+            case TouchJob():
+                self._touch_queued = False
+                stamps = dict(self._pending_touches)
+                await self._ctx.store.touch(stamps)
+                for row_id, stamp in stamps.items():
+                    if self._pending_touches.get(row_id) == stamp:
+                        del self._pending_touches[row_id]
+                self._index.apply_touches(stamps)
+            case QuietJob(room=room, archiving=archiving):
+                if self._ctx.write_path is None:
+                    log.info(
+                        "%s: no write path configured; room %r stays unread past the cursor",
+                        self.persona,
+                        room.room_id,
+                    )
+                elif room.writable:
+                    await self._ctx.write_path(self.persona, room, archiving=archiving)
+            case FlushJob(done=done):
+                if self._pending_touches:
+                    await self.perform(TouchJob())
+                done.set()
+            case _:
+                assert_never(job)
+        self.last_active = trio.current_time()
+
+    @property
+    def idle(self) -> bool:
+        return self._lane.idle and not self._pending_touches

@@ -1,0 +1,110 @@
+"""Ranking (design §3, step 2): recency + importance + relevance, then diversity.
+
+Rules:
+- recency    = decay ** days since ``last_recalled`` (else ``created``); decay 0.98 per day.
+- importance = importance / 10.
+- relevance  = cosine between the row's vector and the room topic's vector; 0 with no topic,
+  no vector, or a vector from another embedder (two models' vectors are never compared).
+- Each term is min-max normalised over the candidates (a term equal for all candidates
+  normalises to 0: it cannot tell them apart), then weighted and summed. The weights start
+  equal (Generative Agents' α = 1) and are configurable.
+- Ties keep the candidates' given order (a stable sort).
+- Diversity (Kindroid's rule): walking down the ranking, at most ``per_kind_first`` items of a
+  kind come first; the rest follow in rank order.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Sequence
+
+import attrs
+import numpy as np
+
+from ..rows import MemoryRow
+
+
+@attrs.frozen
+class Weights:
+    recency: float = 1.0
+    importance: float = 1.0
+    relevance: float = 1.0
+    decay_per_day: float = 0.98
+
+
+@attrs.frozen
+class Topic:
+    """The room topic's unit vector and the name of the embedder that made it."""
+
+    vector: np.ndarray = attrs.field(eq=False)
+    embedder: str
+
+
+def recency(rows: Sequence[MemoryRow], now: datetime, decay_per_day: float) -> np.ndarray:
+    """``decay ** days`` since each row was last recalled (or created); future times count 0."""
+    now_ts = now.timestamp()
+    days = np.fromiter(
+        ((now_ts - (r.last_recalled or r.created).timestamp()) / 86400.0 for r in rows),
+        dtype=np.float64,
+        count=len(rows),
+    )
+    return decay_per_day ** np.maximum(days, 0.0)
+
+
+def relevance(
+    rows: Sequence[MemoryRow], vectors: Sequence[np.ndarray | None], topic: Topic | None
+) -> np.ndarray:
+    """Cosine of each row's unit vector to the topic; 0 where it cannot be compared."""
+    out = np.zeros(len(rows), dtype=np.float64)
+    if topic is None:
+        return out
+    same = [
+        i for i, (r, v) in enumerate(zip(rows, vectors)) if v is not None and r.embedder == topic.embedder
+    ]
+    if same:
+        matrix = np.stack([vectors[i] for i in same])
+        out[same] = matrix @ topic.vector
+    return out
+
+
+def normalise(values: np.ndarray) -> np.ndarray:
+    """Min-max to [0, 1]; all-equal values become 0."""
+    if values.size == 0:
+        return values
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo <= 1e-12:
+        return np.zeros_like(values)
+    return (values - lo) / (hi - lo)
+
+
+def scores(
+    rows: Sequence[MemoryRow],
+    vectors: Sequence[np.ndarray | None],
+    *,
+    now: datetime,
+    topic: Topic | None,
+    weights: Weights,
+) -> np.ndarray:
+    """The score of each row: the weighted sum of its three normalised terms."""
+    importance = np.fromiter((r.importance / 10.0 for r in rows), dtype=np.float64, count=len(rows))
+    return (
+        weights.recency * normalise(recency(rows, now, weights.decay_per_day))
+        + weights.importance * normalise(importance)
+        + weights.relevance * normalise(relevance(rows, vectors, topic))
+    )
+
+
+def rank(rows: Sequence[MemoryRow], row_scores: np.ndarray, per_kind_first: int) -> list[int]:
+    """Indexes of ``rows`` best first, with the diversity pass applied."""
+    order = np.argsort(-row_scores, kind="stable").tolist()
+    first: list[int] = []
+    rest: list[int] = []
+    seen: dict[str, int] = {}
+    for i in order:
+        kind = rows[i].kind
+        if seen.get(kind, 0) < per_kind_first:
+            seen[kind] = seen.get(kind, 0) + 1
+            first.append(i)
+        else:
+            rest.append(i)
+    return first + rest

@@ -1,0 +1,91 @@
+"""Taking (design §3, step 3): which ranked lines fit in the block.
+
+Rules:
+- Lines come in groups: one per present human, and the world. Each group arrives ranked.
+- Open loops and promises always ride: they are taken first, best-ranked first, across groups.
+- Then the groups take turns, one line each, best-ranked first, so the budget is shared fairly
+  and no human is starved by an earlier one; a group stops at ``per_group`` lines (the lines
+  that rode count toward it).
+- The memory lines never exceed ``char_limit`` characters (each line plus its newline),
+  whatever the store holds: a line that does not fit is passed over and smaller ones may follow.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import attrs
+
+ALWAYS_RIDE = frozenset({"open_loop", "promise"})
+
+
+@attrs.frozen
+class Taken:
+    """The chosen item indexes per group (in rank order) and the characters they use."""
+
+    per_group: tuple[tuple[int, ...], ...]
+    used: int
+
+
+def take(
+    groups: Sequence[Sequence[int]],
+    kinds: Sequence[str],
+    line_length: Callable[[int], int],
+    *,
+    per_group: int,
+    char_limit: int,
+    rank_of: Callable[[int], float],
+) -> Taken:
+    """Choose lines.
+
+    Args:
+        groups: item indexes per group, each ranked best first.
+        kinds: the kind of each item, by index.
+        line_length: the rendered length of an item's line (without its newline).
+        per_group: how many lines one group may have.
+        char_limit: the budget for all memory lines together.
+        rank_of: a key ordering items across groups (lower is better) for the riders.
+
+    Returns:
+        The chosen indexes per group, in each group's rank order, and the characters used.
+    """
+    chosen: list[set[int]] = [set() for _ in groups]
+    used = 0
+
+    def try_take(g: int, item: int) -> bool:
+        nonlocal used
+        cost = line_length(item) + 1
+        if used + cost > char_limit:
+            return False
+        chosen[g].add(item)
+        used += cost
+        return True
+
+    riders = sorted(
+        ((g, i) for g, group in enumerate(groups) for i in group if kinds[i] in ALWAYS_RIDE),
+        key=lambda gi: rank_of(gi[1]),
+    )
+    for g, item in riders:
+        try_take(g, item)
+
+    cursors = [0] * len(groups)
+    active = set(range(len(groups)))
+    while active:
+        for g in sorted(active):
+            group = groups[g]
+            while cursors[g] < len(group):
+                item = group[cursors[g]]
+                cursors[g] += 1
+                if item in chosen[g] or kinds[item] in ALWAYS_RIDE:
+                    continue
+                if len(chosen[g]) >= per_group:
+                    cursors[g] = len(group)
+                    break
+                if try_take(g, item):
+                    break
+            if cursors[g] >= len(group) or len(chosen[g]) >= per_group:
+                active.discard(g)
+    return Taken(
+        per_group=tuple(tuple(i for i in group if i in chosen[g]) for g, group in enumerate(groups)),
+        used=used,
+    )

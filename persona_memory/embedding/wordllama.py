@@ -1,0 +1,151 @@
+"""Semantic embeddings from the WordLlama weights bundled in the ``wordllama`` wheel.
+
+WordLlama is a static token-embedding table (32 000 Llama-2 tokens x 256 dims) trained
+so that the mean of a text's token vectors is a useful sentence embedding. The wheel
+ships the table (``wordllama/weights/l2_supercat_256.safetensors``) and its tokenizer
+(``wordllama/tokenizers/l2_supercat_tokenizer_config.json``); we read both by path and
+never touch the network. ``WordLlama.load`` is not used: it looks for the tokenizer in
+``wordllama/tokenizer/`` (singular), so with downloads disabled it fails, and with them
+enabled it would fetch from the internet.
+
+The table is matryoshka-trained: its first 64 or 128 columns are a smaller embedding of
+their own. ``load(dim=64)`` trades some quality for a quarter of the storage.
+
+Importing ``wordllama`` calls ``logging.basicConfig(level=INFO)``; ``load`` undoes that so
+the application's logging configuration stays its own.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+import trio
+
+from persona_memory.embedding.port import text_list
+from persona_memory.embedding.vectors import unit_rows
+from persona_memory.errors import EmbedderUnavailable, InvalidInput
+
+if TYPE_CHECKING:
+    from wordllama.inference import WordLlamaInference
+
+DIMS = (64, 128, 256)
+_CONFIG = "l2_supercat"
+_WEIGHTS = Path("weights") / f"{_CONFIG}_256.safetensors"
+_TOKENIZER = Path("tokenizers") / f"{_CONFIG}_tokenizer_config.json"
+_TENSOR = "embedding.weight"
+_FIX = "Reinstall it: pip install --force-reinstall 'wordllama>=0.3.6'"
+
+
+def _package_dir() -> Path:
+    spec = importlib.util.find_spec("wordllama")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(f"the wordllama package is not installed. {_FIX}")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _bundled_files() -> tuple[Path, Path]:
+    """Paths of the bundled weights and tokenizer, found without importing wordllama."""
+    root = _package_dir()
+    return root / _WEIGHTS, root / _TOKENIZER
+
+
+def _import_inference() -> Any:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        from wordllama.inference import WordLlamaInference
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return WordLlamaInference
+
+
+@attrs.frozen
+class WordLlamaEmbedder:
+    """WordLlama ``l2_supercat`` sentence embeddings; implements ``Embedder``.
+
+    Build it with ``WordLlamaEmbedder.load()``. ``embed`` runs on a worker thread.
+    Its vectors put "Where does Dan live?" near "Dan owns a flat in Xuhui", but it is a
+    bag of tokens: word order and negation barely register.
+    """
+
+    dim: int
+    _inference: WordLlamaInference = attrs.field(alias="inference", repr=False)
+    name: str = attrs.field(init=False)
+
+    @name.default
+    def _name(self) -> str:
+        return f"wordllama-{_CONFIG}-{self.dim}"
+
+    @classmethod
+    def load(cls, dim: int = 256) -> WordLlamaEmbedder:
+        """Load the bundled weights and tokenizer from disk. Blocking; no network.
+
+        Args:
+            dim: 256 (full), or 128 or 64 (the table's leading columns).
+
+        Returns:
+            A ready embedder named ``f"wordllama-l2_supercat-{dim}"``.
+
+        Raises:
+            InvalidInput: ``dim`` is not one of 64, 128, 256.
+            EmbedderUnavailable: wordllama is not installed, a bundled file is missing,
+                or it could not be read. The message says which and how to fix it.
+        """
+        if dim not in DIMS:
+            raise InvalidInput(f"WordLlamaEmbedder dim must be one of {DIMS}, got {dim!r}")
+        weights, tokenizer_file = _bundled_files()
+        missing = [str(p) for p in (weights, tokenizer_file) if not p.is_file()]
+        if missing:
+            raise EmbedderUnavailable(
+                f"the wordllama wheel is missing its bundled {' and '.join(missing)}. {_FIX}"
+            )
+        try:
+            from safetensors import safe_open
+            from tokenizers import Tokenizer
+
+            inference_cls = _import_inference()
+            with safe_open(str(weights), framework="np") as f:
+                table = f.get_tensor(_TENSOR)
+            if table.ndim != 2 or table.shape[1] < dim:
+                raise ValueError(f"{_TENSOR} has shape {table.shape}, need (vocab, >={dim})")
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+            inference = inference_cls(table[:, :dim], tokenizer)
+        except Exception as exc:
+            raise EmbedderUnavailable(
+                f"could not load WordLlama from {weights} and {tokenizer_file}: {exc}. {_FIX}"
+            ) from exc
+        return cls(dim=dim, inference=inference)
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        """``embed`` without the thread hop: blocks the caller. Same contract."""
+        items = text_list(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return unit_rows(self._inference.embed(items, norm=False))
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` on a worker thread.
+
+        Args:
+            texts: The texts to embed; may be empty.
+
+        Returns:
+            ``float32`` array ``(len(texts), dim)`` of unit rows; a zero row for ``""``.
+
+        Raises:
+            InvalidInput: ``texts`` is a bare ``str`` or holds a non-string.
+        """
+        items = text_list(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return await trio.to_thread.run_sync(self.embed_sync, items)
+
+    async def aclose(self) -> None:
+        """Nothing to release: the table is plain memory."""

@@ -1,0 +1,77 @@
+"""Every error persona-memory raises on purpose, sorted by whose fault it was.
+
+::
+
+    PersonaMemoryError                  base of everything below
+    ├── InvalidInput (ValueError)       the caller's: bad argument or message. Nothing changed.
+    │   ├── UnknownRoom                 a message or query names a room that is not open
+    │   ├── NotInRoom                   a persona or human named is not in that room
+    │   └── NotYourMemory               a human tried to delete a row that is not about them
+    ├── ConfigError (ValueError)        config.toml or an override is wrong; says which key
+    ├── StorageError                    SQLite broke, or the file is not ours
+    │   └── ForeignDatabase             the file at storage.path is corrupt or another program's
+    ├── ProviderError                   a model or embedding endpoint broke or answered nonsense
+    │   └── EmbedderUnavailable         the embedder could not be loaded or reached
+    ├── WriterCrashedTooOften           a persona's writer kept failing: the supervisor escalates
+    └── MemoryClosed                    the memory was shut down; the call came too late
+
+``InvalidInput`` and ``ConfigError`` subclass ``ValueError`` so callers that only know the API
+contract ("bad input raises ValueError") catch them; their messages say what to change.
+"""
+
+from __future__ import annotations
+
+
+class PersonaMemoryError(Exception):
+    """Base class for every error this package raises deliberately."""
+
+
+class InvalidInput(PersonaMemoryError, ValueError):
+    """The caller passed something we cannot accept. Nothing was stored or changed."""
+
+
+class UnknownRoom(InvalidInput):
+    """The room was never opened (or was archived). Send ``RoomOpened`` first."""
+
+
+class NotInRoom(InvalidInput):
+    """The persona or human named is not part of that room right now."""
+
+
+class NotYourMemory(InvalidInput):
+    """A human asked to delete a memory that does not exist or is not about them."""
+
+
+class ConfigError(PersonaMemoryError, ValueError):
+    """A setting is unknown, of the wrong type or out of range. The message names the key."""
+
+
+class StorageError(PersonaMemoryError):
+    """SQLite failed underneath us. Not the caller's fault; the operation did not commit."""
+
+
+class ForeignDatabase(StorageError):
+    """The file at the configured path is corrupt, or belongs to another program.
+
+    We refuse to open it and never write to it.
+    """
+
+
+class ProviderError(PersonaMemoryError):
+    """A model or embedding provider failed or answered something we cannot use."""
+
+
+class EmbedderUnavailable(ProviderError):
+    """The embedder could not be loaded (missing weights) or reached."""
+
+
+class WriterCrashedTooOften(PersonaMemoryError):
+    """A persona's writer crashed more often than the restart intensity allows.
+
+    The supervisor gives up on it and lets the error out of ``open_memory``, like an Erlang
+    supervisor escalating to its parent.
+    """
+
+
+class MemoryClosed(PersonaMemoryError):
+    """The memory is shutting down or closed; this call can no longer be served."""

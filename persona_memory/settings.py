@@ -1,0 +1,192 @@
+"""Settings: the embedded defaults, a TOML file over them, then ``overrides`` over both.
+
+Rules:
+- ``defaults.toml`` beside this module is the single source of every key and its default; the
+  project's ``config.toml`` is a commented copy of it.
+- A key that the defaults do not have is refused, and so is a value of the wrong type or out of
+  range. The ``ConfigError`` names the key and says what it accepts.
+- Settings are frozen once loaded.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import attrs
+
+from .errors import ConfigError
+
+
+@attrs.frozen
+class StorageSettings:
+    path: str
+    busy_timeout_ms: int
+    read_connections: int
+
+
+@attrs.frozen
+class BlockSettings:
+    char_limit: int
+    per_human: int
+    per_kind_first: int
+
+
+@attrs.frozen
+class RankingSettings:
+    recency_weight: float
+    importance_weight: float
+    relevance_weight: float
+    recency_decay_per_day: float
+
+
+@attrs.frozen
+class ScopeSettings:
+    v1_proven: bool
+
+
+@attrs.frozen
+class EmbedderSettings:
+    kind: str
+    dim: int
+
+
+@attrs.frozen
+class ActorSettings:
+    mailbox_size: int
+    write_queue_size: int
+    idle_retire_seconds: float
+
+
+@attrs.frozen
+class SupervisorSettings:
+    backoff_initial_seconds: float
+    backoff_max_seconds: float
+    healthy_after_seconds: float
+    max_restarts: int
+    restart_period_seconds: float
+    shutdown_deadline_seconds: float
+
+
+@attrs.frozen
+class Settings:
+    storage: StorageSettings
+    block: BlockSettings
+    ranking: RankingSettings
+    scope: ScopeSettings
+    embedder: EmbedderSettings
+    actors: ActorSettings
+    supervisor: SupervisorSettings
+
+
+_SECTIONS: dict[str, type] = {
+    "storage": StorageSettings,
+    "block": BlockSettings,
+    "ranking": RankingSettings,
+    "scope": ScopeSettings,
+    "embedder": EmbedderSettings,
+    "actors": ActorSettings,
+    "supervisor": SupervisorSettings,
+}
+
+
+def _between(lo: float, hi: float) -> tuple[Callable[[Any], bool], str]:
+    return (lambda v: lo <= v <= hi), f"between {lo} and {hi}"
+
+
+_POSITIVE = ((lambda v: v > 0), "greater than 0")
+_NON_NEGATIVE = ((lambda v: v >= 0), "0 or more")
+
+_RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "storage.path": ((lambda v: bool(v.strip())), "a non-empty file path (or ':memory:')"),
+    "storage.busy_timeout_ms": _NON_NEGATIVE,
+    "storage.read_connections": _between(1, 16),
+    "block.char_limit": _between(100, 20000),
+    "block.per_human": _between(1, 100),
+    "block.per_kind_first": _between(1, 100),
+    "ranking.recency_weight": _NON_NEGATIVE,
+    "ranking.importance_weight": _NON_NEGATIVE,
+    "ranking.relevance_weight": _NON_NEGATIVE,
+    "ranking.recency_decay_per_day": ((lambda v: 0 < v <= 1), "in (0, 1]"),
+    "embedder.kind": ((lambda v: v in ("wordllama", "hashing")), "'wordllama' or 'hashing'"),
+    "embedder.dim": _between(8, 4096),
+    "actors.mailbox_size": _between(1, 1_000_000),
+    "actors.write_queue_size": _between(1, 1_000_000),
+    "actors.idle_retire_seconds": _POSITIVE,
+    "supervisor.backoff_initial_seconds": _POSITIVE,
+    "supervisor.backoff_max_seconds": _POSITIVE,
+    "supervisor.healthy_after_seconds": _POSITIVE,
+    "supervisor.max_restarts": _between(0, 1000),
+    "supervisor.restart_period_seconds": _POSITIVE,
+    "supervisor.shutdown_deadline_seconds": _NON_NEGATIVE,
+}
+
+
+def default_values() -> dict[str, dict[str, Any]]:
+    """The embedded defaults, as nested dicts (a fresh copy each call)."""
+    text = resources.files(__package__).joinpath("defaults.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def load_settings(
+    path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
+) -> Settings:
+    """Load settings: embedded defaults, then the TOML file at ``path``, then ``overrides``.
+
+    Args:
+        path: a TOML file with any subset of the keys in ``defaults.toml``; ``None`` for the
+            embedded defaults alone.
+        overrides: ``{"section.key": value}``, applied last (``{"storage.path": "memory.db"}``).
+
+    Raises:
+        ConfigError: the file is missing or not TOML, or a key is unknown, mistyped or out of
+            range. The message names the file and the key.
+    """
+    values = default_values()
+    if path is not None:
+        source = Path(path)
+        try:
+            loaded = tomllib.loads(source.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file {str(source)!r} does not exist") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {str(source)!r} is not valid TOML: {exc}") from None
+        for section, table in loaded.items():
+            if section not in values:
+                raise ConfigError(
+                    f"{source}: unknown section [{section}]; known: {', '.join(sorted(values))}"
+                )
+            if not isinstance(table, dict):
+                raise ConfigError(f"{source}: [{section}] must be a table of settings")
+            for key, value in table.items():
+                _set(values, f"{section}.{key}", value, where=str(source))
+    for dotted, value in (overrides or {}).items():
+        _set(values, dotted, value, where="overrides")
+    return Settings(**{name: cls(**values[name]) for name, cls in _SECTIONS.items()})
+
+
+def _set(values: dict[str, dict[str, Any]], dotted: str, value: Any, *, where: str) -> None:
+    section, _, key = dotted.partition(".")
+    if section not in values or key not in values[section]:
+        known = ", ".join(f"{s}.{k}" for s in values for k in values[s])
+        raise ConfigError(f"{where}: unknown setting {dotted!r}; known settings: {known}")
+    default = values[section][key]
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ConfigError(
+            f"{where}: {dotted} must be {type(default).__name__} (like {default!r}), got {value!r}"
+        )
+    check = _RANGES.get(dotted)
+    if check is not None and not check[0](value):
+        raise ConfigError(f"{where}: {dotted} must be {check[1]}, got {value!r}")
+    values[section][key] = value

@@ -1,0 +1,205 @@
+"""The schema, as numbered migrations, and the check that a file is ours before we touch it.
+
+Rules:
+- ``PRAGMA application_id`` marks a persona-memory file; ``PRAGMA user_version`` is the number
+  of migrations applied. An older file is upgraded in place, each migration in its own
+  transaction; a file from a newer version, a foreign file or a corrupt one is refused with a
+  message naming it, and is never written to.
+- Migration 1 is the design's §1 to the letter: ``persona_memory`` with every listed column,
+  ``users`` (``memory_note`` ≤ 400, ``memory_on`` default 1) and ``persona_memory_mute``.
+  Constraints that SQLite can hold are in the table (the six kinds, importance 1..10, text ≤ 200).
+- Later migrations only add: never rewrite or drop what users stored.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..errors import ForeignDatabase
+
+APPLICATION_ID = 0x504D454D  # "PMEM"
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1 — design §1: the memory table and the three user-side fields.
+    """
+    CREATE TABLE persona_memory (
+        id            INTEGER PRIMARY KEY,
+        persona       TEXT    NOT NULL,
+        subject       TEXT    NOT NULL CHECK (subject IN ('self', 'world') OR subject GLOB 'u:[1-9]*'),
+        counterpart   TEXT    CHECK (counterpart IS NULL OR counterpart GLOB 'u:[1-9]*'),
+        witnessed     TEXT    NOT NULL DEFAULT '[]',
+        room_id       TEXT,
+        kind          TEXT    NOT NULL CHECK (kind IN
+                        ('fact', 'preference', 'event', 'promise', 'open_loop', 'relationship')),
+        text          TEXT    NOT NULL CHECK (length(text) BETWEEN 1 AND 200),
+        importance    INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 10),
+        valid_from    TEXT,
+        valid_to      TEXT,
+        closed_by     INTEGER REFERENCES persona_memory(id) ON DELETE SET NULL,
+        evidence      TEXT    NOT NULL DEFAULT '[]',
+        created       TEXT    NOT NULL,
+        last_recalled TEXT,
+        recall_count  INTEGER NOT NULL DEFAULT 0,
+        embedding     BLOB,
+        CHECK (subject <> 'self' OR counterpart IS NOT NULL)
+    );
+    CREATE TABLE users (
+        user_id     INTEGER PRIMARY KEY CHECK (user_id > 0),
+        memory_note TEXT    NOT NULL DEFAULT '' CHECK (length(memory_note) <= 400),
+        memory_on   INTEGER NOT NULL DEFAULT 1 CHECK (memory_on IN (0, 1))
+    );
+    CREATE TABLE persona_memory_mute (
+        user_id INTEGER NOT NULL CHECK (user_id > 0),
+        persona TEXT    NOT NULL,
+        PRIMARY KEY (user_id, persona)
+    ) WITHOUT ROWID;
+    """,
+    # 2 — the runtime state around the rows: rooms, the transcript, cursors, notices.
+    """
+    CREATE TABLE rooms (
+        room_id   TEXT PRIMARY KEY,
+        private   INTEGER NOT NULL CHECK (private IN (0, 1)),
+        incognito INTEGER NOT NULL CHECK (incognito IN (0, 1)),
+        kit       TEXT,
+        topic     TEXT,
+        personas  TEXT NOT NULL,
+        humans    TEXT NOT NULL,
+        opened    TEXT NOT NULL,
+        archived  TEXT
+    );
+    CREATE TABLE transcript_lines (
+        id      INTEGER PRIMARY KEY,
+        room_id TEXT NOT NULL,
+        speaker TEXT NOT NULL,
+        text    TEXT NOT NULL,
+        at      TEXT NOT NULL
+    );
+    CREATE INDEX transcript_by_room ON transcript_lines (room_id, id);
+    CREATE TABLE cursors (
+        persona      TEXT    NOT NULL,
+        room_id      TEXT    NOT NULL,
+        last_line_id INTEGER NOT NULL,
+        PRIMARY KEY (persona, room_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE notices (
+        id         INTEGER PRIMARY KEY,
+        user_id    INTEGER NOT NULL,
+        persona    TEXT    NOT NULL,
+        room_id    TEXT,
+        text       TEXT    NOT NULL,
+        memory_ids TEXT    NOT NULL,
+        created    TEXT    NOT NULL
+    );
+    CREATE INDEX notices_by_user ON notices (user_id, id);
+    """,
+    # 3 — int8 vectors need their scale and the name of the model that made them;
+    #     indexes for the read path and the manage page; a per-persona version that every
+    #     change to a row bumps (touches excepted), so an actor's cached rows know when
+    #     they are stale without reading them.
+    """
+    ALTER TABLE persona_memory ADD COLUMN embedding_scale REAL;
+    ALTER TABLE persona_memory ADD COLUMN embedder TEXT;
+    CREATE INDEX memory_open_by_persona ON persona_memory (persona, subject) WHERE valid_to IS NULL;
+    CREATE INDEX memory_by_subject ON persona_memory (subject);
+    CREATE INDEX memory_by_counterpart ON persona_memory (counterpart) WHERE counterpart IS NOT NULL;
+    CREATE INDEX memory_closed_by ON persona_memory (closed_by) WHERE closed_by IS NOT NULL;
+    CREATE TABLE persona_versions (
+        persona TEXT PRIMARY KEY,
+        version INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TRIGGER memory_added AFTER INSERT ON persona_memory BEGIN
+        INSERT INTO persona_versions VALUES (new.persona, 1)
+            ON CONFLICT (persona) DO UPDATE SET version = version + 1;
+    END;
+    CREATE TRIGGER memory_deleted AFTER DELETE ON persona_memory BEGIN
+        INSERT INTO persona_versions VALUES (old.persona, 1)
+            ON CONFLICT (persona) DO UPDATE SET version = version + 1;
+    END;
+    CREATE TRIGGER memory_changed AFTER UPDATE OF persona, subject, counterpart, witnessed,
+        kind, text, importance, valid_from, valid_to, closed_by, embedding, embedding_scale,
+        embedder ON persona_memory BEGIN
+        INSERT INTO persona_versions VALUES (new.persona, 1)
+            ON CONFLICT (persona) DO UPDATE SET version = version + 1;
+    END;
+    """,
+)
+
+LATEST = len(MIGRATIONS)
+
+
+def configure(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """Per-connection pragmas: WAL, synchronous=NORMAL, foreign keys, a busy timeout."""
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA synchronous = NORMAL")
+
+
+def check_ours(conn: sqlite3.Connection, path: str, *, integrity: bool = False) -> int:
+    """Return the file's schema version, or refuse a file that is not ours.
+
+    ``integrity`` also runs SQLite's ``quick_check`` (once per open, on the writer).
+
+    Raises:
+        ForeignDatabase: not SQLite, corrupt, another program's, or from a newer version.
+    """
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if integrity and app_id == APPLICATION_ID:
+            problems = [tuple(r) for r in conn.execute("PRAGMA quick_check").fetchall()]
+            if problems != [("ok",)]:
+                raise ForeignDatabase(f"{path} is a persona-memory file but it is corrupt: {problems[:3]}")
+    except sqlite3.DatabaseError as exc:
+        raise ForeignDatabase(
+            f"{path} is not a readable SQLite database ({exc}); move it away or point "
+            "storage.path elsewhere — it was not modified"
+        ) from None
+    if app_id == 0 and tables == 0 and version == 0:
+        return 0
+    if app_id != APPLICATION_ID:
+        raise ForeignDatabase(
+            f"{path} is an SQLite database of another program (application_id {app_id:#x}); "
+            "point storage.path elsewhere — it was not modified"
+        )
+    if version > LATEST:
+        raise ForeignDatabase(
+            f"{path} has schema version {version}, newer than this persona-memory knows "
+            f"({LATEST}); upgrade persona-memory — the file was not modified"
+        )
+    return version
+
+
+def migrate(conn: sqlite3.Connection, path: str, upto: int = LATEST) -> int:
+    """Bring the file to schema version ``upto``, one transaction per migration.
+
+    Returns the version the file had before.
+    """
+    before = check_ours(conn, path, integrity=True)
+    if before == 0 and upto > 0:
+        conn.execute("PRAGMA journal_mode = WAL")
+    for number in range(before + 1, upto + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(MIGRATIONS[number - 1]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {number}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    return before
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements, keeping each trigger body whole."""
+    out: list[str] = []
+    pending = ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):
+            if pending.strip(" \n;"):
+                out.append(pending.strip())
+            pending = ""
+    return out

@@ -1,0 +1,368 @@
+"""The store: every query the product makes, each one unit of work on one connection.
+
+Rules:
+- One writer connection; every write is one ``BEGIN IMMEDIATE`` transaction (all or nothing).
+  Read connections serve readers concurrently (WAL lets them read while the writer writes).
+- A persona's rows are written only by that persona's actor; this module does not enforce
+  ownership, it offers the operations. The users' own fields are written by the facade.
+- Values cross this boundary as ``MemoryRow`` / ``UserControls`` (``from_row``), never as raw
+  tuples, and only after they were validated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import AsyncIterator, Callable, Iterable, Mapping, Sequence, TypeVar
+
+import attrs
+import trio
+
+from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, StorageError
+from ..ids import check_persona, check_user_id, user_ref
+from ..rows import MemoryRow, UserControls, check_note
+from . import schema
+from .connection import SqliteConnection
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class StoredRoom:
+    room_id: str
+    private: bool
+    incognito: bool
+    kit: str | None
+    topic: str | None
+    personas: tuple[str, ...]
+    humans: frozenset[int]
+
+
+@attrs.frozen
+class TranscriptLine:
+    id: int
+    room_id: str
+    speaker: str
+    text: str
+    at: datetime
+
+
+def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], sqlite3.Connection]:
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        try:
+            schema.configure(conn, busy_timeout_ms)
+            if migrate:
+                schema.migrate(conn, path)
+            else:
+                schema.check_ours(conn, path)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    return connect
+
+
+class Store:
+    """All persistence. Open with ``open_store``; it closes when that block ends."""
+
+    def __init__(self, writer: SqliteConnection, readers: Sequence[SqliteConnection]) -> None:
+        self._writer = writer
+        self._free_readers: trio.MemoryReceiveChannel[SqliteConnection]
+        send, self._free_readers = trio.open_memory_channel(len(readers))
+        self._return_reader = send
+        for reader in readers:
+            send.send_nowait(reader)
+
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` on a free read connection (waits for one if all are busy)."""
+        reader = await self._free_readers.receive()
+        try:
+            return await reader.run(fn)
+        finally:
+            self._return_reader.send_nowait(reader)
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` as one write transaction on the writer connection."""
+        return await self._writer.write(fn)
+
+    # ---- memory rows -------------------------------------------------------------------
+
+    async def persona_rows(self, persona: str) -> tuple[int, list[MemoryRow]]:
+        """A persona's version, open rows, and the closed rows an open row replaced (arcs).
+
+        Read in one transaction, so the version matches the rows.
+        """
+
+        def query(conn: sqlite3.Connection) -> tuple[int, list[MemoryRow]]:
+            conn.execute("BEGIN")
+            try:
+                version = _persona_version(conn, persona)
+                cur = conn.execute(
+                    "SELECT * FROM persona_memory WHERE persona = ? AND "
+                    "(valid_to IS NULL OR closed_by IS NOT NULL)",
+                    (persona,),
+                )
+                return version, [MemoryRow.from_row(r) for r in cur]
+            finally:
+                conn.execute("COMMIT")
+
+        return await self.read(query)
+
+    async def read_state(
+        self, persona: str, user_ids: Iterable[int]
+    ) -> tuple[int, dict[int, UserControls]]:
+        """What a block build reads besides rows: the persona's version and the humans' controls."""
+        wanted = sorted(set(user_ids))
+
+        def query(conn: sqlite3.Connection) -> tuple[int, dict[int, UserControls]]:
+            return _persona_version(conn, persona), _controls(conn, wanted)
+
+        return await self.read(query)
+
+    async def insert_memories(self, rows: Iterable[MemoryRow]) -> list[MemoryRow]:
+        """Insert rows in one transaction; return them with their ids."""
+        rows = list(rows)
+
+        def insert(conn: sqlite3.Connection) -> list[MemoryRow]:
+            return [insert_memory(conn, row) for row in rows]
+
+        return await self.write(insert)
+
+    async def touch(self, stamps: Mapping[int, tuple[datetime, int]]) -> None:
+        """Reinforce rows that loaded into blocks, in one write.
+
+        ``stamps`` maps a row id to (when it last loaded, how many times it loaded): the row
+        gets ``last_recalled = when`` and ``recall_count + times``.
+        """
+        if not stamps:
+            return
+        params = [(when.isoformat(), times, row_id) for row_id, (when, times) in stamps.items()]
+
+        def update(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "UPDATE persona_memory SET last_recalled = ?, recall_count = recall_count + ? "
+                "WHERE id = ?",
+                params,
+            )
+
+        await self.write(update)
+
+    async def memories_about(self, user_id: int) -> list[MemoryRow]:
+        """Every row, open and closed, about ``u:<user_id>`` or with them as counterpart."""
+        ref = user_ref(user_id)
+
+        def query(conn: sqlite3.Connection) -> list[MemoryRow]:
+            cur = conn.execute(
+                "SELECT * FROM persona_memory WHERE subject = ? OR counterpart = ? "
+                "ORDER BY persona, created, id",
+                (ref, ref),
+            )
+            return [MemoryRow.from_row(r) for r in cur]
+
+        return await self.read(query)
+
+    async def delete_memory(self, user_id: int, memory_id: int) -> MemoryRow:
+        """Physically delete one row about ``user_id``; return what was deleted.
+
+        Raises:
+            NotYourMemory: no such row, or it is not about this user. Nothing changes.
+        """
+        ref = user_ref(user_id)
+
+        def delete(conn: sqlite3.Connection) -> MemoryRow:
+            found = conn.execute(
+                "SELECT * FROM persona_memory WHERE id = ? AND (subject = ? OR counterpart = ?)",
+                (memory_id, ref, ref),
+            ).fetchone()
+            if found is None:
+                raise NotYourMemory(f"memory {memory_id} does not exist or is not about {ref}")
+            conn.execute("DELETE FROM persona_memory WHERE id = ?", (memory_id,))
+            return MemoryRow.from_row(found)
+
+        return await self.write(delete)
+
+    # ---- the humans' controls ----------------------------------------------------------
+
+    async def user_controls(self, user_ids: Iterable[int]) -> dict[int, UserControls]:
+        """The controls of each user named (defaults for users who never set anything)."""
+        wanted = sorted(set(user_ids))
+        return await self.read(lambda conn: _controls(conn, wanted))
+
+    async def set_memory_note(self, user_id: int, note: str) -> None:
+        check_user_id(user_id)
+        note = check_note(note)
+        await self.write(
+            lambda conn: conn.execute(
+                "INSERT INTO users (user_id, memory_note) VALUES (?, ?) "
+                "ON CONFLICT (user_id) DO UPDATE SET memory_note = excluded.memory_note",
+                (user_id, note),
+            )
+        )
+
+    async def set_memory_on(self, user_id: int, on: bool) -> None:
+        check_user_id(user_id)
+        if not isinstance(on, bool):
+            raise_type("on", "True or False", on)
+        await self.write(
+            lambda conn: conn.execute(
+                "INSERT INTO users (user_id, memory_on) VALUES (?, ?) "
+                "ON CONFLICT (user_id) DO UPDATE SET memory_on = excluded.memory_on",
+                (user_id, int(on)),
+            )
+        )
+
+    async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
+        check_user_id(user_id)
+        check_persona(persona)
+        if not isinstance(muted, bool):
+            raise_type("muted", "True or False", muted)
+        sql = (
+            "INSERT OR IGNORE INTO persona_memory_mute (user_id, persona) VALUES (?, ?)"
+            if muted
+            else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
+        )
+        await self.write(lambda conn: conn.execute(sql, (user_id, persona)))
+
+    # ---- rooms and the transcript ------------------------------------------------------
+
+    async def save_room(self, room: StoredRoom, when: datetime) -> None:
+        """Record a room as opened (again): its flags, cast and topic."""
+
+        def save(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO rooms (room_id, private, incognito, kit, topic, personas, humans, "
+                "opened, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL) "
+                "ON CONFLICT (room_id) DO UPDATE SET private = excluded.private, "
+                "incognito = excluded.incognito, kit = excluded.kit, topic = excluded.topic, "
+                "personas = excluded.personas, humans = excluded.humans, "
+                "opened = excluded.opened, archived = NULL",
+                (
+                    room.room_id,
+                    int(room.private),
+                    int(room.incognito),
+                    room.kit,
+                    room.topic,
+                    json.dumps(list(room.personas)),
+                    json.dumps(sorted(room.humans)),
+                    when.isoformat(),
+                ),
+            )
+
+        await self.write(save)
+
+    async def archive_room(self, room_id: str, when: datetime) -> None:
+        await self.write(
+            lambda conn: conn.execute(
+                "UPDATE rooms SET archived = ? WHERE room_id = ?", (when.isoformat(), room_id)
+            )
+        )
+
+    async def post_line(self, room_id: str, speaker: str, text: str, at: datetime) -> int:
+        """Append a transcript line; return its id (the id ``evidence`` points to)."""
+
+        def insert(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "INSERT INTO transcript_lines (room_id, speaker, text, at) VALUES (?, ?, ?, ?)",
+                (room_id, speaker, text, at.isoformat()),
+            )
+            return int(cur.lastrowid)
+
+        return await self.write(insert)
+
+    async def lines(self, room_id: str, after_id: int = 0) -> list[TranscriptLine]:
+        """The room's transcript lines with ids greater than ``after_id``, oldest first."""
+
+        def query(conn: sqlite3.Connection) -> list[TranscriptLine]:
+            cur = conn.execute(
+                "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id",
+                (room_id, after_id),
+            )
+            return [
+                TranscriptLine(r["id"], r["room_id"], r["speaker"], r["text"], datetime.fromisoformat(r["at"]))
+                for r in cur
+            ]
+
+        return await self.read(query)
+
+
+def _persona_version(conn: sqlite3.Connection, persona: str) -> int:
+    found = conn.execute("SELECT version FROM persona_versions WHERE persona = ?", (persona,)).fetchone()
+    return int(found[0]) if found else 0
+
+
+def _controls(conn: sqlite3.Connection, wanted: Sequence[int]) -> dict[int, UserControls]:
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    users = {
+        r["user_id"]: r for r in conn.execute(f"SELECT * FROM users WHERE user_id IN ({marks})", wanted)
+    }
+    muted: dict[int, set[str]] = {}
+    for r in conn.execute(
+        f"SELECT user_id, persona FROM persona_memory_mute WHERE user_id IN ({marks})", wanted
+    ):
+        muted.setdefault(r["user_id"], set()).add(r["persona"])
+    out = {}
+    for uid in wanted:
+        row = users.get(uid)
+        out[uid] = UserControls(
+            user_id=uid,
+            memory_on=bool(row["memory_on"]) if row else True,
+            memory_note=row["memory_note"] if row else "",
+            muted=frozenset(muted.get(uid, ())),
+        )
+    return out
+
+
+def insert_memory(conn: sqlite3.Connection, row: MemoryRow) -> MemoryRow:
+    """Insert one validated row on ``conn`` (inside the caller's transaction)."""
+    params = row.to_params()
+    columns = [c for c in params if not (c == "id" and params[c] is None)]
+    cur = conn.execute(
+        f"INSERT INTO persona_memory ({', '.join(columns)}) "
+        f"VALUES ({', '.join(':' + c for c in columns)})",
+        params,
+    )
+    return attrs.evolve(row, id=int(cur.lastrowid))
+
+
+def raise_type(field: str, wanted: str, got: object) -> None:
+    raise InvalidInput(f"{field} must be {wanted}, got {got!r}")
+
+
+@asynccontextmanager
+async def open_store(path: str, *, busy_timeout_ms: int = 5000, read_connections: int = 2) -> AsyncIterator[Store]:
+    """Open (creating or upgrading) the database at ``path``; close it when the block ends.
+
+    Raises:
+        ForeignDatabase: the file is corrupt, another program's, or from a newer version.
+    """
+    if path == ":memory:":
+        raise StorageError(
+            "storage.path ':memory:' cannot be shared between connections; use a file path"
+        )
+    if os.path.isdir(path):
+        raise ForeignDatabase(f"{path} is a directory; storage.path must name a file")
+    writer = await trio.to_thread.run_sync(
+        lambda: SqliteConnection("writer", _connect(path, busy_timeout_ms, migrate=True))
+    )
+    readers: list[SqliteConnection] = []
+    try:
+        for n in range(read_connections):
+            readers.append(
+                await trio.to_thread.run_sync(
+                    lambda n=n: SqliteConnection(f"reader-{n}", _connect(path, busy_timeout_ms, migrate=False))
+                )
+            )
+        yield Store(writer, readers)
+    finally:
+        with trio.CancelScope(shield=True):
+            for reader in readers:
+                await reader.aclose()
+            await writer.aclose()
