@@ -6,6 +6,9 @@ the room and the time; it gets back the text and the ids of the rows it loaded, 
 Rules beyond the steps' own modules:
 - Rows are grouped by whom they concern: each present human (ascending id), then the world.
 - Scores are normalised over all visible candidates; the diversity pass runs within a group.
+- A line is rendered only when ``take`` needs its length, and not at all when its text alone
+  (plus ``- ""``, the least a line adds) cannot fit: a store far larger than the block costs
+  ranking, not rendering.
 - A present human's note rides when that human's personal rows may load in this room (memory
   on, persona not muted, and — under the proven scope — a private chat).
 """
@@ -86,15 +89,23 @@ def build_block(
         order = ranking.rank([items[i] for i in idx], scores[idx], rules.per_kind_first)
         groups.append([idx[o] for o in order])
 
-    lines = {i: render_line(visible[i], replaced.get(items[i].id)) for g in groups for i in g}
+    lines: dict[int, str] = {}
+
+    def line_length(i: int) -> int:
+        line = lines.get(i)
+        if line is None:
+            line = lines[i] = render_line(visible[i], replaced.get(items[i].id))
+        return len(line)
+
     overall = {i: pos for pos, i in enumerate(np.argsort(-scores, kind="stable").tolist())}
     taken = take(
         groups,
         [r.kind for r in items],
-        lambda i: len(lines[i]),
+        line_length,
         per_group=rules.per_human,
         char_limit=rules.char_limit,
         rank_of=overall.__getitem__,
+        at_least=lambda i: len(items[i].text) + 4,
     )
 
     personal_ok = not audience.incognito and (audience.private or not rules.v1_proven)

@@ -2,7 +2,8 @@
 
 Rules:
 - Memory text is quoted data, never instructions: each line's text is a JSON string literal with
-  ``<`` and ``>`` escaped, so no stored text can close the block's markers or pose as prompt.
+  ``<``, ``>`` and every line break escaped, so no stored text can close the block's markers,
+  start a line of its own, or pose as prompt.
   Display names and notes are quoted the same way.
 - Per-line tags: ``confidence`` (formed one-to-one), ``open loop``, ``promise``, ``since <date>``
   when a time was stated, and the arc of the fact it replaced when both ends are known
@@ -30,9 +31,26 @@ TAIL = (
 )
 
 
+_ESCAPES = (
+    ("<", "\\u003c"),
+    (">", "\\u003e"),
+    ("\x85", "\\u0085"),
+    ("\u2028", "\\u2028"),
+    ("\u2029", "\\u2029"),
+)
+
+
 def quote(text: str) -> str:
-    """A JSON string literal of ``text`` that cannot contain the block's angle-bracket markers."""
-    return json.dumps(text, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    """A JSON string literal of ``text`` that stays on one line and has no angle brackets.
+
+    ``json.dumps`` escapes the ASCII control characters, but not the line breaks beyond ASCII
+    (U+0085, U+2028, U+2029), which ``str.splitlines`` and many renderers honour; those are
+    escaped here too, with ``<`` and ``>``. ``json.loads`` gives the text back unchanged.
+    """
+    out = json.dumps(text, ensure_ascii=False)
+    for char, escape in _ESCAPES:
+        out = out.replace(char, escape)
+    return out
 
 
 def render_line(item: Visible, replaced: MemoryRow | None = None) -> str:

@@ -35,6 +35,7 @@ def take(
     per_group: int,
     char_limit: int,
     rank_of: Callable[[int], float],
+    at_least: Callable[[int], int] | None = None,
 ) -> Taken:
     """Choose lines.
 
@@ -45,6 +46,9 @@ def take(
         per_group: how many lines one group may have.
         char_limit: the budget for all memory lines together.
         rank_of: a key ordering items across groups (lower is better) for the riders.
+        at_least: optionally, a cheap lower bound of ``line_length``: an item whose bound
+            already does not fit is passed over without asking ``line_length``. It never
+            changes what is taken, only how many lines are rendered to find out.
 
     Returns:
         The chosen indexes per group, in each group's rank order, and the characters used.
@@ -54,6 +58,8 @@ def take(
 
     def try_take(g: int, item: int) -> bool:
         nonlocal used
+        if at_least is not None and used + at_least(item) + 1 > char_limit:
+            return False
         cost = line_length(item) + 1
         if used + cost > char_limit:
             return False
