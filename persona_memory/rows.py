@@ -10,12 +10,16 @@ Rules (design §1):
   ``closed_by``); the system never deletes one. Only the human deletes.
 - ``valid_from`` is an ISO date, possibly partial (``2026``, ``2026-07``, ``2026-07-17``).
 - ``embedding`` is int8 bytes with its ``embedding_scale``; ``embedder`` names the model that
-  made it. ``None`` means no vector: relevance 0.
+  made it; the three come together or not at all. ``None`` means no vector: relevance 0. A
+  stored vector that lacks its scale or model (a file written before schema 3) cannot be
+  read, so ``from_row`` treats it as no vector; the bytes stay in the file.
+- Every field is checked at construction; a bad one raises ``InvalidInput`` naming the field.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import sqlite3
 from datetime import datetime
@@ -51,22 +55,69 @@ def check_note(note: object) -> str:
             f"the memory note is {len(note)} characters; the limit is {NOTE_LIMIT}. "
             f"Shorten it by {len(note) - NOTE_LIMIT} and save again."
         )
+    check_unicode(note, "the memory note")
     return note
 
 
-def _utc(value: datetime | str | None) -> datetime | None:
+def check_unicode(value: str, field: str) -> None:
+    """Refuse a string SQLite cannot store (a lone surrogate, from broken UTF-16 upstream)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"{field} holds a character that is not valid Unicode at position {exc.start}; "
+            "re-encode the text as UTF-8"
+        ) from None
+
+
+def _utc(value: datetime | str | None, field: str) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, str):
-        value = datetime.fromisoformat(value)
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidInput(f"{field} must be an ISO datetime with a timezone, got {value!r}") from None
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"{field} must be a timezone-aware datetime, got {value!r}")
+    if value.tzinfo is None:
+        raise InvalidInput(f"{field} must be timezone-aware (UTC), got naive {value!r}")
     return as_utc(value)
 
 
-def _utc_required(value: datetime | str) -> datetime:
-    converted = _utc(value)
+def _created(value: datetime | str) -> datetime:
+    converted = _utc(value, "created")
     if converted is None:
-        raise InvalidInput("created must be a timezone-aware datetime")
+        raise InvalidInput("created must be a timezone-aware datetime, got None")
     return converted
+
+
+def _last_recalled(value: datetime | str | None) -> datetime | None:
+    return _utc(value, "last_recalled")
+
+
+def _id_set(value: object) -> frozenset:
+    if isinstance(value, (str, bytes)) or not _iterable(value):
+        raise InvalidInput(f"witnessed must be a set of user ids like {{42, 17}}, got {value!r}")
+    return frozenset(value)
+
+
+def _id_tuple(value: object) -> tuple:
+    if isinstance(value, (str, bytes)) or not _iterable(value):
+        raise InvalidInput(f"evidence must be a list of transcript line ids, got {value!r}")
+    return tuple(value)
+
+
+def _iterable(value: object) -> bool:
+    try:
+        iter(value)  # type: ignore[call-overload]
+    except TypeError:
+        return False
+    return True
+
+
+def _positive_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def _check_row(row: MemoryRow) -> None:
@@ -76,19 +127,51 @@ def _check_row(row: MemoryRow) -> None:
         if ids.parse_user_ref(row.counterpart) is None:
             raise InvalidInput(f"a 'self' row needs a counterpart like 'u:42', got {row.counterpart!r}")
     elif row.counterpart is not None:
-        raise InvalidInput("only 'self' rows have a counterpart")
+        raise InvalidInput(f"only 'self' rows have a counterpart, got counterpart {row.counterpart!r}")
     if row.kind not in KINDS:
         raise InvalidInput(f"kind must be one of {', '.join(KINDS)}, got {row.kind!r}")
     if not isinstance(row.text, str) or not row.text.strip() or len(row.text) > TEXT_LIMIT:
         raise InvalidInput(f"text must be one sentence of 1..{TEXT_LIMIT} chars, got {row.text!r}")
+    check_unicode(row.text, "text")
     if isinstance(row.importance, bool) or not isinstance(row.importance, int) or not 1 <= row.importance <= 10:
         raise InvalidInput(f"importance must be an int 1..10, got {row.importance!r}")
     for uid in row.witnessed:
         ids.check_user_id(uid, "witnessed")
+    for line_id in row.evidence:
+        if not _positive_int(line_id):
+            raise InvalidInput(f"evidence must hold transcript line ids (positive ints), got {line_id!r}")
+    for field in ("id", "closed_by"):
+        value = getattr(row, field)
+        if value is not None and not _positive_int(value):
+            raise InvalidInput(f"{field} must be a positive int row id or None, got {value!r}")
+    if row.room_id is not None:
+        ids.check_room_id(row.room_id)
+        check_unicode(row.room_id, "room_id")
+    if isinstance(row.recall_count, bool) or not isinstance(row.recall_count, int) or row.recall_count < 0:
+        raise InvalidInput(f"recall_count must be an int >= 0, got {row.recall_count!r}")
     check_partial_date(row.valid_from, "valid_from")
     check_partial_date(row.valid_to, "valid_to")
-    if (row.embedding is None) != (row.embedder is None):
-        raise InvalidInput("an embedding needs the name of its embedder, and only then")
+    _check_embedding(row)
+
+
+def _check_embedding(row: MemoryRow) -> None:
+    given = (row.embedding is not None, row.embedding_scale is not None, row.embedder is not None)
+    if any(given) and not all(given):
+        raise InvalidInput(
+            "embedding, embedding_scale and embedder go together: give all three or none, got "
+            f"embedding={'set' if given[0] else None}, embedding_scale={row.embedding_scale!r}, "
+            f"embedder={row.embedder!r}"
+        )
+    if not any(given):
+        return
+    if not isinstance(row.embedding, bytes) or not row.embedding:
+        raise InvalidInput(f"embedding must be non-empty int8 bytes, got {type(row.embedding).__name__}")
+    scale = row.embedding_scale
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale < 0:
+        raise InvalidInput(f"embedding_scale must be a finite float >= 0, got {scale!r}")
+    if not isinstance(row.embedder, str) or not row.embedder.strip():
+        raise InvalidInput(f"embedder must name the model that made the embedding, got {row.embedder!r}")
+    check_unicode(row.embedder, "embedder")
 
 
 @attrs.frozen
@@ -100,16 +183,16 @@ class MemoryRow:
     kind: str
     text: str
     importance: int
-    created: datetime = attrs.field(converter=_utc_required)
+    created: datetime = attrs.field(converter=_created)
     id: int | None = None
     counterpart: str | None = None
-    witnessed: frozenset[int] = attrs.field(default=frozenset(), converter=frozenset)
+    witnessed: frozenset[int] = attrs.field(default=frozenset(), converter=_id_set)
     room_id: str | None = None
     valid_from: str | None = None
     valid_to: str | None = None
     closed_by: int | None = None
-    evidence: tuple[int, ...] = attrs.field(default=(), converter=tuple)
-    last_recalled: datetime | None = attrs.field(default=None, converter=_utc)
+    evidence: tuple[int, ...] = attrs.field(default=(), converter=_id_tuple)
+    last_recalled: datetime | None = attrs.field(default=None, converter=_last_recalled)
     recall_count: int = 0
     embedding: bytes | None = None
     embedding_scale: float | None = None
@@ -149,9 +232,7 @@ class MemoryRow:
             created=row["created"],
             last_recalled=row["last_recalled"],
             recall_count=row["recall_count"],
-            embedding=row["embedding"],
-            embedding_scale=row["embedding_scale"],
-            embedder=row["embedder"],
+            **_stored_vector(row),
         )
 
     def to_params(self) -> dict[str, object]:
@@ -177,6 +258,13 @@ class MemoryRow:
             "embedding_scale": self.embedding_scale,
             "embedder": self.embedder,
         }
+
+
+def _stored_vector(row: sqlite3.Row) -> dict[str, object]:
+    vector = {k: row[k] for k in ("embedding", "embedding_scale", "embedder")}
+    if any(v is None for v in vector.values()):
+        return dict.fromkeys(vector)
+    return vector
 
 
 @attrs.frozen

@@ -11,8 +11,17 @@ Rules:
 - Units run in the order they were submitted.
 - A unit that started is not interrupted: the awaiting task cannot be cancelled out of it
   (like ``trio.to_thread.run_sync``), so a write either commits or rolls back, never half-runs.
-- ``write()`` wraps the unit in ``BEGIN IMMEDIATE``/``COMMIT``, rolling back on any exception.
+  A cancellation that arrives meanwhile is delivered at the caller's next checkpoint, after the
+  unit's result was returned — the trio convention that an operation which raised
+  ``Cancelled`` did not happen.
+- A unit never leaves a transaction open behind it: the worker rolls back whatever a unit left
+  uncommitted, so the next unit starts clean (and a reader never pins an old snapshot); a unit
+  that returned normally with its transaction open fails with ``StorageError``.
+- ``write()`` wraps the unit in ``BEGIN IMMEDIATE``/``COMMIT``, rolling back on any exception,
+  including a failed ``COMMIT``.
 - ``sqlite3.Error`` is translated into ``StorageError`` at this boundary.
+- The worker answers every unit it accepted, even when a caller's trio run has ended, so no
+  task waits forever on a unit that was silently dropped.
 """
 
 from __future__ import annotations
@@ -32,8 +41,24 @@ T = TypeVar("T")
 _STOP = object()
 
 
+async def open_sqlite(name: str, connect: Callable[[], sqlite3.Connection]) -> SqliteConnection:
+    """Start a worker thread, run ``connect`` on it, and return the connection.
+
+    The caller closes it with ``aclose``. ``name`` appears in errors and in the thread's name.
+
+    Raises:
+        StorageError: ``connect`` failed in SQLite. Anything else it raised comes out as is.
+    """
+    return await trio.to_thread.run_sync(SqliteConnection, name, connect)
+
+
 class SqliteConnection:
-    """A connection on a dedicated thread. Create with ``open_sqlite``; close with ``aclose``."""
+    """A connection on a dedicated thread. Create with ``open_sqlite``; close with ``aclose``.
+
+    The constructor blocks until ``connect`` has run on the new thread and raises what
+    ``connect`` raised (``sqlite3.Error`` translated into ``StorageError``); from trio, call
+    ``open_sqlite`` instead.
+    """
 
     def __init__(self, name: str, connect: Callable[[], sqlite3.Connection]) -> None:
         self.name = name
@@ -47,7 +72,14 @@ class SqliteConnection:
         failure = opened.get()
         if failure is not None:
             self._thread.join()
+            if isinstance(failure, sqlite3.Error):
+                raise StorageError(f"SQLite ({name} connection) could not open: {failure}") from failure
             raise failure
+
+    @property
+    def thread_id(self) -> int | None:
+        """The id of the worker thread (``threading.get_ident()`` inside a unit)."""
+        return self._thread.ident
 
     def _serve(self, connect: Callable[[], sqlite3.Connection], opened: queue.SimpleQueue) -> None:
         try:
@@ -62,12 +94,18 @@ class SqliteConnection:
                 if job is _STOP:
                     return
                 fn, deliver = job
-                deliver(outcome.capture(fn, conn))
+                result = outcome.capture(fn, conn)
+                if conn.in_transaction:
+                    result = _rolled_back(conn, result)
+                deliver(result)
         finally:
             conn.close()
 
     async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` on the worker thread and return its result.
+
+        Once submitted, the unit runs to the end even if the caller is cancelled meanwhile;
+        the cancellation then surfaces at the caller's next checkpoint.
 
         Raises:
             StorageError: SQLite failed, or the connection is closed.
@@ -79,7 +117,10 @@ class SqliteConnection:
         token = trio.lowlevel.current_trio_token()
 
         def deliver(result: outcome.Outcome) -> None:
-            token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+            try:
+                token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+            except trio.RunFinishedError:
+                pass  # the caller's trio run is over; nobody is waiting for this answer
 
         self._jobs.put((fn, deliver))
         try:
@@ -96,19 +137,42 @@ class SqliteConnection:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(conn)
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
             return result
 
         return await self.run(transaction)
 
     async def aclose(self) -> None:
-        """Finish the units already queued, then close the connection and end the thread."""
-        if self._closed:
-            return
-        self._closed = True
-        self._jobs.put(_STOP)
+        """Finish the units already queued, then close the connection and end the thread.
+
+        Idempotent; every caller returns only once the thread has ended. Shielded: the
+        queued units are finished even when the caller is being cancelled.
+        """
+        if not self._closed:
+            self._closed = True
+            self._jobs.put(_STOP)
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(self._thread.join)
+
+
+def _rolled_back(conn: sqlite3.Connection, result: outcome.Outcome) -> outcome.Outcome:
+    """Roll back what a unit left open.
+
+    A unit that failed keeps its own error. A unit that returned normally but left its
+    transaction open had a bug that would otherwise lose its writes silently: it fails.
+    """
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        if isinstance(result, outcome.Value):
+            return outcome.Error(exc)
+        return result
+    if isinstance(result, outcome.Value):
+        return outcome.Error(
+            StorageError("a unit of work returned with its transaction still open; it was rolled back")
+        )
+    return result

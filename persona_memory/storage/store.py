@@ -21,11 +21,12 @@ from typing import AsyncIterator, Callable, Iterable, Mapping, Sequence, TypeVar
 import attrs
 import trio
 
+from ..clock import as_utc
 from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, StorageError
 from ..ids import check_persona, check_user_id, user_ref
 from ..rows import MemoryRow, UserControls, check_note
 from . import schema
-from .connection import SqliteConnection
+from .connection import SqliteConnection, open_sqlite
 
 T = TypeVar("T")
 
@@ -51,15 +52,28 @@ class TranscriptLine:
 
 
 def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], sqlite3.Connection]:
+    """A connect function for one worker thread: open, check (and migrate) the file, configure.
+
+    The file is checked before any pragma that touches it, so a foreign file is refused
+    unmodified and the error names it.
+    """
+
     def connect() -> sqlite3.Connection:
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open {path}: {exc}") from exc
         conn.row_factory = sqlite3.Row
         try:
-            schema.configure(conn, busy_timeout_ms)
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             if migrate:
                 schema.migrate(conn, path)
             else:
                 schema.check_ours(conn, path)
+            schema.configure(conn, busy_timeout_ms)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise StorageError(f"cannot open {path}: {exc}") from exc
         except BaseException:
             conn.close()
             raise
@@ -142,7 +156,7 @@ class Store:
         """
         if not stamps:
             return
-        params = [(when.isoformat(), times, row_id) for row_id, (when, times) in stamps.items()]
+        params = [(as_utc(when).isoformat(), times, row_id) for row_id, (when, times) in stamps.items()]
 
         def update(conn: sqlite3.Connection) -> None:
             conn.executemany(
@@ -174,6 +188,8 @@ class Store:
             NotYourMemory: no such row, or it is not about this user. Nothing changes.
         """
         ref = user_ref(user_id)
+        if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id <= 0:
+            raise InvalidInput(f"memory_id must be a positive int, got {memory_id!r}")
 
         def delete(conn: sqlite3.Connection) -> MemoryRow:
             found = conn.execute(
@@ -233,6 +249,7 @@ class Store:
 
     async def save_room(self, room: StoredRoom, when: datetime) -> None:
         """Record a room as opened (again): its flags, cast and topic."""
+        opened = as_utc(when).isoformat()
 
         def save(conn: sqlite3.Connection) -> None:
             conn.execute(
@@ -250,21 +267,23 @@ class Store:
                     room.topic,
                     json.dumps(list(room.personas)),
                     json.dumps(sorted(room.humans)),
-                    when.isoformat(),
+                    opened,
                 ),
             )
 
         await self.write(save)
 
     async def archive_room(self, room_id: str, when: datetime) -> None:
+        archived = as_utc(when).isoformat()
         await self.write(
             lambda conn: conn.execute(
-                "UPDATE rooms SET archived = ? WHERE room_id = ?", (when.isoformat(), room_id)
+                "UPDATE rooms SET archived = ? WHERE room_id = ?", (archived, room_id)
             )
         )
 
     async def post_line(self, room_id: str, speaker: str, text: str, at: datetime) -> int:
         """Append a transcript line; return its id (the id ``evidence`` points to)."""
+        at = as_utc(at)
 
         def insert(conn: sqlite3.Connection) -> int:
             cur = conn.execute(
@@ -340,26 +359,26 @@ def raise_type(field: str, wanted: str, got: object) -> None:
 async def open_store(path: str, *, busy_timeout_ms: int = 5000, read_connections: int = 2) -> AsyncIterator[Store]:
     """Open (creating or upgrading) the database at ``path``; close it when the block ends.
 
+    The writer opens first and migrates; then the read connections. If any of them fails to
+    open, the ones already open are closed before the error leaves.
+
     Raises:
         ForeignDatabase: the file is corrupt, another program's, or from a newer version.
+        StorageError: SQLite could not open the file (a missing directory, permissions).
     """
     if path == ":memory:":
         raise StorageError(
             "storage.path ':memory:' cannot be shared between connections; use a file path"
         )
+    if isinstance(read_connections, bool) or not isinstance(read_connections, int) or read_connections < 1:
+        raise InvalidInput(f"read_connections must be an int >= 1, got {read_connections!r}")
     if os.path.isdir(path):
         raise ForeignDatabase(f"{path} is a directory; storage.path must name a file")
-    writer = await trio.to_thread.run_sync(
-        lambda: SqliteConnection("writer", _connect(path, busy_timeout_ms, migrate=True))
-    )
+    writer = await open_sqlite("writer", _connect(path, busy_timeout_ms, migrate=True))
     readers: list[SqliteConnection] = []
     try:
         for n in range(read_connections):
-            readers.append(
-                await trio.to_thread.run_sync(
-                    lambda n=n: SqliteConnection(f"reader-{n}", _connect(path, busy_timeout_ms, migrate=False))
-                )
-            )
+            readers.append(await open_sqlite(f"reader-{n}", _connect(path, busy_timeout_ms, migrate=False)))
         yield Store(writer, readers)
     finally:
         with trio.CancelScope(shield=True):
