@@ -6,12 +6,16 @@
     ├── InvalidInput (ValueError)       the caller's: bad argument or message. Nothing changed.
     │   ├── UnknownRoom                 a message or query names a room that is not open
     │   ├── NotInRoom                   a persona or human named is not in that room
-    │   └── NotYourMemory               a human tried to delete a row that is not about them
+    │   ├── NotYourMemory               a human tried to delete a row that is not about them
+    │   └── NotYourNotice               a human tried to undo a notice that is not theirs
     ├── ConfigError (ValueError)        config.toml or an override is wrong; says which key
     ├── StorageError                    SQLite broke, or the file is not ours
     │   └── ForeignDatabase             the file at storage.path is corrupt or another program's
     ├── ProviderError                   a model or embedding endpoint broke or answered nonsense
-    │   └── EmbedderUnavailable         the embedder could not be loaded or reached
+    │   ├── EmbedderUnavailable         the embedder could not be loaded or reached
+    │   ├── ProviderUnreachable         timeouts, 429s or 5xx outlasted the retries (try later)
+    │   ├── ProviderRefused             the endpoint said no (401, 403, 404, 400): fix the config
+    │   └── ProviderNonsense            the answer was not the JSON we asked for
     ├── WriterCrashedTooOften           a persona's writer kept failing: the supervisor escalates
     └── MemoryClosed                    the memory was shut down; the call came too late
 
@@ -42,6 +46,10 @@ class NotYourMemory(InvalidInput):
     """A human asked to delete a memory that does not exist or is not about them."""
 
 
+class NotYourNotice(InvalidInput):
+    """A human asked to undo a notice that does not exist, is not theirs, or was undone."""
+
+
 class ConfigError(PersonaMemoryError, ValueError):
     """A setting is unknown, of the wrong type or out of range. The message names the key."""
 
@@ -63,6 +71,18 @@ class ProviderError(PersonaMemoryError):
 
 class EmbedderUnavailable(ProviderError):
     """The embedder could not be loaded (missing weights) or reached."""
+
+
+class ProviderUnreachable(ProviderError):
+    """The endpoint kept failing (timeouts, 429, 5xx) through every retry. Try again later."""
+
+
+class ProviderRefused(ProviderError):
+    """The endpoint refused the request (bad key, unknown model, bad request): fix the config."""
+
+
+class ProviderNonsense(ProviderError):
+    """The endpoint answered, but not with the JSON shape asked for (malformed or truncated)."""
 
 
 class WriterCrashedTooOften(PersonaMemoryError):

@@ -1,0 +1,209 @@
+"""``HttpMind``: the write path's two calls (design §2) on any OpenAI-compatible chat endpoint.
+
+Each call is one ``POST /chat/completions`` with two messages: the system message is a prompt
+file beside the code (``prompts/extract.md``, ``prompts/route.md``) with the persona's name
+filled in; the user message is the request's data, rendered here. The model is asked for a JSON
+object (``response_format: {"type": "json_object"}``) at temperature 0.
+
+Rules:
+- The prompts carry every rule of design §2.1, §2.2 and §7; this module only renders the data.
+- Transcript lines are rendered one JSON object per line, so a line that imitates another line
+  or a heading ("[999] u:1: ...") stays visibly inside its own ``"text"``.
+- The answer is parsed, not trusted: an answer cut off at the token limit, empty, refused, not
+  JSON or not a JSON object raises ``ProviderNonsense``. A JSON object is returned as it is;
+  checking its fields is ``write.validation``'s job and mapping ``old_id`` is
+  ``write.routing``'s.
+- Transport failures come from ``JsonEndpoint`` (``ProviderUnreachable``, ``ProviderRefused``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from datetime import date
+from importlib import resources
+from string import Template
+from typing import Any
+
+from persona_memory.errors import ProviderNonsense
+from persona_memory.minds.port import ExtractionRequest, Line, RoutingRequest
+from persona_memory.providers.http import JsonEndpoint
+
+_FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n\s*```$", re.DOTALL)
+
+
+@functools.cache
+def prompt(name: str) -> Template:
+    """The prompt file ``prompts/<name>.md``, as a ``string.Template`` over ``$name``/``$slug``."""
+    path = resources.files("persona_memory").joinpath("prompts", f"{name}.md")
+    return Template(path.read_text(encoding="utf-8"))
+
+
+def persona_name(slug: str) -> str:
+    """How a persona's slug reads in a sentence: ``warren`` → ``Warren``."""
+    return slug.replace("_", " ").replace("-", " ").title()
+
+
+def _day(d: date) -> str:
+    return d.strftime("%a %Y-%m-%d")
+
+
+def _line(line: Line) -> str:
+    return json.dumps(
+        {
+            "id": line.id,
+            "at": line.at.strftime("%a %Y-%m-%d %H:%M"),
+            "speaker": line.speaker,
+            "text": line.text,
+        },
+        ensure_ascii=False,
+    )
+
+
+def _system(name: str, slug: str) -> str:
+    return prompt(name).substitute(name=persona_name(slug), slug=slug)
+
+
+def extraction_messages(request: ExtractionRequest) -> list[dict[str, str]]:
+    """The chat messages of call A: the extraction prompt, then the slice as data."""
+    name = persona_name(request.persona)
+    if request.private and len(request.present) == 1:
+        room = f"a private chat between {name} and {request.present[0].ref}"
+    elif request.private:
+        room = f"a private chat with {name}"
+    else:
+        room = f"a group room with {name}"
+    people = [
+        f'- {p.ref}, shown as "{p.name}"' if p.name else f"- {p.ref}" for p in request.present
+    ] or ["- (nobody)"]
+    others = [p for p in request.personas if p != request.persona]
+    parts = [
+        f"Today is {_day(request.today)}.",
+        f"This room is {room}.",
+        "",
+        "People present (write about them by these ids only):",
+        *people,
+        "",
+        "Other personas present: " + (", ".join(others) if others else "none") + ".",
+        "",
+        f"What {name} already remembers about the people present:",
+        request.block.strip() or "(nothing yet)",
+        "",
+        f"The transcript since {name} last took notes, one line per row:",
+        *(_line(line) for line in request.lines),
+        "",
+        'Answer with the JSON object {"memories": [...]}.',
+    ]
+    return [
+        {"role": "system", "content": _system("extract", request.persona)},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
+
+
+def routing_messages(request: RoutingRequest) -> list[dict[str, str]]:
+    """The chat messages of call B: the routing prompt, then one candidate and its neighbours."""
+    candidate = {"subject": request.subject, "kind": request.kind, "text": request.text}
+    if request.valid_from:
+        candidate["valid_from"] = request.valid_from
+    neighbours = [{"id": n.label, "text": n.text} for n in request.neighbours]
+    parts = [
+        "The candidate memory:",
+        json.dumps(candidate, ensure_ascii=False),
+        "",
+        "Existing memories about the same subject:",
+        json.dumps(neighbours, ensure_ascii=False),
+        "",
+        'Answer with the JSON object {"event": ..., "old_id": ...}.',
+    ]
+    return [
+        {"role": "system", "content": _system("route", request.persona)},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
+
+
+def chat_json(answer: dict[str, Any]) -> dict[str, Any]:
+    """The JSON object in a chat completion's first choice.
+
+    A reply wrapped in one Markdown code fence (some local servers add one even in JSON mode)
+    is unwrapped; nothing else is repaired.
+
+    Raises:
+        ProviderNonsense: no choice, a cut-off or filtered or refused answer, empty content,
+            content that is not JSON, or JSON that is not an object.
+    """
+    choices = answer.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ProviderNonsense("the chat completion has no choices")
+    choice = choices[0]
+    finish = choice.get("finish_reason")
+    if finish == "length":
+        raise ProviderNonsense("the answer was cut off at the token limit (finish_reason 'length')")
+    if finish == "content_filter":
+        raise ProviderNonsense("the endpoint's content filter withheld the answer")
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise ProviderNonsense("the chat completion's choice has no message")
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        raise ProviderNonsense(f"the model refused: {refusal.strip()[:200]!r}")
+    content = message.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise ProviderNonsense("the model answered nothing (empty content)")
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ProviderNonsense(f"the model's answer is not JSON: {text[:120]!r}") from None
+    if not isinstance(value, dict):
+        raise ProviderNonsense(f"the model answered a JSON {type(value).__name__}, not an object")
+    return value
+
+
+class HttpMind:
+    """The ``Mind`` port on an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    Args:
+        endpoint: Where to send the calls; the mind owns it and closes it in ``aclose``.
+        model: The model name the endpoint knows, e.g. ``"gpt-4o-mini"``.
+    """
+
+    def __init__(self, endpoint: JsonEndpoint, model: str) -> None:
+        self.endpoint = endpoint
+        self.model = model
+
+    async def extract(self, request: ExtractionRequest) -> dict[str, Any]:
+        """Call A: candidate memories from the slice, as the model's JSON object.
+
+        Raises:
+            ProviderUnreachable, ProviderRefused: from the endpoint (see ``JsonEndpoint``).
+            ProviderNonsense: the answer was not a JSON object (see ``chat_json``).
+        """
+        return await self._complete(extraction_messages(request))
+
+    async def route(self, request: RoutingRequest) -> dict[str, Any]:
+        """Call B: what to do with one candidate, as the model's JSON object.
+
+        Raises:
+            ProviderUnreachable, ProviderRefused, ProviderNonsense: as ``extract``.
+        """
+        return await self._complete(routing_messages(request))
+
+    async def _complete(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        answer = await self.endpoint.post_json(
+            "/chat/completions",
+            {
+                "model": self.model,
+                "messages": messages,
+                "temperature": 0,
+                "response_format": {"type": "json_object"},
+            },
+        )
+        return chat_json(answer)
+
+    async def aclose(self) -> None:
+        """Close the endpoint. Safe to call more than once."""
+        await self.endpoint.aclose()
