@@ -51,6 +51,37 @@ class ScopeSettings:
 class EmbedderSettings:
     kind: str
     dim: int
+    base_url: str
+    model: str
+    api_key_env: str
+
+
+@attrs.frozen
+class MindSettings:
+    kind: str
+    base_url: str
+    model: str
+    api_key_env: str
+
+
+@attrs.frozen
+class HttpSettings:
+    timeout_seconds: float
+    max_retries: int
+    retry_initial_seconds: float
+    retry_max_seconds: float
+    max_concurrent_requests: int
+
+
+@attrs.frozen
+class WriteSettings:
+    importance_min: int
+    daily_cap_per_human: int
+    neighbours: int
+    neighbour_min_cosine: float
+    sweep_interval_seconds: float
+    park_backoff_initial_seconds: float
+    park_backoff_max_seconds: float
 
 
 @attrs.frozen
@@ -77,6 +108,9 @@ class Settings:
     ranking: RankingSettings
     scope: ScopeSettings
     embedder: EmbedderSettings
+    mind: MindSettings
+    http: HttpSettings
+    write: WriteSettings
     actors: ActorSettings
     supervisor: SupervisorSettings
 
@@ -87,6 +121,9 @@ _SECTIONS: dict[str, type] = {
     "ranking": RankingSettings,
     "scope": ScopeSettings,
     "embedder": EmbedderSettings,
+    "mind": MindSettings,
+    "http": HttpSettings,
+    "write": WriteSettings,
     "actors": ActorSettings,
     "supervisor": SupervisorSettings,
 }
@@ -110,8 +147,21 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "ranking.importance_weight": _NON_NEGATIVE,
     "ranking.relevance_weight": _NON_NEGATIVE,
     "ranking.recency_decay_per_day": ((lambda v: 0 < v <= 1), "in (0, 1]"),
-    "embedder.kind": ((lambda v: v in ("wordllama", "hashing")), "'wordllama' or 'hashing'"),
+    "embedder.kind": ((lambda v: v in ("wordllama", "hashing", "http")), "'wordllama', 'hashing' or 'http'"),
     "embedder.dim": _between(8, 4096),
+    "mind.kind": ((lambda v: v in ("offline", "http")), "'offline' or 'http'"),
+    "http.timeout_seconds": _POSITIVE,
+    "http.max_retries": _between(0, 20),
+    "http.retry_initial_seconds": _POSITIVE,
+    "http.retry_max_seconds": _POSITIVE,
+    "http.max_concurrent_requests": _between(1, 1000),
+    "write.importance_min": _between(1, 10),
+    "write.daily_cap_per_human": _between(1, 10000),
+    "write.neighbours": _between(1, 50),
+    "write.neighbour_min_cosine": _between(-1.0, 1.0),
+    "write.sweep_interval_seconds": _POSITIVE,
+    "write.park_backoff_initial_seconds": _POSITIVE,
+    "write.park_backoff_max_seconds": _POSITIVE,
     "actors.mailbox_size": _between(1, 1_000_000),
     "actors.write_queue_size": _between(1, 1_000_000),
     "actors.idle_retire_seconds": _POSITIVE,
@@ -164,6 +214,13 @@ def load_settings(
                 _set(values, f"{section}.{key}", value, where=str(source))
     for dotted, value in (overrides or {}).items():
         _set(values, dotted, value, where="overrides")
+    for section in ("embedder", "mind"):
+        table = values[section]
+        if table["kind"] == "http" and not (table["base_url"].strip() and table["model"].strip()):
+            raise ConfigError(
+                f"{section}.kind is 'http': set {section}.base_url (ending in /v1) and "
+                f"{section}.model too"
+            )
     return Settings(**{name: cls(**values[name]) for name, cls in _SECTIONS.items()})
 
 

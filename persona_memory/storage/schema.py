@@ -122,13 +122,32 @@ MIGRATIONS: tuple[str, ...] = (
             ON CONFLICT (persona) DO UPDATE SET version = version + 1;
     END;
     """,
+    # 4 — the write path's bookkeeping: slices that keep failing are parked with their error
+    #     and a retry time (never skipped silently); an undone notice is kept, marked.
+    """
+    CREATE TABLE parked_slices (
+        persona  TEXT    NOT NULL,
+        room_id  TEXT    NOT NULL,
+        error    TEXT    NOT NULL,
+        attempts INTEGER NOT NULL,
+        retry_at TEXT    NOT NULL,
+        PRIMARY KEY (persona, room_id)
+    ) WITHOUT ROWID;
+    ALTER TABLE notices ADD COLUMN undone TEXT;
+    CREATE INDEX memory_by_persona_created ON persona_memory (persona, created);
+    """,
 )
 
 LATEST = len(MIGRATIONS)
 
 
 def configure(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
-    """Per-connection pragmas: WAL, synchronous=NORMAL, foreign keys, a busy timeout."""
+    """Per-connection pragmas: synchronous=NORMAL, foreign keys, a busy timeout.
+
+    Call it after ``check_ours``/``migrate``: ``synchronous`` reads the file's header, so on a
+    file that is not a database it would fail before the check could name the problem. (WAL
+    is a property of the file, set once by ``migrate``.)
+    """
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
@@ -141,6 +160,7 @@ def check_ours(conn: sqlite3.Connection, path: str, *, integrity: bool = False) 
 
     Raises:
         ForeignDatabase: not SQLite, corrupt, another program's, or from a newer version.
+        sqlite3.Error: the file could not be read for another reason (locked, I/O error).
     """
     try:
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -151,6 +171,8 @@ def check_ours(conn: sqlite3.Connection, path: str, *, integrity: bool = False) 
             if problems != [("ok",)]:
                 raise ForeignDatabase(f"{path} is a persona-memory file but it is corrupt: {problems[:3]}")
     except sqlite3.DatabaseError as exc:
+        if not _damaged(exc):
+            raise  # locked, I/O, permissions: storage trouble, not a foreign file
         raise ForeignDatabase(
             f"{path} is not a readable SQLite database ({exc}); move it away or point "
             "storage.path elsewhere — it was not modified"
@@ -170,13 +192,31 @@ def check_ours(conn: sqlite3.Connection, path: str, *, integrity: bool = False) 
     return version
 
 
+_SQLITE_CORRUPT = 11
+_SQLITE_NOTADB = 26
+
+
+def _damaged(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite says the bytes themselves are wrong (not a database, or malformed)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return type(exc) is sqlite3.DatabaseError
+    return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+
+
 def migrate(conn: sqlite3.Connection, path: str, upto: int = LATEST) -> int:
     """Bring the file to schema version ``upto``, one transaction per migration.
 
+    The file is checked first (``check_ours`` with the integrity check) and put in WAL mode;
+    nothing is written to a file that fails the check.
+
     Returns the version the file had before.
+
+    Raises:
+        ForeignDatabase: the file is not ours (see ``check_ours``); it was not modified.
     """
     before = check_ours(conn, path, integrity=True)
-    if before == 0 and upto > 0:
+    if upto > 0 and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
     for number in range(before + 1, upto + 1):
         conn.execute("BEGIN IMMEDIATE")
@@ -185,10 +225,11 @@ def migrate(conn: sqlite3.Connection, path: str, upto: int = LATEST) -> int:
                 conn.execute(statement)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
-        conn.execute("COMMIT")
     return before
 
 

@@ -1,0 +1,230 @@
+"""The write path's queries: cursors, posting a plan, parked slices, notices and undo.
+
+Each function takes a ``sqlite3.Connection`` and runs inside the caller's unit of work (the
+``Store`` methods that wrap them decide the transaction).
+
+Rules:
+- ``post_plan`` is one transaction: new rows, closings, the cursor move and the notices commit
+  together or not at all, and only while the cursor is where the plan started — a replay of a
+  slice that was already posted adds nothing.
+- Undo deletes exactly the rows its notice announced that are about its user, reopens what
+  they had closed, and marks the notice undone. It is the human's delete: physical.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from datetime import datetime
+
+import attrs
+
+from ..errors import NotYourNotice
+from ..ids import user_ref
+from ..rows import MemoryRow
+from ..write.plan import WritePlan
+from .store import insert_memory
+
+
+@attrs.frozen
+class Posted:
+    """What a plan wrote: the new rows (with ids) and the notices' ids."""
+
+    rows: tuple[MemoryRow, ...]
+    notice_ids: tuple[int, ...]
+    replay: bool = False
+
+
+@attrs.frozen
+class Notice:
+    """A toast: which persona noted what about this user, and the rows it announced."""
+
+    id: int
+    user_id: int
+    persona: str
+    room_id: str | None
+    text: str
+    memory_ids: tuple[int, ...]
+    created: datetime
+
+
+def cursor(conn: sqlite3.Connection, persona: str, room_id: str) -> int:
+    found = conn.execute(
+        "SELECT last_line_id FROM cursors WHERE persona = ? AND room_id = ?", (persona, room_id)
+    ).fetchone()
+    return int(found[0]) if found else 0
+
+
+def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime) -> Posted:
+    """Write ``plan`` (inside the caller's transaction)."""
+    if cursor(conn, plan.persona, plan.room_id) != plan.cursor_from:
+        return Posted((), (), replay=True)
+    rows = [insert_memory(conn, row) for row in plan.inserts]
+    for closing in plan.closings:
+        closed_by = rows[closing.by_insert].id if closing.by_insert is not None else None
+        conn.execute(
+            "UPDATE persona_memory SET valid_to = ?, closed_by = ? "
+            "WHERE id = ? AND persona = ? AND valid_to IS NULL",
+            (closing.valid_to, closed_by, closing.row_id, plan.persona),
+        )
+    conn.execute(
+        "INSERT INTO cursors (persona, room_id, last_line_id) VALUES (?, ?, ?) "
+        "ON CONFLICT (persona, room_id) DO UPDATE SET last_line_id = excluded.last_line_id",
+        (plan.persona, plan.room_id, plan.cursor_to),
+    )
+    notice_ids = []
+    for draft in plan.notices:
+        cur = conn.execute(
+            "INSERT INTO notices (user_id, persona, room_id, text, memory_ids, created) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                draft.user_id,
+                plan.persona,
+                plan.room_id,
+                draft.text,
+                json.dumps([rows[i].id for i in draft.inserts]),
+                now.isoformat(),
+            ),
+        )
+        notice_ids.append(int(cur.lastrowid))
+    return Posted(tuple(rows), tuple(notice_ids))
+
+
+def open_rows(conn: sqlite3.Connection, persona: str, subjects: Iterable[str]) -> list[MemoryRow]:
+    """The persona's open rows about these subjects (the router's neighbourhood)."""
+    wanted = sorted(set(subjects))
+    if not wanted:
+        return []
+    marks = ",".join("?" * len(wanted))
+    cur = conn.execute(
+        f"SELECT * FROM persona_memory WHERE persona = ? AND valid_to IS NULL AND subject IN ({marks})",
+        (persona, *wanted),
+    )
+    return [MemoryRow.from_row(r) for r in cur]
+
+
+def written_since(conn: sqlite3.Connection, persona: str, since: datetime) -> dict[int, int]:
+    """How many rows ``persona`` wrote about each human since ``since`` (the daily cap)."""
+    counts: dict[int, int] = {}
+    for r in conn.execute(
+        "SELECT subject, counterpart FROM persona_memory WHERE persona = ? AND created >= ?",
+        (persona, since.isoformat()),
+    ):
+        ref = r["counterpart"] if r["subject"] == "self" else r["subject"]
+        if ref and ref.startswith("u:"):
+            uid = int(ref[2:])
+            counts[uid] = counts.get(uid, 0) + 1
+    return counts
+
+
+def notices(conn: sqlite3.Connection, user_id: int, limit: int = 100) -> list[Notice]:
+    """The user's notices not undone, newest first."""
+    cur = conn.execute(
+        "SELECT * FROM notices WHERE user_id = ? AND undone IS NULL ORDER BY id DESC LIMIT ?",
+        (user_id, limit),
+    )
+    return [
+        Notice(
+            id=r["id"],
+            user_id=r["user_id"],
+            persona=r["persona"],
+            room_id=r["room_id"],
+            text=r["text"],
+            memory_ids=tuple(json.loads(r["memory_ids"])),
+            created=datetime.fromisoformat(r["created"]),
+        )
+        for r in cur
+    ]
+
+
+def notice_persona(conn: sqlite3.Connection, user_id: int, notice_id: int) -> str:
+    found = conn.execute(
+        "SELECT persona FROM notices WHERE id = ? AND user_id = ? AND undone IS NULL",
+        (notice_id, user_id),
+    ).fetchone()
+    if found is None:
+        raise NotYourNotice(f"notice {notice_id} does not exist, is not u:{user_id}'s, or was undone")
+    return found[0]
+
+
+def undo(conn: sqlite3.Connection, user_id: int, notice_id: int, now: datetime) -> list[int]:
+    """Undo a notice (inside the caller's transaction); return the ids deleted."""
+    notice_persona(conn, user_id, notice_id)
+    memory_ids = json.loads(
+        conn.execute("SELECT memory_ids FROM notices WHERE id = ?", (notice_id,)).fetchone()[0]
+    )
+    ref = user_ref(user_id)
+    deleted = []
+    for memory_id in memory_ids:
+        row = conn.execute(
+            "SELECT id FROM persona_memory WHERE id = ? AND (subject = ? OR counterpart = ?)",
+            (memory_id, ref, ref),
+        ).fetchone()
+        if row is None:
+            continue
+        conn.execute(
+            "UPDATE persona_memory SET valid_to = NULL, closed_by = NULL WHERE closed_by = ?",
+            (memory_id,),
+        )
+        conn.execute("DELETE FROM persona_memory WHERE id = ?", (memory_id,))
+        deleted.append(memory_id)
+    conn.execute("UPDATE notices SET undone = ? WHERE id = ?", (now.isoformat(), notice_id))
+    return deleted
+
+
+def park(conn: sqlite3.Connection, persona: str, room_id: str, error: str, retry_at: datetime) -> int:
+    """Record a failing slice; return how many times in a row it has failed."""
+    conn.execute(
+        "INSERT INTO parked_slices (persona, room_id, error, attempts, retry_at) VALUES (?, ?, ?, 1, ?) "
+        "ON CONFLICT (persona, room_id) DO UPDATE SET error = excluded.error, "
+        "attempts = attempts + 1, retry_at = excluded.retry_at",
+        (persona, room_id, error[:1000], retry_at.isoformat()),
+    )
+    return int(
+        conn.execute(
+            "SELECT attempts FROM parked_slices WHERE persona = ? AND room_id = ?", (persona, room_id)
+        ).fetchone()[0]
+    )
+
+
+def parked_attempts(conn: sqlite3.Connection, persona: str, room_id: str) -> int:
+    found = conn.execute(
+        "SELECT attempts FROM parked_slices WHERE persona = ? AND room_id = ?", (persona, room_id)
+    ).fetchone()
+    return int(found[0]) if found else 0
+
+
+def unpark(conn: sqlite3.Connection, persona: str, room_id: str) -> None:
+    conn.execute("DELETE FROM parked_slices WHERE persona = ? AND room_id = ?", (persona, room_id))
+
+
+@attrs.frozen
+class Behind:
+    """A (persona, room) whose transcript has lines past the persona's cursor."""
+
+    persona: str
+    room_id: str
+    parked_until: datetime | None
+
+
+def rooms_behind(conn: sqlite3.Connection) -> list[Behind]:
+    """Every writable room with lines past a persona's cursor (the sweep's work list)."""
+    out = []
+    rooms = conn.execute(
+        "SELECT r.room_id, r.personas, (SELECT max(id) FROM transcript_lines t WHERE t.room_id = r.room_id) AS last "
+        "FROM rooms r WHERE r.incognito = 0 AND r.kit IS NULL"
+    ).fetchall()
+    for room in rooms:
+        if room["last"] is None:
+            continue
+        for persona in json.loads(room["personas"]):
+            if cursor(conn, persona, room["room_id"]) < room["last"]:
+                parked = conn.execute(
+                    "SELECT retry_at FROM parked_slices WHERE persona = ? AND room_id = ?",
+                    (persona, room["room_id"]),
+                ).fetchone()
+                out.append(
+                    Behind(persona, room["room_id"], datetime.fromisoformat(parked[0]) if parked else None)
+                )
+    return out

@@ -1,0 +1,200 @@
+"""Turning routing decisions into one write (design §2.2, §5, §7). Pure: no I/O.
+
+Rules:
+- ADD inserts a row. UPDATE inserts a row and closes its neighbour: ``valid_to`` = the new
+  row's ``valid_from``, else today; ``closed_by`` = the new row's id. CLOSE closes the neighbour
+  with nothing replacing it. NONE does nothing. There is no delete.
+- A neighbour already closed earlier in the same plan is not closed twice: a second UPDATE of
+  it becomes an ADD, a second CLOSE nothing.
+- The daily cap: at most ``daily_cap`` new rows per persona per human per day, counting the
+  rows already written today; past it the least important candidates are dropped.
+- Every human with new rows about them (their own, or a promise to them) gets one notice for
+  the whole plan — coalesced per persona per quiet spell — naming the rows it announces.
+- The plan carries the cursor move from ``cursor_from`` to ``cursor_to``: whoever posts it
+  commits everything, or nothing, and only while the cursor is still at ``cursor_from``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+import attrs
+
+from .. import ids
+from ..rows import MemoryRow
+from .routing import Decision, Event
+from .validation import Candidate
+
+NOTICE_LIMIT = 500
+
+
+@attrs.frozen
+class Closing:
+    row_id: int
+    valid_to: str
+    by_insert: int | None  # index into ``WritePlan.inserts`` of the row that replaces it
+
+
+@attrs.frozen
+class NoticeDraft:
+    user_id: int
+    text: str
+    inserts: tuple[int, ...]  # indexes into ``WritePlan.inserts``
+
+
+@attrs.frozen
+class WritePlan:
+    persona: str
+    room_id: str
+    cursor_from: int
+    cursor_to: int
+    inserts: tuple[MemoryRow, ...] = ()
+    closings: tuple[Closing, ...] = ()
+    notices: tuple[NoticeDraft, ...] = ()
+    over_cap: tuple[Candidate, ...] = ()
+
+
+@attrs.frozen
+class Vector:
+    """A candidate's stored vector: int8 bytes, scale, and the embedder that made it."""
+
+    blob: bytes
+    scale: float
+    embedder: str
+
+
+def persona_name(persona: str) -> str:
+    """How a persona's slug reads in a sentence: ``warren`` → ``Warren``."""
+    return persona.replace("_", " ").replace("-", " ").title()
+
+
+def make_plan(
+    decisions: Sequence[Decision],
+    *,
+    persona: str,
+    room_id: str,
+    cursor_from: int,
+    cursor_to: int,
+    now: datetime,
+    witnessed: frozenset[int],
+    vectors: Mapping[int, Vector],
+    written_today: Mapping[int, int],
+    daily_cap: int,
+) -> WritePlan:
+    """Build the write for one slice.
+
+    Args:
+        decisions: one per candidate, in the order extracted.
+        vectors: the candidate vectors, by position in ``decisions``.
+        written_today: rows this persona already wrote today, per human.
+    """
+    today = now.date().isoformat()
+    allowed = _within_cap(decisions, written_today, daily_cap)
+    inserts: list[MemoryRow] = []
+    closings: list[Closing] = []
+    closed: set[int] = set()
+    over_cap: list[Candidate] = []
+    for position, decision in enumerate(decisions):
+        event = decision.event
+        if event is Event.NONE:
+            continue
+        if position not in allowed and event in (Event.ADD, Event.UPDATE):
+            over_cap.append(decision.candidate)
+            continue
+        target = decision.target
+        if event in (Event.UPDATE, Event.CLOSE) and (target is None or target.id in closed):
+            if event is Event.CLOSE:
+                continue
+            event = Event.ADD
+        if event is Event.CLOSE:
+            assert target is not None and target.id is not None
+            closed.add(target.id)
+            closings.append(Closing(target.id, decision.candidate.valid_from or today, None))
+            continue
+        inserts.append(_row(decision.candidate, persona, room_id, now, witnessed, vectors.get(position)))
+        if event is Event.UPDATE:
+            assert target is not None and target.id is not None
+            closed.add(target.id)
+            closings.append(Closing(target.id, decision.candidate.valid_from or today, len(inserts) - 1))
+    return WritePlan(
+        persona=persona,
+        room_id=room_id,
+        cursor_from=cursor_from,
+        cursor_to=cursor_to,
+        inserts=tuple(inserts),
+        closings=tuple(closings),
+        notices=tuple(_notices(persona, inserts)),
+        over_cap=tuple(over_cap),
+    )
+
+
+def _within_cap(decisions: Sequence[Decision], written_today: Mapping[int, int], cap: int) -> set[int]:
+    """Positions of the adding decisions that fit under each human's daily cap."""
+    adding = [
+        (i, d) for i, d in enumerate(decisions) if d.event in (Event.ADD, Event.UPDATE)
+    ]
+    allowed = set()
+    used = dict(written_today)
+    for i, decision in sorted(adding, key=lambda item: (-item[1].candidate.importance, item[0])):
+        uid = decision.candidate.about_user
+        if uid is None:
+            allowed.add(i)
+        elif used.get(uid, 0) < cap:
+            used[uid] = used.get(uid, 0) + 1
+            allowed.add(i)
+    return allowed
+
+
+def _row(
+    candidate: Candidate,
+    persona: str,
+    room_id: str,
+    now: datetime,
+    witnessed: frozenset[int],
+    vector: Vector | None,
+) -> MemoryRow:
+    return MemoryRow(
+        persona=persona,
+        subject=candidate.subject,
+        counterpart=candidate.counterpart,
+        witnessed=witnessed,
+        room_id=room_id,
+        kind=candidate.kind,
+        text=candidate.text,
+        importance=candidate.importance,
+        valid_from=candidate.valid_from,
+        evidence=candidate.evidence,
+        created=now,
+        embedding=vector.blob if vector else None,
+        embedding_scale=vector.scale if vector else None,
+        embedder=vector.embedder if vector else None,
+    )
+
+
+def _notices(persona: str, inserts: Sequence[MemoryRow]) -> list[NoticeDraft]:
+    by_user: dict[int, list[int]] = {}
+    for index, row in enumerate(inserts):
+        uid = row.about_user
+        if uid is not None:
+            by_user.setdefault(uid, []).append(index)
+    return [
+        NoticeDraft(uid, notice_text(persona, uid, [inserts[i] for i in indexes]), tuple(indexes))
+        for uid, indexes in sorted(by_user.items())
+    ]
+
+
+def notice_text(persona: str, user_id: int, rows: Sequence[MemoryRow]) -> str:
+    """``Warren noted: owns a flat in Xuhui · has an interview on Thursday``."""
+    name = persona_name(persona)
+    ref = ids.user_ref(user_id)
+    parts = []
+    for row in rows:
+        text = row.text.rstrip(" .")
+        if text.startswith(ref + " "):
+            text = text[len(ref) + 1 :]
+        elif text.startswith(name + " "):
+            text = text[len(name) + 1 :]
+        parts.append(text.replace(ref + "'s", "your").replace(ref, "you"))
+    text = f"{name} noted: " + " · ".join(parts)
+    return text if len(text) <= NOTICE_LIMIT else text[: NOTICE_LIMIT - 1].rstrip() + "…"

@@ -1,0 +1,227 @@
+"""Checking what the mind extracted (design §2.1, §7): a model's JSON becomes a candidate only
+after code has checked every field. Pure: no I/O.
+
+A candidate is dropped — with its reason — unless:
+1. its subject is ``world``; ``self`` with a counterpart present; or the ``u:`` id of a human
+   present (and writable: memory on, this persona not muted);
+2. its kind is one of the six;
+3. its text is one sentence of at most 200 characters;
+4. its importance is an int 1..10 and at least ``importance_min`` (3: the mundane is dropped);
+5. its evidence is a non-empty list of ids of lines of this slice;
+6. its ``valid_from``, if any, parses as a date;
+7. its text carries no instructions or links (URLs, markdown images, "from now on…",
+   "in every reply…", "ignore previous…"): a memory is a fact about a person, not an order;
+8. a row about a human is backed by a line that human said: what one person states about
+   another is not a memory about that other person; a ``self`` row (the persona's promise) is
+   backed by a line the persona said;
+9. it does not repeat an earlier candidate of the same answer (same subject, same text).
+A present human's display name in the text is replaced by their ``u:`` id (ids survive renames).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Any
+
+import attrs
+
+from .. import ids
+from ..rows import KINDS, TEXT_LIMIT
+
+
+@attrs.frozen
+class Candidate:
+    """A checked memory, ready for routing."""
+
+    subject: str
+    kind: str
+    text: str
+    importance: int
+    evidence: tuple[int, ...]
+    counterpart: str | None = None
+    valid_from: str | None = None
+
+    @property
+    def about_user(self) -> int | None:
+        return ids.parse_user_ref(self.counterpart if self.subject == ids.SELF else self.subject)
+
+
+@attrs.frozen
+class Dropped:
+    """A candidate refused, and why (logged and counted, never silently lost)."""
+
+    reason: str
+    raw: object = attrs.field(eq=False, repr=False)
+
+
+@attrs.frozen
+class SliceFacts:
+    """What validation checks a candidate against."""
+
+    persona: str
+    line_speakers: Mapping[int, str]
+    writable: frozenset[int]
+    names: Mapping[int, str] = attrs.field(factory=dict)
+    importance_min: int = 3
+
+
+_INSTRUCTION = re.compile(
+    r"https?://|www\.|\]\(|!\[|<\s*(script|img|a)\b|"
+    r"\bfrom now on\b|\bin (every|each|all) (reply|replies|response|responses|answer|message)s?\b|"
+    r"\bignore (all |any )?(the )?(previous|prior|above|earlier|preceding)\b|\bdisregard\b|"
+    r"\bsystem prompt\b|\byou (must|should) (always|never)\b|\balways (respond|reply|answer|say)\b|"
+    r"\bnever (mention|say|respond|reply)\b|\bact as\b|\bpretend (to be|you)\b",
+    re.IGNORECASE,
+)
+_ABBREVIATIONS = re.compile(r"\b(Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Mt|Prof|Inc|Ltd)\.$", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?(?:[A-Z0-9]|u:\d))")
+_DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+
+
+def check_candidates(answer: Any, facts: SliceFacts) -> tuple[list[Candidate], list[Dropped]]:
+    """Split a mind's extraction answer into checked candidates and dropped ones."""
+    items = answer.get("memories") if isinstance(answer, dict) else answer
+    if not isinstance(items, list):
+        return [], [Dropped('the answer was not {"memories": [...]}', answer)]
+    kept: list[Candidate] = []
+    dropped: list[Dropped] = []
+    seen: set[tuple[str, str]] = set()
+    for raw in items:
+        try:
+            candidate = _check(raw, facts)
+        except _Refused as refusal:
+            dropped.append(Dropped(str(refusal), raw))
+            continue
+        key = (candidate.subject, normalise_text(candidate.text))
+        if key in seen:
+            dropped.append(Dropped("repeats another candidate of this answer", raw))
+            continue
+        seen.add(key)
+        kept.append(candidate)
+    return kept, dropped
+
+
+class _Refused(Exception):
+    pass
+
+
+def _check(raw: Any, facts: SliceFacts) -> Candidate:
+    if not isinstance(raw, dict):
+        raise _Refused("a candidate must be a JSON object")
+    subject, counterpart = _subject(raw, facts)
+    kind = raw.get("kind")
+    if kind not in KINDS:
+        raise _Refused(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    text = _text(raw.get("text"), facts)
+    importance = raw.get("importance")
+    if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 10:
+        raise _Refused(f"importance {importance!r} is not an int from 1 to 10")
+    if importance < facts.importance_min:
+        raise _Refused(f"importance {importance} is below the bar of {facts.importance_min}")
+    evidence = _evidence(raw.get("evidence"), facts)
+    _check_source(subject, counterpart, evidence, facts)
+    return Candidate(
+        subject=subject,
+        counterpart=counterpart,
+        kind=kind,
+        text=text,
+        importance=importance,
+        evidence=evidence,
+        valid_from=parse_valid_from(raw.get("valid_from")),
+    )
+
+
+def _subject(raw: dict, facts: SliceFacts) -> tuple[str, str | None]:
+    subject = raw.get("subject")
+    if subject == ids.WORLD:
+        return subject, None
+    if subject == ids.SELF:
+        counterpart = raw.get("counterpart")
+        uid = ids.parse_user_ref(counterpart) if isinstance(counterpart, str) else None
+        if uid is None or uid not in facts.writable:
+            raise _Refused(f"a self memory needs a counterpart present in the room, got {counterpart!r}")
+        return subject, counterpart
+    uid = ids.parse_user_ref(subject) if isinstance(subject, str) else None
+    if uid is None:
+        raise _Refused(f"subject {subject!r} is not 'world', 'self' or a u: id")
+    if uid not in facts.writable:
+        raise _Refused(f"subject {subject} is not a present human this persona may remember")
+    return subject, None
+
+
+def _text(text: Any, facts: SliceFacts) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise _Refused("text must be a non-empty sentence")
+    text = " ".join(text.split())
+    if _INSTRUCTION.search(text):
+        raise _Refused("text carries instructions or links; a memory is a fact, not an order")
+    for uid, name in facts.names.items():
+        if name and uid in facts.writable:
+            text = re.sub(rf"(?<![\w:]){re.escape(name)}(?!\w)", f"u:{uid}", text)
+    if len(text) > TEXT_LIMIT:
+        raise _Refused(f"text is {len(text)} chars; the limit is {TEXT_LIMIT}")
+    if not is_one_sentence(text):
+        raise _Refused("text is more than one sentence")
+    return text
+
+
+def _evidence(evidence: Any, facts: SliceFacts) -> tuple[int, ...]:
+    if not isinstance(evidence, list) or not evidence:
+        raise _Refused("evidence must be a non-empty list of line ids")
+    out = []
+    for line_id in evidence:
+        if isinstance(line_id, bool) or not isinstance(line_id, int) or line_id not in facts.line_speakers:
+            raise _Refused(f"evidence {line_id!r} is not a line of this slice")
+        if line_id not in out:
+            out.append(line_id)
+    return tuple(out)
+
+
+def _check_source(subject: str, counterpart: str | None, evidence: tuple[int, ...], facts: SliceFacts) -> None:
+    speakers = {facts.line_speakers[i] for i in evidence}
+    if subject == ids.SELF:
+        if facts.persona not in speakers:
+            raise _Refused("a self memory must come from a line the persona said")
+    elif subject != ids.WORLD and subject not in speakers:
+        raise _Refused(
+            f"no evidence line was said by {subject}: what others say about a person is not a "
+            "memory about them"
+        )
+
+
+def is_one_sentence(text: str) -> bool:
+    """True when ``text`` has no line break and no sentence break inside it."""
+    if "\n" in text or "\r" in text:
+        return False
+    for match in _SENTENCE_BREAK.finditer(text):
+        if not _ABBREVIATIONS.search(text[: match.start()]):
+            return False
+    return True
+
+
+def parse_valid_from(value: Any) -> str | None:
+    """``None``, or a date as ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` (a datetime is cut to its
+    date). Anything else raises ``_Refused``."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _Refused(f"valid_from {value!r} is not a date")
+    value = value.strip()
+    try:
+        if len(value) > 10:
+            return datetime.fromisoformat(value).date().isoformat()
+        m = _DATE.fullmatch(value)
+        if m is None:
+            raise ValueError(value)
+        year, month, day = m.group(1), m.group(2), m.group(3)
+        date(int(year), int(month or 1), int(day or 1))
+    except ValueError:
+        raise _Refused(f"valid_from {value!r} is not a date like 2026-07 or 2026-07-17") from None
+    return value
+
+
+def normalise_text(text: str) -> str:
+    """Case, spacing and final punctuation folded: the key of an exact duplicate."""
+    return " ".join(re.sub(r"[^\w:' ]+", " ", text.casefold()).split())

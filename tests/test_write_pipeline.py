@@ -1,0 +1,245 @@
+"""The write path end to end over a real store, with a scripted mind: one transaction, replay,
+routing outcomes, skips, the cap, parking, notices and undo."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from persona_memory.clock import ManualClock
+from persona_memory.embedding import HashingEmbedder
+from persona_memory.errors import NotYourNotice, ProviderUnreachable
+from persona_memory.minds.fake import FakeMind
+from persona_memory.rooms import RoomState
+from persona_memory.settings import load_settings
+from persona_memory.storage import writes
+from persona_memory.storage.store import StoredRoom, open_store
+from persona_memory.write.pipeline import WritePipeline
+
+DAN, CARA = 42, 17
+MONDAY = datetime(2026, 8, 10, 9, 0, tzinfo=timezone.utc)
+
+DM = RoomState(room_id="dm", personas=("warren",), present=frozenset({DAN}), private=True, incognito=False, kit=None, topic=None)
+GROUP = RoomState(room_id="g", personas=("warren",), present=frozenset({DAN, CARA}), private=False, incognito=False, kit=None, topic=None)
+
+
+@pytest.fixture
+async def store(tmp_path):
+    async with open_store(str(tmp_path / "m.db")) as store:
+        yield store
+
+
+def pipeline(store, mind, clock=None, **write_overrides):
+    settings = load_settings(None, {f"write.{k}": v for k, v in write_overrides.items()})
+    return WritePipeline(store, mind, HashingEmbedder(64), clock or ManualClock(MONDAY), settings.write)
+
+
+def memory(subject="u:42", text="u:42 owns a flat in Xuhui.", kind="fact", importance=6, evidence=None, **extra):
+    return {"subject": subject, "kind": kind, "text": text, "importance": importance, "evidence": evidence, **extra}
+
+
+def extracting(*items):
+    """A mind that cites the slice's first line unless an item names its own evidence."""
+
+    def extract(request):
+        first = request.lines[0].id
+        return {"memories": [{**item, "evidence": item["evidence"] or [first]} for item in items]}
+
+    return extract
+
+
+async def rows_of(store, persona="warren"):
+    _, rows = await store.persona_rows(persona)
+    return rows
+
+
+async def test_a_quiet_room_becomes_rows_with_evidence_and_a_notice(store):
+    line = await store.post_line("dm", "u:42", "I bought a flat in Xuhui in July.", MONDAY)
+    mind = FakeMind(extract=extracting(memory(valid_from="2026-07")))
+    report = await pipeline(store, mind)("warren", DM)
+    (row,) = await rows_of(store)
+    assert (row.text, row.evidence, row.witnessed, row.room_id, row.valid_from) == (
+        "u:42 owns a flat in Xuhui.", (line,), {DAN}, "dm", "2026-07"
+    )
+    assert row.embedder == "hashing-64" and row.embedding is not None
+    (notice,) = await store.read(lambda c: writes.notices(c, DAN))
+    assert notice.text == "Warren noted: owns a flat in Xuhui" and notice.memory_ids == (row.id,)
+    assert report.lines == 1
+    # the mind saw the slice with its ids, the present set and today's date
+    (request,) = mind.extractions
+    assert [l.id for l in request.lines] == [line]
+    assert [p.ref for p in request.present] == ["u:42"]
+    assert request.today.isoformat() == "2026-08-10"
+
+
+async def test_a_crash_before_commit_leaves_nothing_and_the_next_run_redoes_the_slice(store, monkeypatch):
+    await store.post_line("dm", "u:42", "I bought a flat and adopted a cat.", MONDAY)
+    mind = FakeMind(extract=extracting(memory(), memory(text="u:42 adopted a cat.")))
+    real_insert = writes.insert_memory
+    calls = []
+
+    def insert_then_die(conn, row):
+        calls.append(row)
+        if len(calls) == 2:
+            raise RuntimeError("writer killed between its statements")
+        return real_insert(conn, row)
+
+    monkeypatch.setattr(writes, "insert_memory", insert_then_die)
+    with pytest.raises(RuntimeError):
+        await pipeline(store, mind)("warren", DM)
+    assert await rows_of(store) == []
+    assert await store.read(lambda c: writes.cursor(c, "warren", "dm")) == 0
+    assert await store.read(lambda c: writes.notices(c, DAN)) == []
+
+    monkeypatch.setattr(writes, "insert_memory", real_insert)
+    await pipeline(store, mind)("warren", DM)
+    assert sorted(r.text for r in await rows_of(store)) == ["u:42 adopted a cat.", "u:42 owns a flat in Xuhui."]
+
+
+async def test_a_replay_after_the_commit_adds_nothing(store):
+    await store.post_line("dm", "u:42", "I bought a flat.", MONDAY)
+    mind = FakeMind(extract=extracting(memory()))
+    report = await pipeline(store, mind)("warren", DM)
+    assert len(await rows_of(store)) == 1
+    replayed = await store.write(lambda c: writes.post_plan(c, report.plan, MONDAY))
+    assert replayed.replay and replayed.rows == ()
+    again = await pipeline(store, mind)("warren", DM)
+    assert again.lines == 0 and len(mind.extractions) == 1
+    assert len(await rows_of(store)) == 1
+
+
+async def test_update_closes_the_old_row_and_links_the_arc(store):
+    clock = ManualClock(MONDAY)
+    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY)
+    await pipeline(store, FakeMind(extract=extracting(memory(text="u:42 owns a flat in Xuhui.", valid_from="2026-07"))), clock)("warren", DM)
+    clock.set(datetime(2026, 11, 20, tzinfo=timezone.utc))
+    await store.post_line("dm", "u:42", "I sold the flat in Xuhui this month.", clock.now())
+    mind = FakeMind(
+        extract=extracting(memory(kind="event", text="u:42 sold the flat in Xuhui.", valid_from="2026-11")),
+        route=lambda request: {"event": "UPDATE", "old_id": "0"},
+    )
+    await pipeline(store, mind, clock, neighbour_min_cosine=0.3)("warren", DM)
+    assert [n.text for n in mind.routings[0].neighbours] == ["u:42 owns a flat in Xuhui."]
+    rows = {r.text: r for r in await rows_of(store)}
+    old, new = rows["u:42 owns a flat in Xuhui."], rows["u:42 sold the flat in Xuhui."]
+    assert (old.valid_to, old.closed_by) == ("2026-11", new.id)
+    assert new.valid_to is None
+
+
+async def test_close_ends_a_row_with_nothing_replacing_it(store):
+    await store.post_line("dm", "u:42", "I play tennis every week.", MONDAY)
+    await pipeline(store, FakeMind(extract=extracting(memory(text="u:42 plays tennis every week."))))("warren", DM)
+    await store.post_line("dm", "u:42", "I no longer play tennis.", MONDAY)
+    mind = FakeMind(
+        extract=extracting(memory(text="u:42 no longer plays tennis every week.")),
+        route=lambda request: {"event": "CLOSE", "old_id": "0"},
+    )
+    await pipeline(store, mind, neighbour_min_cosine=0.3)("warren", DM)
+    rows = await store.memories_about(DAN)
+    assert [(r.text, r.valid_to, r.closed_by) for r in rows] == [("u:42 plays tennis every week.", "2026-08-10", None)]
+
+
+async def test_none_and_exact_duplicates_add_nothing_and_skip_the_router(store):
+    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY)
+    await pipeline(store, FakeMind(extract=extracting(memory())))("warren", DM)
+    await store.post_line("dm", "u:42", "As I said, I own a flat in Xuhui.", MONDAY)
+    mind = FakeMind(extract=extracting(memory(text="U:42 owns a flat in Xuhui")))
+    report = await pipeline(store, mind)("warren", DM)
+    assert mind.routings == []  # decided before any model call
+    assert [d.why for d in report.decisions] == ["exact duplicate"]
+    assert len(await rows_of(store)) == 1
+
+
+async def test_a_router_that_invents_a_number_is_refused_and_nothing_is_guessed(store):
+    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY)
+    await pipeline(store, FakeMind(extract=extracting(memory())))("warren", DM)
+    await store.post_line("dm", "u:42", "I sold my flat in Xuhui.", MONDAY)
+    mind = FakeMind(
+        extract=extracting(memory(text="u:42 sold the flat in Xuhui.")),
+        route=lambda request: {"event": "UPDATE", "old_id": "3"},
+    )
+    report = await pipeline(store, mind, neighbour_min_cosine=0.3)("warren", DM)
+    assert len(mind.routings) == 1 and len(mind.routings[0].neighbours) == 1
+    assert [d.reason for d in report.dropped] == ["routing refused: UPDATE names neighbour '3', but only 1 were offered"]
+    assert [(r.text, r.valid_to) for r in await rows_of(store)] == [("u:42 owns a flat in Xuhui.", None)]
+
+
+async def test_humans_with_memory_off_or_who_muted_the_persona_are_not_written(store):
+    await store.set_memory_on(DAN, False)
+    await store.set_muted(CARA, "warren", True)
+    await store.post_line("g", "u:42", "I own a flat.", MONDAY)
+    await store.post_line("g", "u:17", "I run marathons.", MONDAY)
+    mind = FakeMind(extract=lambda r: {"memories": [
+        memory(evidence=[r.lines[0].id]),
+        memory(subject="u:17", text="u:17 runs marathons.", evidence=[r.lines[1].id]),
+    ]})
+    report = await pipeline(store, mind)("warren", GROUP)
+    assert mind.extractions[0].present == ()
+    assert await rows_of(store) == []
+    assert len(report.dropped) == 2
+    # Nolan was not muted by Cara: he may remember her.
+    await pipeline(store, mind)("nolan", GROUP)
+    assert [r.text for r in await rows_of(store, "nolan")] == ["u:17 runs marathons."]
+
+
+async def test_the_daily_cap_holds_across_quiet_spells(store):
+    mind = FakeMind(extract=lambda r: {"memories": [
+        memory(text=f"u:42 mentioned hobby number {l.id}.", evidence=[l.id]) for l in r.lines
+    ]})
+    for spell in range(3):
+        for i in range(3):
+            await store.post_line("dm", "u:42", f"I have hobby {spell}-{i}.", MONDAY)
+        await pipeline(store, mind, daily_cap_per_human=5)("warren", DM)
+    assert len(await rows_of(store)) == 5
+
+
+async def test_a_failing_provider_parks_the_slice_with_its_error_and_backoff(store):
+    clock = ManualClock(MONDAY)
+    await store.post_line("dm", "u:42", "I bought a flat.", MONDAY)
+
+    def down(_request):
+        raise ProviderUnreachable("the endpoint timed out 5 times")
+
+    report = await pipeline(store, FakeMind(extract=down), clock, park_backoff_initial_seconds=60.0)("warren", DM)
+    assert report.parked == "ProviderUnreachable: the endpoint timed out 5 times"
+    behind = await store.read(writes.rooms_behind)
+    assert behind == []  # the room was never opened in this store: nothing to sweep
+    await store.save_room(
+        StoredRoom(
+            room_id="dm", private=True, incognito=False, kit=None, topic=None, personas=("warren",), humans=frozenset({DAN})
+        ),
+        MONDAY,
+    )
+    (item,) = await store.read(writes.rooms_behind)
+    assert (item.persona, item.room_id, item.parked_until) == ("warren", "dm", datetime(2026, 8, 10, 9, 1, tzinfo=timezone.utc))
+    await pipeline(store, FakeMind(extract=down), clock, park_backoff_initial_seconds=60.0)("warren", DM)
+    (item,) = await store.read(writes.rooms_behind)
+    assert item.parked_until == datetime(2026, 8, 10, 9, 2, tzinfo=timezone.utc)  # doubled
+    await pipeline(store, FakeMind(extract=extracting(memory())), clock)("warren", DM)
+    assert await store.read(writes.rooms_behind) == []
+    assert await store.read(lambda c: writes.parked_attempts(c, "warren", "dm")) == 0
+
+
+async def test_undo_deletes_exactly_the_announced_rows_and_reopens_what_they_closed(store):
+    clock = ManualClock(MONDAY)
+    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY)
+    await pipeline(store, FakeMind(extract=extracting(memory())), clock)("warren", DM)
+    await store.post_line("dm", "u:42", "I sold the flat and got a dog.", MONDAY)
+    mind = FakeMind(
+        extract=extracting(memory(kind="event", text="u:42 sold the flat in Xuhui."), memory(text="u:42 has a dog named Biscuit.")),
+        route=lambda request: {"event": "UPDATE", "old_id": "0"} if "flat" in request.text else {"event": "ADD"},
+    )
+    await pipeline(store, mind, clock, neighbour_min_cosine=0.3)("warren", DM)
+    notices = await store.read(lambda c: writes.notices(c, DAN))
+    latest = notices[0]
+    assert latest.text == "Warren noted: sold the flat in Xuhui · has a dog named Biscuit"
+    with pytest.raises(NotYourNotice):
+        await store.write(lambda c: writes.undo(c, CARA, latest.id, MONDAY))
+    deleted = await store.write(lambda c: writes.undo(c, DAN, latest.id, MONDAY))
+    assert sorted(deleted) == sorted(latest.memory_ids)
+    rows = await store.memories_about(DAN)
+    assert [(r.text, r.valid_to, r.closed_by) for r in rows] == [("u:42 owns a flat in Xuhui.", None, None)]
+    assert [n.id for n in await store.read(lambda c: writes.notices(c, DAN))] == [notices[1].id]
+    with pytest.raises(NotYourNotice):
+        await store.write(lambda c: writes.undo(c, DAN, latest.id, MONDAY))

@@ -1,0 +1,122 @@
+"""Routing: exact duplicates, neighbours, and the router's numbers mapped back to rows."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+from persona_memory.rows import MemoryRow
+from persona_memory.write.routing import (
+    Event,
+    RoutingRefused,
+    exact_duplicate,
+    interpret,
+    neighbours,
+)
+from persona_memory.write.validation import Candidate
+
+T0 = datetime(2026, 8, 1, tzinfo=timezone.utc)
+
+
+def row(id, text, subject="u:42", embedder="e1", valid_to=None, counterpart=None, kind="fact"):
+    return MemoryRow(
+        id=id,
+        persona="warren",
+        subject=subject,
+        counterpart=counterpart,
+        kind=kind,
+        text=text,
+        importance=5,
+        created=T0,
+        valid_to=valid_to,
+        embedding=b"\x01" if embedder else None,
+        embedding_scale=1.0 if embedder else None,
+        embedder=embedder,
+    )
+
+
+def unit(*xs):
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+CANDIDATE = Candidate(subject="u:42", kind="event", text="u:42 sold the flat in Xuhui.", importance=7, evidence=(1,))
+
+
+def test_exact_duplicate_ignores_case_spacing_and_final_punctuation():
+    rows = [row(1, "U:42  sold the flat in Xuhui")]
+    assert exact_duplicate(CANDIDATE, rows).id == 1
+
+
+def test_a_closed_row_or_another_subject_is_not_a_duplicate():
+    assert exact_duplicate(CANDIDATE, [row(1, CANDIDATE.text, valid_to="2026-09")]) is None
+    assert exact_duplicate(CANDIDATE, [row(2, CANDIDATE.text, subject="u:17")]) is None
+
+
+def test_neighbours_are_same_subject_same_embedder_above_the_cosine_bar_best_first():
+    rows = [
+        row(1, "owns a flat", embedder="e1"),
+        row(2, "likes flats", embedder="e1"),
+        row(3, "far away", embedder="e1"),
+        row(4, "other model", embedder="e2"),
+        row(5, "other person", subject="u:17"),
+        row(6, "closed", valid_to="2026-07"),
+        row(7, "no vector", embedder=None),
+    ]
+    query = unit(1, 0, 0)
+    vectors = {
+        1: unit(0.9, 0.1, 0),  # cos ~0.99
+        2: unit(0.7, 0.7, 0),  # cos ~0.71
+        3: unit(0, 1, 0),  # cos 0
+        4: unit(1, 0, 0),  # same direction, but another model's space
+        5: unit(1, 0, 0),
+        6: unit(1, 0, 0),
+    }
+    found = neighbours(CANDIDATE, query, "e1", rows, vectors, limit=5, min_cosine=0.6)
+    assert [r.id for r in found] == [1, 2]
+    assert [r.id for r in neighbours(CANDIDATE, query, "e1", rows, vectors, limit=1, min_cosine=0.6)] == [1]
+
+
+def test_self_rows_are_neighbours_only_with_the_same_counterpart():
+    promise = Candidate(subject="self", counterpart="u:42", kind="promise", text="Warren said he would call u:42.", importance=6, evidence=(2,))
+    rows = [row(1, "a", subject="self", counterpart="u:42"), row(2, "b", subject="self", counterpart="u:17")]
+    vectors = {1: unit(1, 0), 2: unit(1, 0)}
+    assert [r.id for r in neighbours(promise, unit(1, 0), "e1", rows, vectors, limit=5, min_cosine=0.6)] == [1]
+
+
+OFFERED = [row(10, "u:42 owns a flat in Xuhui."), row(11, "u:42 rents a garage.")]
+
+
+@pytest.mark.parametrize(
+    ("answer", "event", "target"),
+    [
+        ({"event": "ADD"}, Event.ADD, None),
+        ({"event": "none"}, Event.NONE, None),
+        ({"event": "UPDATE", "old_id": "0"}, Event.UPDATE, 10),
+        ({"event": "CLOSE", "old_id": 1}, Event.CLOSE, 11),
+    ],
+)
+def test_every_router_outcome_maps_back_to_real_rows(answer, event, target):
+    decision = interpret(answer, CANDIDATE, OFFERED)
+    assert decision.event is event
+    assert (decision.target.id if decision.target else None) == target
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"event": "UPDATE", "old_id": "2"},  # only "0" and "1" were offered
+        {"event": "CLOSE", "old_id": "10"},  # a real row id, but not a number offered
+        {"event": "UPDATE"},
+        {"event": "UPDATE", "old_id": "-1"},
+        {"event": "UPDATE", "old_id": True},
+        {"event": "DELETE", "old_id": "0"},  # there is no delete
+        {"event": None},
+        ["ADD"],
+    ],
+)
+def test_an_invented_or_malformed_answer_is_refused_never_guessed(answer):
+    with pytest.raises(RoutingRefused):
+        interpret(answer, CANDIDATE, OFFERED)
