@@ -2,21 +2,54 @@
 
 from __future__ import annotations
 
+import trio
+
 from .core.block import BlockRules
 from .core.ranking import Weights
 from .embedding import Embedder, HashingEmbedder, WordLlamaEmbedder
+from .embedding.http import HttpEmbedder
+from .minds.http import HttpMind
+from .minds.offline import OfflineMind
+from .minds.port import Mind
+from .providers import JsonEndpoint
 from .settings import Settings
 
 
-def make_embedder(settings: Settings) -> Embedder:
-    """The embedder ``[embedder]`` names: the bundled WordLlama, or feature hashing."""
-    match settings.embedder.kind:
+def make_limiter(settings: Settings) -> trio.CapacityLimiter:
+    """The one gate on HTTP requests in flight, shared by the mind, the embedder and all actors."""
+    return trio.CapacityLimiter(settings.http.max_concurrent_requests)
+
+
+def make_embedder(settings: Settings, limiter: trio.CapacityLimiter | None = None) -> Embedder:
+    """The embedder ``[embedder]`` names: the bundled WordLlama, feature hashing, or HTTP."""
+    e = settings.embedder
+    match e.kind:
         case "wordllama":
-            return WordLlamaEmbedder.load(dim=settings.embedder.dim)
+            return WordLlamaEmbedder.load(dim=e.dim)
         case "hashing":
-            return HashingEmbedder(dim=settings.embedder.dim)
+            return HashingEmbedder(dim=e.dim)
+        case "http":
+            endpoint = JsonEndpoint.from_settings(
+                e.base_url, e.api_key_env, settings.http, limiter or make_limiter(settings)
+            )
+            return HttpEmbedder(endpoint, e.model, e.dim)
         case other:
             raise AssertionError(f"settings let through embedder kind {other!r}")
+
+
+def make_mind(settings: Settings, limiter: trio.CapacityLimiter | None = None) -> Mind:
+    """The mind ``[mind]`` names: the bundled offline reader, or any OpenAI-compatible model."""
+    m = settings.mind
+    match m.kind:
+        case "offline":
+            return OfflineMind(pronouns=m.pronouns, importance_min=settings.write.importance_min)
+        case "http":
+            endpoint = JsonEndpoint.from_settings(
+                m.base_url, m.api_key_env, settings.http, limiter or make_limiter(settings)
+            )
+            return HttpMind(endpoint, m.model)
+        case other:
+            raise AssertionError(f"settings let through mind kind {other!r}")
 
 
 def block_rules(settings: Settings) -> BlockRules:

@@ -62,6 +62,7 @@ class MindSettings:
     base_url: str
     model: str
     api_key_env: str
+    pronouns: dict[str, str]
 
 
 @attrs.frozen
@@ -150,6 +151,10 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "embedder.kind": ((lambda v: v in ("wordllama", "hashing", "http")), "'wordllama', 'hashing' or 'http'"),
     "embedder.dim": _between(8, 4096),
     "mind.kind": ((lambda v: v in ("offline", "http")), "'offline' or 'http'"),
+    "mind.pronouns": (
+        (lambda v: all(isinstance(p, str) and p in ("he", "she", "they", "it") for p in v.values())),
+        'a table of persona = "he" | "she" | "they" | "it"',
+    ),
     "http.timeout_seconds": _POSITIVE,
     "http.max_retries": _between(0, 20),
     "http.retry_initial_seconds": _POSITIVE,

@@ -181,4 +181,5 @@ def test_valid_from_accepts_dates_at_any_precision(value, expected):
 def test_sentence_rule_allows_abbreviations():
     assert is_one_sentence("u:42 moved to St. Louis in May.")
     assert is_one_sentence("u:42 met Dr. Chen at the clinic.")
+    assert is_one_sentence("u:42 loves the books of J. K. Rowling.")
     assert not is_one_sentence("u:42 moved. u:42 likes it.")

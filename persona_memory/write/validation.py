@@ -75,7 +75,9 @@ _INSTRUCTION = re.compile(
     r"\bnever (mention|say|respond|reply)\b|\bact as\b|\bpretend (to be|you)\b",
     re.IGNORECASE,
 )
-_ABBREVIATIONS = re.compile(r"\b(Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Mt|Prof|Inc|Ltd)\.$", re.IGNORECASE)
+_ABBREVIATIONS = re.compile(
+    r"(\b(Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Mt|Prof|Inc|Ltd)|(?<![\w.])[A-Z])\.$", re.IGNORECASE
+)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?(?:[A-Z0-9]|u:\d))")
 _DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 

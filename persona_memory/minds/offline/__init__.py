@@ -1,0 +1,24 @@
+"""The offline mind: a deterministic, rule-based reader of transcripts (no network, no model).
+
+Modules, one concept each:
+
+- ``sentences`` — cutting a line into sentences; peeling greetings and addresses; chatter;
+  lines that carry links or orders.
+- ``person`` — first person to third ("I love hiking" → "u:42 loves hiking").
+- ``dates`` — explicit and relative dates resolved against the line's time.
+- ``kinds`` — plan, event, relationship, preference or fact, and importance 1..10.
+- ``followups`` — "ask me how it went", "remind me to…".
+- ``promises`` — the persona's own "I'll send you…".
+- ``shape`` — one sentence of at most 200 characters.
+- ``stems`` — lexical likeness of two sentences.
+- ``lexicon`` — the closed word lists all of the above read English by.
+- ``extract`` — call A; ``route`` — call B; ``mind`` — ``OfflineMind``, the port's adapter.
+"""
+
+from __future__ import annotations
+
+from .extract import extract_memories
+from .mind import OfflineMind
+from .route import route_candidate
+
+__all__ = ["OfflineMind", "extract_memories", "route_candidate"]

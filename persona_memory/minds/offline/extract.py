@@ -1,0 +1,364 @@
+"""Call A without a model: read a transcript slice and note what each person said about themselves.
+
+The pipeline for one human line: drop the line if it carries a link or an order → cut it into
+sentences → peel off greetings, interjections and the names used to address someone → put back
+an "I" the chat left out → drop chatter (questions, thanks, fragments) → keep a sentence only if
+it speaks of its speaker and names nobody in the room → resolve its dates against the line's time
+→ turn it to the third person about the speaker's ``u:`` id → judge its kind and importance →
+shape it into one sentence of at most 200 characters.
+
+Rules:
+- Only what a person said about themselves: the subject of every memory from a human line is
+  that human's ``u:`` id. A sentence about somebody else ("Cara is pregnant", "It was great",
+  "He told me…") is not a memory about them, and not about the speaker either. A sentence that
+  frames someone through the speaker ("my sister just had a baby") is the speaker's
+  relationship, and kept as such. A sentence led by a gerund ("Taking breaks is nice",
+  "Hoping to hear back soon, though I…") is kept only when it names something of the
+  speaker's ("Painting landscapes is my favourite").
+- Display names never reach the text; a sentence that still names someone present is dropped.
+- Wishes and hypotheticals ("I wish I…", "if I could…") are not facts; "we" that means the
+  speaker and the listener ("we should…", "since we last talked") is not about the speaker.
+- "you" is the listener: in a private chat it is the persona, and named ("I'll send you the
+  photos" → "u:42 will send Warren the photos"); in a group nobody could tell whom it meant, so
+  the sentence is dropped. A sentence that is only about feelings toward the listener ("I'm so
+  proud of you") is dropped everywhere: it says nothing lasting about the speaker.
+- Follow-ups ("ask me how it went", "I'll let you know") join the statement they follow.
+- What a line showed ("[shares a photo of …]") is remembered only when its words say nothing
+  about the speaker: a picture is weaker evidence than a statement.
+- The persona's own lines yield only its promises, about ``self`` with the human it promised
+  as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
+  before the promise.
+- Lines of other personas, and of humans not present, yield nothing.
+- At most ``max_per_line`` memories per line (the most important); none below
+  ``importance_min``; none the block already holds; evidence is the line's id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ...errors import InvalidInput
+from ..port import ExtractionRequest, Line, Person
+from .dates import resolve_dates
+from .followups import FollowUp, follow_up
+from .kinds import Kind, importance_of, kind_of, tense_of
+from .lexicon import STOPWORDS, VAGUE
+from .person import Voice, company_of, has_first_person, restore_subject, to_third_person
+from .promises import promise_text, promised_act
+from .sentences import (
+    carries_link_or_order,
+    is_chatter,
+    mentions_name,
+    normalise,
+    split_sentences,
+    strip_address,
+    take_attachments,
+)
+from .shape import as_memory_text
+from .stems import content_stems, likeness
+
+_FOREIGN_SUBJECT = re.compile(
+    r"^(?:it|it's|its|that|that's|this|these|those|they|they're|they've|their|he|he's|his|she|"
+    r"she's|her|there|there's|here|here's|you|your|you're|what|which|who|everything|something|"
+    r"nothing|everyone|someone|anyone|nobody|one|such|both|each|seeing|hearing|knowing|"
+    r"having|being|sounds|looks|seems|reminds|makes|means|gives|keeps|helps|brings|feels|takes|"
+    r"lets|gets|gonna|going)\b",
+    re.IGNORECASE,
+)
+_NAMED_SUBJECT = re.compile(
+    r"^(?!(?:The|A|An|My|Our|Me|We|I|Just|Being)\b)[A-Z][a-z]+(?:'s)?\s+"
+    r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and|'s)\b"
+)
+_JUST_US = re.compile(
+    r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|last|"
+    r"talked|chatted|spoke|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
+    r"\bwe'll see\b",
+    re.IGNORECASE,
+)
+_ABOUT_LISTENER = re.compile(
+    r"\b(?:proud of|happy for|glad|thankful|grateful|miss|love|appreciate|believe in|agree with|"
+    r"hope|hoping|wish|wishing|here for|rooting for|thank|admire|envy|jealous of|impressed (?:by|with)|"
+    r"inspired by|sorry|excited for|thrilled for) (?:you|your)\b|\byou (?:too|as well)\b",
+    re.IGNORECASE,
+)
+_GERUND_SUBJECT = re.compile(r"^[A-Za-z]+ing\b")
+_TRAILING_JOIN = re.compile(r"[\s,;:–—-]*(?:\b(?:and|but|so|then|please|pls)\b[\s,]*)*$", re.IGNORECASE)
+_HYPOTHETICAL = re.compile(
+    r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
+)
+_WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+PRONOUNS = frozenset({"he", "she", "they"})
+_BLOCK_LINE = re.compile(r'^- (".*?(?<!\\)")')
+_LIKE_KNOWN = 0.8
+_DANGLING = frozenset({"it", "that", "this", "them", "those", "these", "one", "there", "so", "too"})
+
+
+@attrs.define
+class _Memory:
+    subject: str
+    kind: Kind
+    text: str
+    importance: int
+    evidence: list[int]
+    valid_from: str | None = None
+    counterpart: str | None = None
+    order: int = 0
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"subject": self.subject}
+        if self.counterpart is not None:
+            out["counterpart"] = self.counterpart
+        out |= {"kind": self.kind, "text": self.text, "importance": self.importance}
+        if self.valid_from is not None:
+            out["valid_from"] = self.valid_from
+        out["evidence"] = list(self.evidence)
+        return out
+
+
+def display_name(slug: str) -> str:
+    """A persona's name as its memories write it: the slug, capitalised ("warren" → "Warren")."""
+    return slug[:1].upper() + slug[1:]
+
+
+def extract_memories(
+    request: ExtractionRequest,
+    *,
+    max_per_line: int = 2,
+    importance_min: int = 3,
+    pronouns: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The extraction answer for ``request``: ``{"memories": [...]}`` (see ``minds.port``)."""
+    pronoun = (pronouns or {}).get(request.persona, "they")
+    if pronoun not in PRONOUNS:
+        raise InvalidInput(f"a persona's pronoun must be one of {sorted(PRONOUNS)}, got {pronoun!r}")
+    reader = _Reader(request, max_per_line=max_per_line, importance_min=importance_min, pronoun=pronoun)
+    return {"memories": [m.as_json() for m in reader.read()]}
+
+
+class _Reader:
+    """One pass over a slice's lines, in order (follow-ups and counterparts look back)."""
+
+    def __init__(
+        self, request: ExtractionRequest, *, max_per_line: int, importance_min: int, pronoun: str
+    ) -> None:
+        self.request = request
+        self.max_per_line = max_per_line
+        self.importance_min = importance_min
+        self.pronoun = pronoun
+        self.persona_name = display_name(request.persona)
+        self.humans: dict[str, Person] = {p.ref: p for p in request.present}
+        self.names = tuple(
+            [p.name for p in request.present if p.name]
+            + [display_name(slug) for slug in {request.persona, *request.personas}]
+        )
+        self.known = [content_stems(text) for text in block_statements(request.block)]
+        self.memories: list[_Memory] = []
+        self.last_of: dict[str, tuple[int, _Memory]] = {}
+        self.last_human: str | None = None
+        self.position = 0
+
+    def read(self) -> list[_Memory]:
+        for index, line in enumerate(self.request.lines):
+            if line.speaker == self.request.persona:
+                found = self._promises(line)
+            elif line.speaker in self.humans:
+                found = self._statements(line, index)
+                self.last_human = line.speaker
+            else:
+                continue
+            found = [m for m in found if not self._known(m)]
+            best = sorted(found, key=lambda m: -m.importance)[: self.max_per_line]
+            last = self.last_of.get(line.speaker)
+            if last is not None and last[0] == index and all(m is not last[1] for m in best):
+                del self.last_of[line.speaker]
+            self.memories.extend(sorted(best, key=lambda m: m.order))
+        return self._unique(self.memories)
+
+    # -- human lines -----------------------------------------------------------------------
+
+    def _statements(self, line: Line, index: int) -> list[_Memory]:
+        text = normalise(line.text)
+        if carries_link_or_order(text):
+            return []
+        voice = Voice(ref=line.speaker, company=company_of(text))
+        text, shown = take_attachments(text)
+        found = self._said(split_sentences(text), line, index, voice)
+        return found or self._said(shown, line, index, voice)
+
+    def _said(self, sentences: list[str], line: Line, index: int, voice: Voice) -> list[_Memory]:
+        found: list[_Memory] = []
+        for raw in sentences:
+            sentence = restore_subject(strip_address(raw, self.names))
+            asked = follow_up(sentence) if sentence else None
+            if not sentence or sentence.rstrip().endswith("?") and asked is None:
+                continue
+            head = sentence if asked is None else _TRAILING_JOIN.sub("", sentence[: asked.start])
+            memory = self._statement(head, line, voice) if head else None
+            if memory is not None:
+                found.append(memory)
+                self.last_of[line.speaker] = (index, memory)
+            if asked is not None:
+                self._follow_up(asked, line, index, voice, found)
+        return found
+
+    def _statement(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:
+        if not self._about_the_speaker(sentence):
+            return None
+        tense = tense_of(sentence)
+        kind = kind_of(sentence, tense)
+        listener = self.persona_name if self.request.private else None
+        dated = resolve_dates(sentence, line.at.date(), tense)
+        third = to_third_person(dated.text, attrs.evolve(voice, listener=listener))
+        if third is None:
+            return None
+        text = as_memory_text(third)
+        if not self._specific(text):
+            return None
+        importance = importance_of(sentence, kind)
+        if importance < self.importance_min:
+            return None
+        return self._new(line.speaker, kind, text, importance, line, dated.valid_from)
+
+    def _about_the_speaker(self, sentence: str) -> bool:
+        """Whether a sentence says something about its speaker (see the module rules)."""
+        if is_chatter(sentence) or not has_first_person(sentence) or mentions_name(sentence, self.names):
+            return False
+        if _FOREIGN_SUBJECT.match(sentence) or _NAMED_SUBJECT.match(sentence):
+            return False
+        if _GERUND_SUBJECT.match(sentence) and not re.search(r"\b(?:[Mm]y|me)\b", sentence):
+            return False
+        return not (
+            _JUST_US.search(sentence) or _ABOUT_LISTENER.search(sentence) or _HYPOTHETICAL.search(sentence)
+        )
+
+    def _follow_up(
+        self, asked: FollowUp, line: Line, index: int, voice: Voice, found: list[_Memory]
+    ) -> None:
+        if mentions_name(asked.clause, self.names):
+            return
+        dated = resolve_dates(asked.clause, line.at.date(), "future")
+        listener = self.persona_name if self.request.private else None
+        clause = to_third_person(dated.text, attrs.evolve(voice, listener=listener), named=True)
+        if clause is None:
+            return
+        previous = self.last_of.get(line.speaker)
+        if asked.needs_antecedent and previous is not None and index - previous[0] <= 2:
+            memory = previous[1]
+            joined = as_memory_text(f"{memory.text.rstrip('.')} and {clause}")
+            if joined.endswith(f"{clause}."):
+                memory.text = joined
+                memory.kind = "open_loop"
+                memory.importance = max(memory.importance, 7)
+                memory.valid_from = memory.valid_from or dated.valid_from
+                if line.id not in memory.evidence:
+                    memory.evidence.append(line.id)
+                return
+        if asked.needs_antecedent:
+            return
+        text = as_memory_text(f"{line.speaker} {clause}")
+        memory = self._new(line.speaker, "open_loop", text, 7, line, dated.valid_from)
+        found.append(memory)
+        self.last_of[line.speaker] = (index, memory)
+
+    # -- persona lines ---------------------------------------------------------------------
+
+    def _promises(self, line: Line) -> list[_Memory]:
+        counterpart = self._counterpart()
+        text = normalise(line.text)
+        if counterpart is None or carries_link_or_order(text):
+            return []
+        found = []
+        for raw in split_sentences(text):
+            sentence = strip_address(raw, self.names)
+            act = promised_act(sentence)
+            if act is None or mentions_name(act, self.names):
+                continue
+            dated = resolve_dates(act, line.at.date(), "future")
+            said = promise_text(dated.text, self.persona_name, self.pronoun, counterpart)
+            if said is None:
+                continue
+            text_out = as_memory_text(said)
+            importance = max(7, importance_of(act, "promise"))
+            found.append(
+                self._new("self", "promise", text_out, importance, line, dated.valid_from, counterpart)
+            )
+        return found
+
+    def _counterpart(self) -> str | None:
+        if len(self.humans) == 1:
+            return next(iter(self.humans))
+        if self.request.private:
+            return None
+        return self.last_human
+
+    # -- shared ----------------------------------------------------------------------------
+
+    def _new(
+        self,
+        subject: str,
+        kind: Kind,
+        text: str,
+        importance: int,
+        line: Line,
+        valid_from: str | None,
+        counterpart: str | None = None,
+    ) -> _Memory:
+        self.position += 1
+        return _Memory(
+            subject=subject,
+            kind=kind,
+            text=text,
+            importance=importance,
+            evidence=[line.id],
+            valid_from=valid_from,
+            counterpart=counterpart,
+            order=self.position,
+        )
+
+    @staticmethod
+    def _specific(text: str) -> bool:
+        """At least one word that says something, and no ending on a bare "it" or "that"
+        unless the rest is telling ("u:1 loves it" and "u:1 is keen to hear about it" say
+        nothing a reader later could use)."""
+        words = [w.lower() for w in _WORD.findall(text) if not w.startswith("u:")]
+        specific = [w for w in words if w not in STOPWORDS and w not in VAGUE and not w.isdigit()]
+        if words and words[-1] in _DANGLING and len(specific) < 3:
+            return False
+        return len(specific) >= 1
+
+    def _known(self, memory: _Memory) -> bool:
+        stems = content_stems(memory.text)
+        return any(stems <= known or likeness(stems, known) >= _LIKE_KNOWN for known in self.known)
+
+    @staticmethod
+    def _unique(memories: list[_Memory]) -> list[_Memory]:
+        seen: set[tuple[str, frozenset[str]]] = set()
+        out = []
+        for memory in memories:
+            key = (memory.subject, content_stems(memory.text))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(memory)
+        return out
+
+
+def block_statements(block: str) -> list[str]:
+    """The memory texts quoted in a rendered block (``- "text" · tags`` lines)."""
+    out = []
+    for line in block.splitlines():
+        match = _BLOCK_LINE.match(line.strip())
+        if match is None:
+            continue
+        try:
+            text = json.loads(match.group(1))
+        except ValueError:
+            continue
+        if isinstance(text, str):
+            out.append(text)
+    return out

@@ -1,0 +1,208 @@
+"""What a first-person sentence is — plan, happening, taste, tie or detail — and how much it matters.
+
+Rules (kinds, first that applies):
+- ``open_loop``: a plan or a follow-up — "I'm going to…", "I'll…", "next week I…", "I'm
+  interviewing on Thursday", "ask me how it went", "remind me to…".
+- ``relationship``: about someone in the speaker's life, who is the subject — "my sister just
+  had a baby", "my husband…", "my best friend…".
+- ``event``: something that happened — a past-tense verb after the speaker ("I sold…", "I went…",
+  "we went camping") or a past time ("last weekend I…", "yesterday").
+- ``relationship`` again for ties stated by the speaker: "I have two kids", "I'm married".
+- ``preference``: love, like, enjoy, prefer, hate, can't stand, favourite, "into", "a fan of".
+- ``fact``: any other personal detail.
+
+Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
+- life events — job, interview, moving, marriage, divorce, birth, death, illness, graduation,
+  break-up, adoption — 8 (9 for death, divorce, birth and a diagnosis);
+- plans and open loops 6, follow-ups ("ask me how it went") 7; what someone does for a
+  living ("I work at…", "I'm a nurse") 6;
+- events 5; relationships 5; hobbies and routines 5; preferences 4; other facts 4;
+- the mundane — meals, weather, being tired or busy, small talk — 2, below the bar of 3, unless
+  the sentence says something more than that ("I was bored, so I took my turtles for a walk").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from .dates import Tense
+from .lexicon import ADVERBS, IRREGULAR_PAST, RELATIONS, STOPWORDS, VAGUE
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+Kind = Literal["fact", "preference", "event", "promise", "open_loop", "relationship"]
+
+_SUBJECT = r"(?:\bI|\b[Ww]e|\b[Mm]y \w+|\b[Oo]ur \w+)"
+_ADVERBS = "|".join(sorted(ADVERBS))
+
+_FUTURE = re.compile(
+    r"\b(?:I'll|I will|we'll|we will|I'm going to|I am going to|we're going to|gonna|I plan|"
+    r"I'm planning|we're planning|I'm thinking (?:about|of)|we're thinking (?:about|of)|"
+    r"I intend|I hope to|I want to|I'd like to|I'm hoping to|can't wait to|about to|"
+    r"I'm off to|I'm heading|I'm starting|next (?:week|month|year|weekend|time)|tomorrow|tonight|"
+    r"this (?:weekend|coming)|upcoming|soon|later this|in \w+ (?:days|weeks|months|years)(?! ago)|"
+    r"I'm (?:\w+ )?\w+ing (?:on|this|next|to(?:morrow|night))\b|I'm (?:\w+ )?\w+ing (?:\w+ ){0,4}on "
+    r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday))",
+    re.I,
+)
+_NOT_PAST = r"(?!(?:need|feed|seed|speed|bleed|breed|proceed|succeed|exceed|shed|bed|red|embed)\b)"
+_PAST = re.compile(
+    rf"(?:{_SUBJECT}|\band)\s+(?:(?:{_ADVERBS})\s+)*"
+    rf"(?:{_NOT_PAST}\w+ed|{'|'.join(sorted(IRREGULAR_PAST))})\b|"
+    r"\b(?:I've|we've|I had|we had)\s+(?:(?:just|finally|already|recently)\s+)?(?:\w+ed|been|got|gone|"
+    r"made|done|had|seen|taken|found|bought|sold|met|won|lost|started)\b|"
+    r"\b(?:yesterday|ago|last (?:night|week|weekend|month|year|\w+day)|earlier (?:today|this))\b",
+)
+_FOLLOW_UP = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:and|so|please)\s+)(?:ask me|remind me|check (?:in|back) with me)\b|"
+    r"\b(?:let you know|keep you posted)\b",
+    re.I,
+)
+_PREFERENCE = re.compile(
+    rf"\b(?:I|we|I'd|we'd|I do|I don't|I didn't|we don't|I really don't)\s+(?:(?:{_ADVERBS})\s+)*"
+    r"(?:love|loved|like|liked|enjoy|enjoyed|prefer|hate|hated|adore|dislike|can't stand|cannot stand|"
+    r"am into|am obsessed|am a (?:big |huge )?fan)\b|"
+    r"\b(?:favou?rite|fan of|can't stand|keen on|passionate about|obsessed with|crazy about|"
+    r"not a fan|(?:I'm|I am|we're|really|totally|so) into|(?:my|our) love (?:of|for))\b",
+    re.I,
+)
+_RELATIONSHIP = re.compile(
+    rf"^(?:\w+ ){{0,3}}?(?:my|our) (?:(?:\w+|best|older|younger|little|big|eldest|youngest) )?"
+    rf"(?:{'|'.join(sorted(RELATIONS))})\b|\bI (?:have|have got|'ve got) (?:a|an|two|three|four|\d) "
+    rf"(?:\w+ )?(?:{'|'.join(sorted(RELATIONS))})\b|\bI'm (?:married|engaged|divorced|single|"
+    r"dating|seeing someone|pregnant)\b",
+    re.I,
+)
+
+_RELATION_SUBJECT = re.compile(
+    rf"^(?:my|our) (?:(?:best|older|younger|little|big|eldest|youngest|oldest|new|ex) )?"
+    rf"(?:{'|'.join(sorted(RELATIONS))})\b",
+    re.I,
+)
+_LIFE_EVENTS = re.compile(
+    r"\b(?:job|jobs|interview\w*|hired|fired(?! up)|laid off|promot\w+|resign\w*|retir\w+|career|"
+    r"mov(?:e|ed|ing) (?:to|out|in|house|back)|new (?:house|flat|apartment|home|place)|"
+    r"bought (?:a|an|my|our) (?:house|flat|apartment|home|car)|sold (?:my|our|the) (?:house|flat|"
+    r"apartment|home|car|company|business|shares)|married|marry|wedding|engaged|proposed|divorc\w+|"
+    r"pregnan\w+|baby|born|birth|gave birth|adopt\w*|died|passed away|death|funeral|"
+    r"lost (?:my|our)|cancer|diagnos\w+|surgery|hospitali[sz]\w*|in (?:the )?hospital|illness|"
+    r"sick|injur\w+|graduat\w+|degree|"
+    r"broke up|break-?up|split up|separated|started (?:a|my|our) (?:own )?(?:business|company|store|"
+    r"shop)|launch\w*|transition\w*|came out|coming out|accident|scholarship|accepted (?:to|into|at))\b",
+    re.I,
+)
+_OCCUPATION = re.compile(
+    r"\bwork(?:s|ing)? (?:as|at|for)\b|\b(?:I'm|I am|u:\d+ is) (?:a|an) (?:\w+ )?(?:nurse|teacher|doctor|"
+    r"engineer|developer|programmer|designer|lawyer|student|accountant|banker|chef|cook|artist|"
+    r"writer|musician|manager|consultant|scientist|researcher|professor|firefighter|officer|pilot|"
+    r"driver|farmer|dancer|actor|actress|photographer|counsel+or|therapist|worker|architect|"
+    r"entrepreneur|founder|owner|analyst|trader|investor|coach|athlete|player|vet|dentist|"
+    r"pharmacist|mechanic|electrician|plumber|carpenter|editor|journalist|volunteer)\b",
+    re.I,
+)
+_GRAVE = re.compile(
+    r"\b(?:died|passed away|death|funeral|divorc\w+|gave birth|born|cancer|diagnos\w+)\b", re.I
+)
+_HOBBIES = re.compile(
+    r"\b(?:hik\w+|camp\w*|swim\w*|run|running|ran|marathon|race|yoga|gym|workout|paint\w*|draw\w*|"
+    r"pottery|guitar|piano|violin|music|sing\w*|danc\w+|read\w*|books?|novel|writ\w+|poetry|"
+    r"photograph\w*|cook\w*|bak\w+|garden\w*|travel\w*|trip|volunteer\w*|class|classes|lessons?|"
+    r"course|learn\w*|stud\w+|practi[cs]\w+|team|league|club|game|games|gaming|chess|tennis|"
+    r"football|soccer|basketball|baseball|golf|climb\w*|surf\w*|ski\w*|bik\w+|cycl\w+|"
+    r"knit\w*|sew\w*|craft\w*|concert|festival|museum|art|artist|collect\w*|pet|dog|cat|"
+    r"church|faith|charity|mentor\w*|support group|group|community|project|business|store|"
+    r"shop|company|studio|band|show|exhibit\w*|play\w* the \w+|trumpet|drums|saxophone|flute|"
+    r"cello|ukulele|turtles?|fish|birds?|hamsters?|horses?|puppy|kitten)\b",
+    re.I,
+)
+_MUNDANE = re.compile(
+    r"\b(?:breakfast|lunch|dinner|snack|ate|eating|coffee|tea|sandwich|pizza|weather|rain\w*|"
+    r"sunny|cold|hot|tired|sleepy|busy|bored|woke up|shower|nap|laundry|groceries|traffic|"
+    r"errands|chilling|relaxing at home|just chilling|watching tv|hungry)\b",
+    re.I,
+)
+_WEIGHTY = re.compile(
+    r"\b(?:dream|goal|passion|mission|identity|transgender|trans|lgbtq\+?|mental health|"
+    r"therapy|anxiety|depression|recovery|sober|faith|values?|proud|grateful|family|allerg\w+|"
+    r"vegetarian|vegan|gluten|diabet\w+|asthma|pregnan\w+|religio\w+)\b",
+    re.I,
+)
+
+
+_PROGRESSIVE = re.compile(r"\b(?:I'm|I am|we're|we are)\s+(?:\w+\s+)?\w+ing\b", re.I)
+_TIME_AHEAD = re.compile(
+    r"\b(?:on|this|next|in|by|from)\s+(?:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|"
+    r"Sunday|\d)"
+)
+
+
+def tense_of(sentence: str) -> Tense:
+    """``past``, ``future`` or ``present``: the direction a bare "on Friday" points.
+
+    A present progressive with a time ("I'm flying to Rome in May") speaks of the future.
+    """
+    past = _PAST.search(sentence)
+    future = _FUTURE.search(sentence)
+    if future is None and _PROGRESSIVE.search(sentence) and _TIME_AHEAD.search(sentence):
+        future = _PROGRESSIVE.search(sentence)
+    if past and future:
+        return "past" if past.start() < future.start() else "future"
+    if past:
+        return "past"
+    if future:
+        return "future"
+    return "present"
+
+
+def is_follow_up(sentence: str) -> bool:
+    """True for "ask me how it went", "remind me to…", "I'll let you know"."""
+    return bool(_FOLLOW_UP.search(sentence))
+
+
+def kind_of(sentence: str, tense: Tense) -> Kind:
+    """The kind of a first-person sentence (see the module rules)."""
+    if tense == "future" or is_follow_up(sentence):
+        return "open_loop"
+    if _RELATION_SUBJECT.search(sentence):
+        return "relationship"
+    if tense == "past":
+        return "event"
+    if _RELATIONSHIP.search(sentence):
+        return "relationship"
+    if _PREFERENCE.search(sentence):
+        return "preference"
+    return "fact"
+
+
+def importance_of(sentence: str, kind: Kind) -> int:
+    """How much the statement matters, 1..10 (see the module rules)."""
+    if _LIFE_EVENTS.search(sentence):
+        return 9 if _GRAVE.search(sentence) else 8
+    if kind == "promise":
+        return 7
+    if _OCCUPATION.search(sentence) and kind != "open_loop":
+        return 6
+    if kind == "open_loop":
+        return 7 if is_follow_up(sentence) else 6
+    base = {"event": 5, "relationship": 5, "preference": 4, "fact": 4}[kind]
+    if _HOBBIES.search(sentence) or _WEIGHTY.search(sentence):
+        return max(base, 5)
+    if _MUNDANE.search(sentence) and _specific_words(_MUNDANE.sub(" ", sentence)) < 2:
+        return 2
+    return base
+
+
+_SMALL_WORDS = frozenset(
+    "morning evening afternoon night tonight today weekend week grabbed grab quick quickly little "
+    "bit again here there outside".split()
+)
+
+
+def _specific_words(text: str) -> int:
+    return sum(
+        1
+        for w in _WORD.findall(text.lower())
+        if w not in STOPWORDS and w not in VAGUE and w not in _SMALL_WORDS
+    )

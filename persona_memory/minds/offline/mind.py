@@ -1,0 +1,61 @@
+"""``OfflineMind``: the ``Mind`` port answered by rules, with no network and no model.
+
+It reads a transcript the way the extraction and router prompts ask a model to (design §2.1,
+§2.2), but with rules a person can read: ``extract`` for call A, ``route`` for call B. It is
+weaker than a model and says so — it only understands first-person statements, plain dates
+and a closed set of change cues — but it is deterministic (the same request always gets the
+same answer) and honest (no answer is keyed to a known input). ``make demo``, the tests and
+the LoCoMo benchmark use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from ...errors import ConfigError
+from ..port import ExtractionRequest, RoutingRequest
+from .extract import PRONOUNS, extract_memories
+from .route import route_candidate
+
+
+@attrs.frozen
+class OfflineMind:
+    """The bundled rule-based mind; implements ``minds.port.Mind``.
+
+    Args:
+        pronouns: how each persona's promises speak of it — ``{"warren": "he"}`` makes
+            "Warren said he would send u:42 the letter"; a persona not named here is "they".
+        max_per_line: at most this many memories from one transcript line (the most
+            important ones).
+        importance_min: statements rated below this are not offered at all (validation drops
+            them anyway; 3 is the design's bar).
+    """
+
+    pronouns: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    max_per_line: int = 2
+    importance_min: int = 3
+
+    @pronouns.validator
+    def _check_pronouns(self, attribute: attrs.Attribute, value: Mapping[str, str]) -> None:
+        for slug, pronoun in value.items():
+            if pronoun not in PRONOUNS:
+                raise ConfigError(
+                    f"the pronoun of persona {slug!r} must be one of {sorted(PRONOUNS)}, got {pronoun!r}"
+                )
+
+    async def extract(self, request: ExtractionRequest) -> dict[str, Any]:
+        return extract_memories(
+            request,
+            max_per_line=self.max_per_line,
+            importance_min=self.importance_min,
+            pronouns=self.pronouns,
+        )
+
+    async def route(self, request: RoutingRequest) -> dict[str, Any]:
+        return route_candidate(request)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,376 @@
+"""First person to third: "I love hiking" said by u:42 becomes "u:42 loves hiking".
+
+Rules:
+- The first mention of the speaker becomes their ``u:`` id (``I`` → ``u:42``, ``my`` →
+  ``u:42's``, ``me`` → ``u:42``); later mentions become ``they``/``their``/``them``/``themself``
+  (or the ``he``/``she`` forms when the caller knows them, as for a persona), so a sentence
+  names its subject once and reads naturally.
+- The verb after ``I`` agrees with its new subject, past adverbs ("I really love" → "u:42
+  really loves"): ``am`` → ``is``, ``have`` → ``has``, ``do`` → ``does``, ``go`` → ``goes``,
+  ``watch`` → ``watches``, ``study`` → ``studies``; a past form (``went``, ``sold``) or a modal
+  (``can``, ``will``) stays. After ``they`` the verb keeps its plural form (``I am`` → ``they
+  are``, ``I was`` → ``they were``).
+- ``we``/``our``/``us`` are the speaker with company: "we went camping" → "u:42 and family went
+  camping" (the company is taken from the line — "my kids", "my husband" — else "family").
+- ``you`` is the listener. When the caller names the listener (a human speaking to the
+  persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
+  guys" — the sentence is refused (``None``): nobody later could tell whom it meant.
+- A subject the chat left out is put back first: "Gonna continue my edu" → "I'm going to
+  continue my edu", "Just signed up for a pottery class" → "I just signed up…",
+  "Researching adoption agencies" → "I'm researching adoption agencies", "Here's a pic of my
+  family" → "I shared a pic of my family".
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from .lexicon import (
+    ADVERBS,
+    AMBIGUOUS_PAST,
+    IRREGULAR_PAST,
+    ING_NOUNS,
+    MODALS,
+    PAST_PARTICIPLES,
+    PLURAL_FIXES,
+    RELATIONS,
+    VERB_FIXES,
+)
+
+
+@attrs.frozen
+class Voice:
+    """Who "I", "we" and "you" are in the sentence being turned.
+
+    ``ref`` names the speaker at first mention; ``pronoun`` (``they``, ``he`` or ``she``) at
+    every later one. ``company`` is who "we" adds to the speaker; ``listener`` is the name
+    "you" becomes (``None``: a sentence with "you" is refused).
+    """
+
+    ref: str
+    company: str = "family"
+    listener: str | None = None
+    pronoun: str = attrs.field(default="they", validator=attrs.validators.in_(("they", "he", "she")))
+
+    @property
+    def forms(self) -> dict[str, str]:
+        return _PRONOUN_FORMS[self.pronoun]
+
+
+def _forms(
+    subject: str, obj: str, possessive: str, owned: str, reflexive: str, be: str, have: str
+) -> dict[str, str]:
+    return {
+        "subject": subject,
+        "object": obj,
+        "possessive": possessive,
+        "owned": owned,
+        "reflexive": reflexive,
+        "'m": be,
+        "'ve": have,
+        "'ll": "'ll",
+        "'d": "'d",
+    }
+
+
+_PRONOUN_FORMS = {
+    "they": _forms("they", "them", "their", "theirs", "themself", "'re", "'ve"),
+    "he": _forms("he", "him", "his", "his", "himself", "'s", "'s"),
+    "she": _forms("she", "her", "her", "hers", "herself", "'s", "'s"),
+}
+
+
+_FIRST_PERSON = re.compile(
+    r"\bI\b|\bI'(?:m|ve|ll|d)\b|\b(?:me|my|mine|myself)\b|"
+    r"\b(?:[Ww]e|[Ww]e're|[Ww]e've|[Ww]e'll|[Ww]e'd|[Mm]y|Me)\b|^[Oo]ur\b"
+)
+_FIRST_PERSON_SUBJECT = re.compile(r"\bI\b|\bI'(?:m|ve|ll|d)\b|\b[Ww]e(?:'re|'ve|'ll|'d)?\b")
+_SECOND_PERSON = re.compile(
+    r"\b(?:[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself|[Yy]ourselves|YOU|ya|u)(?:'[a-z]+)?\b"
+)
+_YOU_MANY = re.compile(r"\b(?:you|your) (?:two|both|guys|all|folks|lot)\b|\by'all\b", re.I)
+_TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*|\s+|.", re.DOTALL)
+_HABITUAL = re.compile(
+    r"\b(every|each|often|usually|always|a lot|daily|weekly|regularly|sometimes)\b", re.I
+)
+
+_ELIDED_PAST = (
+    "got went took had made started finished signed joined visited bought sold moved painted "
+    "tried saw met ran found spent learned learnt quit left lost won booked adopted graduated "
+    "launched opened built wrote played picked decided managed watched baked cooked volunteered "
+    "donated attended hosted organized organised completed passed received became traveled "
+    "travelled bumped checked caught"
+).split()
+_RESTORE = (
+    (re.compile(r"^(?:gonna|going to)\b(?! be\b)", re.I), "I'm going to"),
+    (re.compile(r"^been\b", re.I), "I've been"),
+    (re.compile(r"^gotta\b", re.I), "I have to"),
+    (re.compile(r"^(?:have|has) been\b", re.I), "I've been"),
+    (re.compile(r"^(?:can't|cannot) wait\b", re.I), "I can't wait"),
+    (re.compile(r"^(?:still|currently|now|also|just|really) (?=[a-z]{2,}ing\b)", re.I), "I'm {0}"),
+    (
+        re.compile(
+            r"^(?:just|finally|recently|also|still)\s+(?=[a-z]+ed\b|(?:"
+            + "|".join(sorted(IRREGULAR_PAST))
+            + r")\b)",
+            re.I,
+        ),
+        None,
+    ),
+    (re.compile(r"^(?:" + "|".join(_ELIDED_PAST) + r")\b", re.I), None),
+    (re.compile(r"^(?:love|loved|hate|hated|enjoy|enjoyed|adore|prefer)\b", re.I), None),
+    (
+        re.compile(r"^(?:here's|here is|here are|check out|take a look at)(?=.*\b(?:my|I|our|we)\b)", re.I),
+        "I shared",
+    ),
+    (
+        re.compile(
+            r"^(?:here's|here is|here are|this is|these are|check out|look at|take a look at)"
+            r"(?= (?:a |an |my |our |this |the |some )?(?:\w+ )?(?:pic|pics|photo|photos|picture|"
+            r"pictures|shot|snap|selfie|painting|paintings|drawing|sketch)\b)",
+            re.I,
+        ),
+        "I shared",
+    ),
+)
+_GERUND = re.compile(
+    r"^([A-Za-z]{2,}ing)\b(?!'s|\s+(?:is|was|has|are|can|makes|helps|means|gives|keeps|takes|"
+    r"brings|feels)\b)"
+)
+_MAIN_VERB_LATER = re.compile(
+    r"\b(?:has been|have been|is|was|are|were|can|could|will|would|should|might|must|makes|helps|"
+    r"means|gives|keeps|brings|feels|seems|sounds|looks|takes|matters|reminds|lets|gets|puts|"
+    r"inspires|motivates|calms|relaxes|allows)\b|\b(?:always|really|just|also|often|usually|never)"
+    r"\s+[a-z]+s\b"
+)
+_COMPOUND = re.compile(
+    rf"\b([Mm]y|[Oo]ur) ((?:[\w'-]+ )?(?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))})) and I\b"
+)
+_ME_AND = re.compile(r"^[Mm]e and (my|our) ")
+
+
+def has_first_person(sentence: str) -> bool:
+    """True when the sentence speaks of its speaker: "I", "me", "my", or "we" as a subject.
+
+    "us", "our" and "ourselves" alone do not count — "Family's love grounds us" and "Taking
+    care of ourselves is vital" speak of people in general — unless "our" opens the sentence
+    ("Our twins start school next month").
+    """
+    return bool(_FIRST_PERSON.search(sentence))
+
+
+def has_first_person_subject(sentence: str) -> bool:
+    """True when "I" or "we" is a subject somewhere in the sentence."""
+    return bool(_FIRST_PERSON_SUBJECT.search(sentence))
+
+
+def addresses_listener(sentence: str) -> bool:
+    """True when the sentence says "you" (the listener) in any form."""
+    return bool(_SECOND_PERSON.search(sentence))
+
+
+def company_of(line: str) -> str:
+    """How "we" reads for this line: "their kids" when the line names "my kids", else "family"."""
+    for match in re.finditer(r"\b(?:my|our)\s+([a-z-]+)", line, re.IGNORECASE):
+        word = match.group(1).lower()
+        if word in RELATIONS:
+            return "family" if word in ("fam", "family") else f"their {word}"
+    return "family"
+
+
+def restore_subject(sentence: str) -> str:
+    """Put back an "I" the chat left out (see the module rules); other sentences unchanged."""
+    if has_first_person_subject(sentence):
+        return sentence
+    for pattern, replacement in _RESTORE:
+        match = pattern.match(sentence)
+        if match is None:
+            continue
+        if replacement is None:
+            return "I " + sentence[0].lower() + sentence[1:]
+        if "{0}" in replacement:
+            return replacement.format(match[0].lower()) + sentence[match.end() :]
+        return replacement + sentence[match.end() :]
+    match = _GERUND.match(sentence)
+    if match and match.group(1).lower() not in ING_NOUNS:
+        if not _MAIN_VERB_LATER.search(sentence[match.end() :]):
+            return "I'm " + sentence[0].lower() + sentence[1:]
+    return sentence
+
+
+def to_third_person(sentence: str, voice: Voice, *, named: bool = False) -> str | None:
+    """The sentence about ``voice.ref`` in the third person, or ``None`` if "you" cannot be
+    resolved. See the module rules. ``named`` says the speaker was already named (the text
+    continues a sentence about them), so even the first mention is a pronoun."""
+    if addresses_listener(sentence) and (voice.listener is None or _YOU_MANY.search(sentence)):
+        return None
+    sentence = _COMPOUND.sub(lambda m: f"I and {m.group(1).lower()} {m.group(2)}", sentence)
+    sentence = _ME_AND.sub(lambda m: f"I and {m.group(1)} ", sentence)
+    tokens = _TOKEN.findall(sentence)
+    habitual = bool(_HABITUAL.search(sentence))
+    turner = _Turner(voice, tokens, habitual)
+    turner.named = named
+    return turner.run()
+
+
+class _Turner:
+    """One pass over a sentence's tokens, remembering whether the speaker was named yet."""
+
+    def __init__(self, voice: Voice, tokens: list[str], habitual: bool) -> None:
+        self.voice = voice
+        self.tokens = tokens
+        self.habitual = habitual
+        self.named = False
+
+    def run(self) -> str:
+        tokens = self.tokens
+        for i, token in enumerate(tokens):
+            if not token[:1].isalpha():
+                continue
+            replacement = self._replace(i, token)
+            if replacement is not None:
+                tokens[i] = replacement
+        return "".join(tokens)
+
+    def _speaker(self) -> str:
+        if self.named:
+            return self.voice.pronoun
+        self.named = True
+        return self.voice.ref
+
+    def _group(self) -> str:
+        if self.named:
+            return "they"
+        self.named = True
+        return f"{self.voice.ref} and {self.voice.company}"
+
+    def _possessive(self) -> str:
+        if self.named:
+            return self.voice.forms["possessive"]
+        self.named = True
+        return f"{self.voice.ref}'s"
+
+    def _replace(self, i: int, token: str) -> str | None:
+        lower = token.lower()
+        forms = self.voice.forms
+        if token == "I":
+            was_named = self.named
+            subject = self._speaker()
+            self._agree(i, singular=not was_named or subject != "they")
+            return subject
+        if lower in _I_CONTRACTIONS:
+            if self.named:
+                return forms["subject"] + forms[lower[1:]]
+            return self._speaker() + " " + self._expand(i, lower[2:])
+        match lower:
+            case "me":
+                return forms["object"] if self.named else self._speaker()
+            case "my":
+                return self._possessive()
+            case "mine":
+                return forms["owned"] if self.named else f"{self._speaker()}'s"
+            case "myself":
+                return forms["reflexive"] if self.named else self._speaker()
+            case "we":
+                subject = self._group()
+                self._agree(i, singular=False)
+                return subject
+            case "we're" | "we've" | "we'll" | "we'd":
+                subject = self._group()
+                if subject == "they":
+                    return "they" + token[2:]
+                return subject + " " + self._expand(i, lower[3:], plural=True)
+            case "us":
+                return f"{forms['reflexive']} and {self.voice.company}" if self.named else self._group()
+            case "our":
+                return "their" if self.named else self._possessive()
+            case "ours":
+                return "theirs" if self.named else f"{self._speaker()}'s"
+            case "ourselves":
+                return "themselves"
+        if lower in _SECOND or token in ("ya", "u"):
+            return self._listener(i, lower)
+        return None
+
+    def _expand(self, i: int, contraction: str, plural: bool = False) -> str:
+        if contraction == "m":
+            return "is"
+        if contraction == "re":
+            return "are"
+        if contraction == "ve":
+            return "have" if plural else "has"
+        if contraction == "ll":
+            return "will"
+        nxt = self._next_word(i)
+        if nxt is not None and self.tokens[nxt].lower() in PAST_PARTICIPLES:
+            return "had"
+        return "would"
+
+    def _listener(self, i: int, lower: str) -> str:
+        name = self.voice.listener or "them"
+        if lower in ("you", "ya", "u", "yourself", "yourselves"):
+            nxt = self._next_word(i)
+            if nxt is not None:
+                fix = {"are": "is", "were": "was", "have": "has"}.get(self.tokens[nxt].lower())
+                if fix and i + 1 < len(self.tokens) and self.tokens[i + 1].isspace():
+                    self.tokens[nxt] = fix
+            return name
+        if lower in ("your", "yours"):
+            return f"{name}'s"
+        contraction = lower[3:]
+        verb = {"'re": "is", "'ve": "has", "'ll": "will", "'d": "would"}.get(contraction, "")
+        return f"{name} {verb}".strip()
+
+    def _next_word(self, i: int) -> int | None:
+        for j in range(i + 1, len(self.tokens)):
+            token = self.tokens[j]
+            if token.isspace():
+                continue
+            if not token[:1].isalpha():
+                return None
+            if token.lower() in ADVERBS:
+                continue
+            return j
+        return None
+
+    def _agree(self, i: int, *, singular: bool) -> None:
+        j = self._next_word(i)
+        if j is None:
+            return
+        word = self.tokens[j]
+        self.tokens[j] = third_singular(word, habitual=self.habitual) if singular else plural(word)
+
+
+_SECOND = frozenset(
+    {"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd"}
+)
+_I_CONTRACTIONS = frozenset({"i'm", "i've", "i'll", "i'd"})
+
+
+def third_singular(verb: str, *, habitual: bool = False) -> str:
+    """The verb as it follows "he"/"she": ``love`` → ``loves``; past forms and modals unchanged.
+
+    ``habitual`` says the sentence speaks of a habit ("every", "usually"), which makes a verb
+    like ``read`` present ("reads") rather than past.
+    """
+    lower = verb.lower()
+    if lower in VERB_FIXES:
+        return VERB_FIXES[lower]
+    if lower == "and" or lower in MODALS or lower.endswith("n't") or lower in IRREGULAR_PAST:
+        return verb
+    if lower in AMBIGUOUS_PAST and not habitual:
+        return verb
+    if lower.endswith("ed") or lower.endswith("s") and not lower.endswith(("ss", "sh")):
+        return verb
+    if lower.endswith(("ss", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(lower) > 2 and lower.endswith("y") and lower[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def plural(verb: str) -> str:
+    """The verb as it follows "they": ``am`` → ``are``, ``was`` → ``were``; others unchanged."""
+    return PLURAL_FIXES.get(verb.lower(), verb)

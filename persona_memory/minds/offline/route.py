@@ -1,0 +1,127 @@
+"""Call B without a model: ADD, UPDATE, CLOSE or NONE, by word overlap and change cues.
+
+Rules, first that applies:
+1. NONE — a neighbour already says it: every content word of the candidate is in the
+   neighbour, or the two overlap by at least ``SAME`` (Jaccard of content stems), and both say
+   it with the same polarity ("plays" vs "no longer plays").
+2. CLOSE — the candidate only ends something ("no longer", "not … anymore", "stopped", "gave
+   up") with nothing in its place, and shares its object with a neighbour ("u:42 no longer plays
+   tennis" closes "u:42 plays tennis on Sundays").
+3. UPDATE — the candidate carries a change ("sold", "quit", "moved out", "moved to", "now works
+   at", "left", "broke up", "divorced", "changed", or an ending with a replacement: "no longer
+   works at Google, now at Tencent") and shares its object with a neighbour. Sharing is a
+   common content word that is not a generic verb, or a topic — work, home, partner — that the
+   candidate and the neighbour both speak of, for the cues that are about one ("now works at
+   Tencent" updates "works at Google"; "sold their old bike" leaves "owns a flat" alone).
+   A contradiction — the same words with the opposite polarity ("u:42 is vegetarian" after
+   "u:42 is not vegetarian", "u:42 does not drink coffee" after "u:42 drinks coffee") — is an
+   UPDATE too, unless it is a pure ending (rule 2).
+4. UPDATE — the neighbour is the same fact, better said: all of its words are in the candidate,
+   which adds to them, and they overlap by at least ``BETTER_SAID``.
+5. ADD — anything else, and always when there are no neighbours.
+Only labels that were offered are ever returned.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..port import Neighbour, RoutingRequest
+from .stems import content_stems, likeness
+
+SAME = 0.7
+BETTER_SAID = 0.5
+
+_ENDING = re.compile(
+    r"\bno longer\b|(?:\bnot|n't|\bnever)\b(?:\s+\S+){0,6}?\s+any ?more\b|\bstopped\b|\bgave up\b",
+    re.IGNORECASE,
+)
+_REPLACEMENT = re.compile(
+    r"\bnow\b|\binstead\b|\bmoved to\b|\bnew\b|\bswitched to\b|\breplaced\b", re.IGNORECASE
+)
+_CHANGE = re.compile(
+    r"\b(?:sold|sells|selling|quit|quits|resigned|moved out|moved to|moved away|moving to|moving out|"
+    r"now works?|now lives?|now at|left|leaves|leaving|broke up|breaking up|split up|divorced|"
+    r"divorcing|changed|switched|got fired|was fired|was laid off|laid off|retired|dropped out|"
+    r"is now|are now|has a new|got a new|new job)\b",
+    re.IGNORECASE,
+)
+_CUE_WORDS = content_stems(
+    "sold sell quit resigned moved move out left leave broke break up split divorced changed "
+    "switched fired laid off retired dropped now new no longer stopped gave anymore instead"
+) | {"not"}
+_GENERIC = content_stems(
+    "go goes went do does did have has had get got make made be is was play plays played like "
+    "likes love loves enjoy enjoys use uses take took want wants new now still year years time "
+    "day days thing things really lot"
+)
+_TOPICS = {
+    "work": content_stems(
+        "work works job jobs company office boss career engineer position role hired fired "
+        "quit resigned employer colleague colleagues team startup firm manager salary"
+    ),
+    "home": content_stems(
+        "live lives lived flat apartment house home moved move rent rents neighbourhood "
+        "neighborhood city town place owns owned bought"
+    ),
+    "partner": content_stems(
+        "girlfriend boyfriend partner husband wife married marry dating dates relationship "
+        "engaged divorce divorced wedding together fiance fiancee"
+    ),
+}
+_TOPIC_CUES = {
+    "work": re.compile(
+        r"\b(?:now works?|quit|resigned|fired|laid off|retired|new job|changed jobs?|left)\b", re.I
+    ),
+    "home": re.compile(r"\b(?:moved|moving|sold|now lives?)\b", re.I),
+    "partner": re.compile(r"\b(?:broke up|breaking up|split up|divorc\w+|left)\b", re.I),
+}
+
+
+def route_candidate(request: RoutingRequest) -> dict[str, Any]:
+    """The router's answer for one candidate (see the module rules)."""
+    if not request.neighbours:
+        return {"event": "ADD"}
+    text = request.text
+    stems = content_stems(text)
+    negated = "not" in stems
+    for neighbour in request.neighbours:
+        theirs = content_stems(neighbour.text)
+        if negated != ("not" in theirs):
+            continue
+        if stems and (stems <= theirs or likeness(stems, theirs) >= SAME):
+            return {"event": "NONE"}
+    ending = bool(_ENDING.search(text)) and not _REPLACEMENT.search(text)
+    for neighbour in request.neighbours:
+        theirs = content_stems(neighbour.text)
+        if negated != ("not" in theirs) and stems ^ theirs == {"not"} and len(stems | theirs) >= 2:
+            return {"event": "CLOSE" if ending else "UPDATE", "old_id": neighbour.label}
+    if _ENDING.search(text) or _CHANGE.search(text):
+        target = _sharing_object(text, stems, request.neighbours)
+        if target is not None:
+            return {"event": "CLOSE" if ending else "UPDATE", "old_id": target.label}
+    for neighbour in request.neighbours:
+        theirs = content_stems(neighbour.text)
+        if len(theirs) >= 2 and theirs < stems and likeness(stems, theirs) >= BETTER_SAID:
+            return {"event": "UPDATE", "old_id": neighbour.label}
+    return {"event": "ADD"}
+
+
+def _sharing_object(text: str, stems: frozenset[str], neighbours: tuple[Neighbour, ...]) -> Neighbour | None:
+    """The neighbour the change is about: most object words in common, then a common topic."""
+    mine = stems - _CUE_WORDS - _GENERIC
+    best, best_shared = None, 0
+    for neighbour in neighbours:
+        shared = len(mine & (content_stems(neighbour.text) - _GENERIC))
+        if shared > best_shared:
+            best, best_shared = neighbour, shared
+    if best is not None:
+        return best
+    for topic, cue in _TOPIC_CUES.items():
+        if not cue.search(text) or not stems & _TOPICS[topic]:
+            continue
+        for neighbour in neighbours:
+            if content_stems(neighbour.text) & _TOPICS[topic]:
+                return neighbour
+    return None

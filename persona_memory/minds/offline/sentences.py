@@ -1,0 +1,205 @@
+"""Cutting a chat line into sentences and keeping the ones worth remembering.
+
+Rules:
+- An attachment note in the transcript ("[shares a photo of …]") is what the speaker showed.
+- A line that carries a link or an instruction to the persona ("from now on…", "ignore
+  previous…", "in every reply…") yields nothing at all: a memory is a fact, not an order.
+- A line is cut at ``.``, ``!``, ``?``, line breaks, dashes between clauses ("I joined a
+  mentorship program - it's rewarding", but not "special to me - a gift from my grandma"), and
+  before a clause of the speaker's own after "; ", ", but" or ", so" ("It's tough to pick,
+  but I really enjoy the upside-down poses"); never after ``Mr.``, ``Dr.``, ``e.g.``.
+- Openers that carry no fact are peeled off the front of each sentence — interjections
+  ("Wow,", "Oh", "Yeah!"), discourse markers ("So", "Actually", "By the way"), a short heading
+  before a colon ("Quick update:", "Big news:"), the names of the
+  people in the room used as address ("Caroline,"), and "since we last spoke" — and an
+  address at the end (", Mel!") is dropped.
+- What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
+  a reaction to the listener ("Good to see you"), an order, or a fragment: a single word, or
+  two that do not start with the speaker ("I'm vegetarian" is a statement; "Love it" is not).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_LINK_OR_ORDER = re.compile(
+    r"https?://|\bwww\.|!\[|\]\(|<\s*(script|img|a)\b|"
+    r"\bfrom now on\b|\b(in|on) (every|each|all|your) (reply|replies|response|responses|answer|"
+    r"answers|message|messages)\b|\bignore (all |any )?(the |your |my )?(previous|prior|above|"
+    r"earlier|preceding|other)\b|\bdisregard\b|\bsystem prompt\b|\byou (must|should|will) "
+    r"(always|never)\b|(?:^|[.!?,]\s*|\byou\s+|\bplease\s+)(?:always|never) (respond|reply|answer|say|"
+    r"call me|end|start|mention|tell)\b|\bact as\b|\bpretend (to be|you)\b|"
+    r"\bnew instructions?\b|\bremember to always\b",
+    re.IGNORECASE,
+)
+
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Mt|Prof|Inc|Ltd|No)|\be\.g|\bi\.e|\b[A-HJ-Z])\.$"
+)
+_ATTACHMENT = re.compile(
+    r"\[(?:shares|shared|sends|sent|shows|showed|attaches|attached)\s+(?P<what>[^\]]+)\]", re.I
+)
+_BREAK = re.compile(
+    r"(?<=[.!?])[\"')\]]*\s+|\s*\n\s*|"
+    r"(?:\s+[-–—]+\s+|\s*[–—]+\s*)(?=[A-Z]|(?:it|it's|that|that's|this|"
+    r"they|they're|there|there's|we|we're|my|so|which|he|she|and|but)\b)|"
+    r"(?:;|,\s*(?:but|so))\s+(?=(?:I|I'm|I've|I'd|I'll|[Mm]y|[Ww]e|[Ww]e're|[Ww]e've)\b)"
+)
+
+_INTERJECTION = (
+    r"hey+|hi+|hello|heya|yo|oh+|ooh+|ah+|aw+|wow+|whoa+|woah+|yay+|yeah+|yep|yup|yes|no|nope|"
+    r"ugh+|meh|welp|argh+|phew|oof|"
+    r"ok|okay|um+|uh+|hmm+|ha(?:ha)+|lol|lmao|omg|gosh|man|dude|wait|sure|nice|cool|great|"
+    r"awesome|amazing|wonderful|fantastic|sweet|totally|absolutely|definitely|exactly|true|"
+    r"right|indeed|agreed|of course|for sure|good|well done|same|haha"
+)
+_MARKER = (
+    r"so|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
+    r"to be honest|tbh|i mean|you know|guess what|fun fact|oh and|oh by the way|speaking of which|"
+    r"in the meantime|meanwhile|though|however|but yeah|"
+    r"since we last (?:spoke|chatted|talked|caught up)|"
+    r"since (?:the )?last time we (?:spoke|chatted|talked)|long time no (?:see|talk)|"
+    r"it'?s been (?:a while|ages|a few days|some time)(?: since we (?:spoke|chatted|talked))?"
+)
+_OPENER = re.compile(
+    rf"^(?:[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
+    rf"\s+(?=(?:{_INTERJECTION}|{_MARKER}|I|I'm|I've|I'll|I'd|my|we|we're|our)\b))\s*|"
+    rf"(?:{_MARKER})(?:\s*[,!.:;]+|\s*[-–—]+|\s+)\s*)",
+    re.IGNORECASE,
+)
+
+_GREETING_OR_THANKS = re.compile(
+    r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|see (you|ya)|talk (to you )?"
+    r"(soon|later)|ttyl|take care|thanks|thank you|thx|ty|cheers|congrats|congratulations|welcome|"
+    r"sorry (to hear|about)|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
+    r"glad to (hear|see)|so glad|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
+    r"keep (it up|going|up)|you got this|hang in there|no worries|no problem|my pleasure|"
+    r"same here|me too|(I )?(got|have got) your back|how about you|what about you|let's|let us|"
+    r"hope you|wish you|can't wait to (see|hear) (you|your|it|how|what|more)|(so |really |very )?glad|"
+    r"I (totally |completely |so |"
+    r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see|"
+    r"I get it|I understand|I hope so|I think so|I know|I'm (fine|good|ok|okay|here|back|in|down)|I know what you mean|I'm sure|I'm glad|I'm happy "
+    r"for|I'm so happy for|I'm proud of)\b",
+    re.IGNORECASE,
+)
+
+_IMPERATIVE = re.compile(
+    r"^(tell|ask|call|text|look|check|see|take|give|send|show|let|don't|do|make|keep|try|go|"
+    r"come|remember|imagine|guess|please|believe|push|trust|stay|enjoy|feel|stop|just|be|wish|"
+    r"hang|hold|have fun|good luck)\b",
+    re.IGNORECASE,
+)
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+_SPEAKER_FIRST = re.compile(r"^(?:I|I'm|I've|I'd|I'll|[Ww]e|[Ww]e're|[Mm]y|[Oo]ur)\b")
+
+
+def carries_link_or_order(text: str) -> bool:
+    """True when a line holds a URL, a markdown image or an instruction to the persona."""
+    return bool(_LINK_OR_ORDER.search(text))
+
+
+def normalise(text: str) -> str:
+    """Curly quotes straightened, ellipses and spaces folded, lower-case "i" capitalised, and
+    chat spellings written out ("gonna" → "going to", "cuz" → "because")."""
+    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
+    text = text.replace("…", "...")
+    text = re.sub(r"\bi('m|'ve|'ll|'d)?\b", lambda m: "I" + (m.group(1) or ""), text)
+    text = re.sub(r"\bim\b", "I'm", text)
+    text = re.sub(r"\bive\b", "I've", text)
+    text = re.sub(r"\bcuz\b|\b'cause\b", "because", text)
+    text = re.sub(r"\bgonna\b", "going to", text)
+    text = re.sub(r"\bwanna\b", "want to", text)
+    text = re.sub(r"\bgotta\b", "have to", text)
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def take_attachments(text: str) -> tuple[str, list[str]]:
+    """The line without its attachment notes, and what they showed as first-person sentences:
+    "Look! [shares a photo of a lake at sunrise]" → ("Look!", ["I shared a photo of a lake at
+    sunrise."])."""
+    shown = [f"I shared {m['what'].strip()}." for m in _ATTACHMENT.finditer(text)]
+    return _ATTACHMENT.sub(" ", text).strip(), shown
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of one line, in order, with their end punctuation kept."""
+    out: list[str] = []
+    start = 0
+    for match in _BREAK.finditer(text):
+        piece = text[start : match.start()].rstrip()
+        if _ABBREVIATION.search(piece):
+            continue
+        if piece:
+            out.append(piece)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        out.append(tail)
+    return [s for s in (p.strip() for p in out) if s]
+
+
+def strip_address(sentence: str, names: Iterable[str]) -> str:
+    """The sentence without the openers, addresses and trailing address named in the rules."""
+    names = tuple(names)
+    name_alternatives = _name_pattern(names, nicknames=True)
+    leading_name = (
+        re.compile(rf"^(?:dear\s+)?(?:{name_alternatives})\s*[,!.:;]+\s*", re.IGNORECASE)
+        if name_alternatives
+        else None
+    )
+    trailing_name = (
+        re.compile(rf"\s*,\s*(?:{name_alternatives})\s*(?=[.!?]*$)")
+        if name_alternatives
+        else None
+    )
+    previous = None
+    while previous != sentence:
+        previous = sentence
+        sentence = _OPENER.sub("", sentence, count=1)
+        if leading_name is not None:
+            sentence = leading_name.sub("", sentence, count=1)
+        if name_alternatives:
+            sentence = re.sub(
+                rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?:{name_alternatives})\s*[,!.:;]+\s*",
+                "",
+                sentence,
+                count=1,
+                flags=re.IGNORECASE,
+            )
+    if trailing_name is not None:
+        sentence = trailing_name.sub("", sentence)
+    return sentence.strip(" ,;:-–—")
+
+
+def _name_pattern(names: Iterable[str], *, nicknames: bool = False) -> str:
+    """A regex alternation of the names' words; with ``nicknames``, also their short forms
+    ("Mel", "Mell" for "Melanie"), which are only safe where an address is expected."""
+    forms: set[str] = set()
+    for name in names:
+        for part in name.split():
+            if len(part) >= 2:
+                forms.add(re.escape(part))
+                if nicknames and len(part) >= 5:
+                    forms.add(re.escape(part[:3]) + r"\w{0,2}")
+    return "|".join(sorted(forms, key=len, reverse=True))
+
+
+def is_chatter(sentence: str) -> bool:
+    """True for a question, greeting, thanks, order or fragment (see the module rules)."""
+    stripped = sentence.rstrip()
+    if not stripped or stripped.endswith("?") or "?" in stripped[-3:]:
+        return True
+    count = len(_WORD.findall(stripped))
+    if count < 2 or count < 3 and not _SPEAKER_FIRST.match(stripped):
+        return True
+    if _GREETING_OR_THANKS.match(stripped):
+        return True
+    return bool(_IMPERATIVE.match(stripped))
+
+
+def mentions_name(sentence: str, names: Iterable[str]) -> bool:
+    """True when a display name of someone in the room still stands in the sentence."""
+    pattern = _name_pattern(names)
+    return bool(pattern) and re.search(rf"\b(?:{pattern})\b", sentence) is not None

@@ -1,0 +1,54 @@
+"""The final form of a memory's text: one plain sentence of at most 200 characters.
+
+Rules:
+- Spaces are folded, emoticons and stray quotes dropped, and the sentence ends with one full stop.
+- A text longer than the limit is cut at the last clause boundary that fits (", ", "; ", " - ",
+  " and ", " but ", " because ", " which "), else at the last space: never inside a word.
+- Inner sentence ends ("!" or "?" followed by more words) become commas, initials lose their
+  dots ("J. K. Rowling" → "J K Rowling"), and any other full stop inside ends the text there:
+  a memory is one sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+LIMIT = 200
+
+_EMOTICON = re.compile(r"(?:^|\s)(?:[:;=8][-']?[()DPpOo3/\\|\]\[]+|<3|xD|XD|:\w+:)(?=\s|$)")
+_SYMBOLS = re.compile(r"[^\w\s.,;:!?'\"()&%$€£¥+/@#–—-]")
+_INNER_END = re.compile(r"\s*[!?]+\s+(?=\w)")
+_INITIAL = re.compile(r"\b([A-Z])\.\s*(?=[A-Z])")
+_INNER_STOP = re.compile(r"\.\s+(?=[\"'(]?[A-Za-z0-9])")
+_KNOWN_ABBREVIATION = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Mt|Prof|Inc|Ltd)\.$", re.I)
+_BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|because|which|while|so|though)\s")
+
+
+def as_memory_text(text: str, limit: int = LIMIT) -> str:
+    """``text`` shaped by the module rules."""
+    text = _EMOTICON.sub(" ", text)
+    text = _SYMBOLS.sub(" ", text)
+    text = _INNER_END.sub(", ", text)
+    if text.count('"') % 2:
+        text = text.replace('"', "")
+    text = " ".join(text.split())
+    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
+    text = text.rstrip(" .,;:!?-–—")
+    text = re.sub(r"\.{2,}", ",", text)
+    text = _INITIAL.sub(r"\1 ", text)
+    for stop in _INNER_STOP.finditer(text):
+        if not _KNOWN_ABBREVIATION.search(text[: stop.start() + 1]):
+            text = text[: stop.start()].rstrip(" ,;:")
+            break
+    if len(text) + 1 > limit:
+        text = _shorten(text, limit - 1)
+    return text + "." if text else ""
+
+
+def _shorten(text: str, limit: int) -> str:
+    head = text[: limit + 1]
+    cuts = [m.start() for m in _BOUNDARY.finditer(head) if m.start() >= limit // 3]
+    if cuts:
+        return text[: cuts[-1]].rstrip(" ,;-–—")
+    space = head.rfind(" ")
+    return text[: space if space > 0 else limit].rstrip(" ,;-–—")

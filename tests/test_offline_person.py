@@ -1,0 +1,131 @@
+"""First person to third, as the offline mind writes it (``minds.offline.person``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from persona_memory.minds.offline.person import (
+    Voice,
+    company_of,
+    restore_subject,
+    third_singular,
+    to_third_person,
+)
+
+DAN = Voice(ref="u:42")
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("I love hiking", "u:42 loves hiking"),
+        ("I go climbing on Sundays", "u:42 goes climbing on Sundays"),
+        ("I watch a lot of films", "u:42 watches a lot of films"),
+        ("I study Japanese at night", "u:42 studies Japanese at night"),
+        ("I have two kids", "u:42 has two kids"),
+        ("I am a nurse", "u:42 is a nurse"),
+        ("I do pottery", "u:42 does pottery"),
+        ("I don't eat meat", "u:42 doesn't eat meat"),
+        ("I really enjoy the upside-down poses", "u:42 really enjoys the upside-down poses"),
+        ("I sold my flat", "u:42 sold their flat"),
+        ("I went to Paris", "u:42 went to Paris"),
+        ("I can swim", "u:42 can swim"),
+        ("I'm interviewing at Tencent", "u:42 is interviewing at Tencent"),
+        ("I've been to Rome", "u:42 has been to Rome"),
+        ("I'll start in March", "u:42 will start in March"),
+        ("I'd love to visit Kyoto", "u:42 would love to visit Kyoto"),
+        ("I'd been there before", "u:42 had been there before"),
+        ("I was a teacher", "u:42 was a teacher"),
+    ],
+)
+def test_the_speaker_becomes_their_id_and_the_verb_agrees(said: str, written: str) -> None:
+    assert to_third_person(said, DAN) == written
+
+
+def test_later_mentions_are_pronouns_with_plural_verbs() -> None:
+    assert to_third_person("I love my job because I am good at it", DAN) == (
+        "u:42 loves their job because they are good at it"
+    )
+    assert to_third_person("I think I was wrong", DAN) == "u:42 thinks they were wrong"
+    assert to_third_person("I'm sure I'm right", DAN) == "u:42 is sure they're right"
+
+
+def test_object_and_reflexive_forms() -> None:
+    assert to_third_person("The group made me feel accepted", DAN) == "The group made u:42 feel accepted"
+    assert to_third_person("I taught myself to code", DAN) == "u:42 taught themself to code"
+    assert to_third_person("My kids are excited about summer break", DAN) == (
+        "u:42's kids are excited about summer break"
+    )
+
+
+def test_we_is_the_speaker_with_company() -> None:
+    voice = Voice(ref="u:42", company="their kids")
+    assert to_third_person("We went camping in the mountains", voice) == (
+        "u:42 and their kids went camping in the mountains"
+    )
+    assert to_third_person("We're moving to Berlin", DAN) == "u:42 and family are moving to Berlin"
+
+
+def test_a_compound_subject_keeps_a_plural_verb() -> None:
+    assert to_third_person("My husband and I love camping", DAN) == "u:42 and their husband love camping"
+
+
+def test_company_is_read_from_the_line() -> None:
+    assert company_of("Took my kids to the zoo. We loved it.") == "their kids"
+    assert company_of("We went camping.") == "family"
+    assert company_of("My fam and I went out") == "family"
+
+
+def test_you_names_the_listener_or_refuses_the_sentence() -> None:
+    assert to_third_person("I'll send you the photos", DAN) is None
+    with_listener = Voice(ref="u:42", listener="Warren")
+    assert to_third_person("I'll send you the photos", with_listener) == "u:42 will send Warren the photos"
+    assert to_third_person("I read the book you recommended", with_listener) == (
+        "u:42 read the book Warren recommended"
+    )
+
+
+def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
+    warren = Voice(ref="he", pronoun="he", listener="u:42")
+    assert to_third_person("send you my notes once I find them", warren, named=True) == (
+        "send u:42 his notes once he finds them"
+    )
+
+
+@pytest.mark.parametrize(
+    ("chat", "restored"),
+    [
+        ("Gonna continue my edu", "I'm going to continue my edu"),
+        ("Just signed up for a pottery class", "I just signed up for a pottery class"),
+        ("Researching adoption agencies", "I'm researching adoption agencies"),
+        ("Been running farther to de-stress", "I've been running farther to de-stress"),
+        ("Went hiking with my dad", "I went hiking with my dad"),
+        ("Here's a pic of my family camping", "I shared a pic of my family camping"),
+        ("Still working on opening a dance studio", "I'm still working on opening a dance studio"),
+    ],
+)
+def test_a_subject_the_chat_left_out_is_put_back(chat: str, restored: str) -> None:
+    assert restore_subject(chat) == restored
+
+
+def test_gerund_subjects_are_not_mistaken_for_a_missing_i() -> None:
+    assert restore_subject("Painting's a fun way to relax") == "Painting's a fun way to relax"
+    assert restore_subject("Walking them always reminds me to slow down") == (
+        "Walking them always reminds me to slow down"
+    )
+    assert restore_subject("Hearing that can make an impact") == "Hearing that can make an impact"
+
+
+@pytest.mark.parametrize(
+    ("verb", "agreed"),
+    [("love", "loves"), ("go", "goes"), ("watch", "watches"), ("study", "studies"), ("play", "plays"),
+     ("have", "has"), ("am", "is"), ("do", "does"), ("went", "went"), ("sold", "sold"), ("can", "can"),
+     ("fix", "fixes"), ("guess", "guesses")],
+)
+def test_third_singular(verb: str, agreed: str) -> None:
+    assert third_singular(verb) == agreed
+
+
+def test_a_verb_that_is_its_own_past_is_present_only_in_a_habit() -> None:
+    assert third_singular("read") == "read"
+    assert third_singular("read", habitual=True) == "reads"
