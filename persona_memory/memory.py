@@ -6,6 +6,7 @@ Rules:
   (shielded from outside cancellation), then closes the store.
 - Every method validates its arguments first: bad input raises a ``ValueError`` subclass that
   says what to fix, and nothing changes.
+- Once ``open_memory``'s block is left, every method raises ``MemoryClosed``.
 - Times come from the injected wall clock, never from trio's clock.
 """
 
@@ -42,6 +43,15 @@ class Memory:
         self.store = store
         self._clock = clock
 
+    @property
+    def supervisor(self) -> Supervisor:
+        """The supervisor, for introspection (``live_personas``, ``restarts``)."""
+        return self._supervisor
+
+    def _check_open(self) -> None:
+        if self._supervisor.closed:
+            raise MemoryClosed("the memory is closed; open it again with open_memory()")
+
     # ---- transcript --------------------------------------------------------------------
 
     async def post_line(self, room_id: str, speaker: str, text: str, at: datetime | None = None) -> int:
@@ -56,6 +66,7 @@ class Memory:
         if not isinstance(text, str) or not text.strip() or len(text) > LINE_LIMIT:
             raise InvalidInput(f"text must be a non-empty string of at most {LINE_LIMIT} chars")
         when = self._clock.now() if at is None else as_utc(at)
+        self._check_open()
         return await self.store.post_line(room_id, speaker, text, when)
 
     # ---- room events -------------------------------------------------------------------
@@ -69,6 +80,7 @@ class Memory:
         """
         if not isinstance(event, _EVENTS):
             raise InvalidInput(f"send() takes a room event such as RoomOpened, got {event!r}")
+        self._check_open()
         if isinstance(event, RoomOpened):
             await self.store.save_room(
                 StoredRoom(
@@ -94,29 +106,35 @@ class Memory:
         """
         ids.check_persona(persona)
         ids.check_room_id(room_id)
+        self._check_open()
         return await self._supervisor.block(persona, room_id)
 
     async def drain(self) -> None:
         """Wait until every queued write has landed."""
+        self._check_open()
         await self._supervisor.drain()
 
     # ---- the human's controls ----------------------------------------------------------
 
     async def set_memory_note(self, user_id: int, note: str) -> None:
         """Set what every persona should remember about ``user_id`` (≤ 400 chars; "" clears)."""
+        self._check_open()
         await self.store.set_memory_note(user_id, note)
 
     async def set_memory_on(self, user_id: int, on: bool) -> None:
         """The 'Personas remember me' switch. Off: no persona reads or writes about them."""
+        self._check_open()
         await self.store.set_memory_on(user_id, on)
 
     async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
         """'This persona forgets me': stops that persona's reads and writes about them."""
+        self._check_open()
         await self.store.set_muted(user_id, persona, muted)
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
         """Every row, open and closed, that any persona keeps about ``user_id``."""
         ids.check_user_id(user_id)
+        self._check_open()
         return await self.store.memories_about(user_id)
 
 

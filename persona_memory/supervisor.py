@@ -8,6 +8,13 @@ Rules:
 - A room event is checked against the registry first (``rooms.apply``): a refused event raises
   to the sender and changes nothing. An accepted one goes to the mailbox of every persona in
   the room, with the room's new state.
+- Intake is one at a time, and a delivery, once the registry recorded the event, is shielded
+  from the sender's cancellation. So every actor sees the room's events in registry order, and
+  the registry is never ahead of the actors (which would leave ``block()`` waiting for a build
+  that never comes).
+- An actor is idle when every envelope sent to it was handled and every job it queued was
+  performed — counted, not guessed from queue lengths: an envelope handed to a waiting actor
+  sits in no buffer until the actor wakes, and retiring it then would lose track of its work.
 - A writer that raises is restarted with capped exponential backoff (``restart.RestartPolicy``);
   too many crashes in the period escalate out of the nursery. It catches ``Exception`` only:
   cancellation always passes through.
@@ -41,10 +48,15 @@ class _Running:
     mailbox: trio.MemorySendChannel[Envelope]
     lane: WriteLane
     finished: trio.Event = attrs.field(factory=trio.Event)
+    sent: int = 0
+
+    @property
+    def idle(self) -> bool:
+        return self.sent == self.actor.handled and self.actor.idle
 
 
 class Supervisor:
-    """Create with ``open_supervisor``."""
+    """The registry and the actors of one open memory. ``open_memory`` creates it and closes it."""
 
     def __init__(
         self,
@@ -60,6 +72,7 @@ class Supervisor:
         self.rooms: dict[str, RoomState] = {}
         self._actors: dict[str, _Running] = {}
         self._generations = itertools.count(1)
+        self._intake = trio.Lock()
         self._closed = False
         self.restarts = 0
 
@@ -68,21 +81,37 @@ class Supervisor:
     async def send(self, event: RoomEvent) -> None:
         """Check ``event`` against the registry, record it, and deliver it to the room's actors.
 
+        Returns once every actor in the room has the event in its mailbox. Cancelled while
+        waiting for its turn, it changes nothing; once recorded, it is delivered in full.
+
         Raises:
             UnknownRoom, NotInRoom, InvalidInput: the event cannot happen; nothing changed.
             MemoryClosed: the memory is shutting down.
         """
         self._check_open()
-        room = apply(self.rooms, event, next(self._generations))
-        if isinstance(event, RoomArchived):
-            del self.rooms[event.room_id]
-        else:
-            self.rooms[event.room_id] = room
-        for persona in room.personas:
-            try:
-                await self._running(persona).mailbox.send(Delivered(event, room))
-            except trio.ClosedResourceError:
-                raise MemoryClosed("the memory closed while this event was being delivered") from None
+        async with self._intake:
+            self._check_open()
+            room = apply(self.rooms, event, next(self._generations))
+            if isinstance(event, RoomArchived):
+                del self.rooms[event.room_id]
+            else:
+                self.rooms[event.room_id] = room
+            with trio.CancelScope(shield=True):
+                for persona in room.personas:
+                    await self._deliver(self._running(persona), Delivered(event, room))
+
+    async def _deliver(self, running: _Running, envelope: Envelope) -> None:
+        running.sent += 1
+        try:
+            await running.mailbox.send(envelope)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            running.sent -= 1
+            raise MemoryClosed(
+                f"the memory closed while an event for {running.actor.persona} was being delivered"
+            ) from None
+        except BaseException:
+            running.sent -= 1
+            raise
 
     async def block(self, persona: str, room_id: str) -> str:
         """The block ``persona`` has for ``room_id`` with its current cast."""
@@ -95,18 +124,28 @@ class Supervisor:
         return await self._actors[persona].actor.block(room_id, room.generation)
 
     async def drain(self) -> None:
-        """Return when every message sent before this call has been handled and written."""
+        """Return when every message sent before this call has been handled and written.
+
+        Raises:
+            MemoryClosed: the memory closed before those writes landed.
+        """
         self._check_open()
         waits = []
         for running in list(self._actors.values()):
             done = trio.Event()
             try:
-                await running.mailbox.send(FlushRequested(done))
-            except trio.ClosedResourceError:
-                continue  # retired meanwhile: it had nothing left to write
-            waits.append(done)
-        for done in waits:
-            await done.wait()
+                await self._deliver(running, FlushRequested(done))
+            except MemoryClosed:
+                if self._actors.get(running.actor.persona) is not running:
+                    continue  # retired meanwhile, so it had nothing left to write
+                raise
+            waits.append((running, done))
+        for running, done in waits:
+            await _first_of(done, running.finished)
+            if not done.is_set():
+                raise MemoryClosed(
+                    f"the memory closed before {running.actor.persona}'s queued writes landed"
+                )
 
     def _check_open(self) -> None:
         if self._closed:
@@ -133,8 +172,10 @@ class Supervisor:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._supervise_writer, running)
                 await running.actor.run_mailbox(mailbox)
+                await running.actor.finish()
                 running.lane.close()
         finally:
+            running.actor.stop()
             running.finished.set()
 
     async def _supervise_writer(self, running: _Running) -> None:
@@ -167,25 +208,35 @@ class Supervisor:
 
     async def run_retirement(self) -> None:
         """Retire idle actors, forever (checks four times per idle period)."""
-        idle_after = self._actor_settings.idle_retire_seconds
         while True:
-            await trio.sleep(idle_after / 4)
-            now = trio.current_time()
-            busy = {p for room in self.rooms.values() for p in room.personas}
-            for persona, running in list(self._actors.items()):
-                if (
-                    persona not in busy
-                    and running.actor.idle
-                    and running.mailbox.statistics().current_buffer_used == 0
-                    and now - running.actor.last_active >= idle_after
-                ):
-                    del self._actors[persona]
-                    running.mailbox.close()
-                    log.info("%s's actor retired after %.0f s idle", persona, now - running.actor.last_active)
+            await trio.sleep(self._actor_settings.idle_retire_seconds / 4)
+            self.retire_idle()
+
+    def retire_idle(self) -> list[str]:
+        """Retire every actor idle for ``actors.idle_retire_seconds`` with no open room.
+
+        Returns the personas retired. Their actors finish on their own: nothing is queued.
+        """
+        idle_after = self._actor_settings.idle_retire_seconds
+        now = trio.current_time()
+        busy = {p for room in self.rooms.values() for p in room.personas}
+        retired = []
+        for persona, running in list(self._actors.items()):
+            if persona not in busy and running.idle and now - running.actor.last_active >= idle_after:
+                del self._actors[persona]
+                running.mailbox.close()
+                retired.append(persona)
+                log.info("%s's actor retired after %.0f s idle", persona, now - running.actor.last_active)
+        return retired
 
     @property
     def live_personas(self) -> frozenset[str]:
+        """The personas that have an actor right now."""
         return frozenset(self._actors)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     # ---- shutdown ----------------------------------------------------------------------
 
@@ -196,3 +247,17 @@ class Supervisor:
             running.mailbox.close()
         for running in list(self._actors.values()):
             await running.finished.wait()
+
+
+async def _first_of(a: trio.Event, b: trio.Event) -> None:
+    """Return as soon as either event is set."""
+    if a.is_set() or b.is_set():
+        return
+    async with trio.open_nursery() as nursery:
+        for event in (a, b):
+            nursery.start_soon(_set_then_cancel, event, nursery.cancel_scope)
+
+
+async def _set_then_cancel(event: trio.Event, scope: trio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()

@@ -7,6 +7,9 @@ Rules:
   supervisor restarts it and it performs that job again before the queue: nothing queued or in
   flight is lost by a crash.
 - The queue is bounded (``actors.write_queue_size``).
+- The lane counts jobs submitted and jobs performed; it is idle exactly when the two agree. A
+  job handed to a waiting writer is in neither the queue nor ``in_flight`` for a moment, so
+  looking at those two alone could call a busy lane idle.
 """
 
 from __future__ import annotations
@@ -48,21 +51,29 @@ class WriteLane:
     def __init__(self, size: int) -> None:
         self.send_channel, self.receive_channel = trio.open_memory_channel[WriteJob](size)
         self.in_flight: WriteJob | None = None
+        self.submitted = 0
         self.performed = 0
 
     @property
     def idle(self) -> bool:
-        return self.in_flight is None and self.receive_channel.statistics().current_buffer_used == 0
+        """Every job submitted so far has been performed."""
+        return self.submitted == self.performed
 
     async def submit(self, job: WriteJob) -> None:
-        await self.send_channel.send(job)
+        self.submitted += 1
+        try:
+            await self.send_channel.send(job)
+        except BaseException:
+            self.submitted -= 1
+            raise
 
     def submit_nowait(self, job: WriteJob) -> bool:
-        """Queue ``job`` unless the queue is full; return whether it was queued."""
+        """Queue ``job`` unless the queue is full or closed; return whether it was queued."""
         try:
             self.send_channel.send_nowait(job)
-        except trio.WouldBlock:
+        except (trio.WouldBlock, trio.ClosedResourceError):
             return False
+        self.submitted += 1
         return True
 
     def close(self) -> None:

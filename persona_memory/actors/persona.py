@@ -6,16 +6,21 @@ Rules:
   stalls the mailbox.
 - A block is cached per room with the room's generation. ``block()`` answers from the cache
   without touching the database; a caller asking for a newer generation waits for its build.
-  A delivery older than the cached generation is stale and skipped.
+  A delivery older than the cached generation is stale and skipped — an archive included: it
+  forgets only the life of the room it archived, never a newer one.
 - A build that fails is cached as the failure: ``block()`` raises it, the actor lives on.
-- Rows that loaded into a block are touched later, in one write on the lane, coalesced.
+- When the actor stops (retired, shut down, or its writer escalated), every ``block()`` still
+  waiting for a build raises ``MemoryClosed`` instead of waiting forever.
+- Rows that loaded into a block are touched later, in one write on the lane, coalesced. Stamps
+  that found the lane full are queued again after the next job, and once more when the
+  mailbox closes, so none is lost.
 - An incognito room's block is empty and costs no read.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable, Protocol
+from typing import Protocol
 
 import attrs
 import trio
@@ -24,6 +29,7 @@ from ..clock import WallClock
 from ..core.block import BlockRules, build_block
 from ..core.ranking import Topic
 from ..embedding import Embedder
+from ..errors import MemoryClosed
 from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
 from ..rooms import RoomState
 from ..storage.store import Store
@@ -76,6 +82,8 @@ class PersonaActor:
         self._built = trio.Event()
         self._pending_touches: dict[int, tuple] = {}
         self._touch_queued = False
+        self._stopped = False
+        self.handled = 0
         self.last_active = trio.current_time()
 
     # ---- the mailbox -------------------------------------------------------------------
@@ -86,7 +94,19 @@ class PersonaActor:
             async for envelope in mailbox:
                 self.last_active = trio.current_time()
                 await self._handle(envelope)
+                self.handled += 1
                 self.last_active = trio.current_time()
+
+    async def finish(self) -> None:
+        """After the mailbox closed: queue the last touches before the lane closes."""
+        if self._pending_touches and not self._touch_queued:
+            await self._lane.submit(TouchJob())
+            self._touch_queued = True
+
+    def stop(self) -> None:
+        """The actor is gone: wake every ``block()`` still waiting, to raise ``MemoryClosed``."""
+        self._stopped = True
+        self._built.set()
 
     async def _handle(self, envelope: Envelope) -> None:
         match envelope:
@@ -96,8 +116,10 @@ class PersonaActor:
                 await self._lane.submit(QuietJob(room))
             case Delivered(event=RoomArchived(), room=room):
                 await self._lane.submit(QuietJob(room, archiving=True))
-                self._blocks.pop(room.room_id, None)
-                self._topics.pop(room.room_id, None)
+                cached = self._blocks.get(room.room_id)
+                if cached is None or cached.generation <= room.generation:
+                    self._blocks.pop(room.room_id, None)
+                    self._topics.pop(room.room_id, None)
             case Delivered():
                 raise AssertionError(f"unexpected event {envelope.event!r}")
             case FlushRequested(done=done):
@@ -108,13 +130,21 @@ class PersonaActor:
     # ---- the read path -----------------------------------------------------------------
 
     async def block(self, room_id: str, generation: int) -> str:
-        """The cached block of ``room_id`` at ``generation`` or newer (waits for its build)."""
+        """The cached block of ``room_id`` at ``generation`` or newer (waits for its build).
+
+        Raises:
+            MemoryClosed: the actor stopped before that build.
+        """
         while True:
             cached = self._blocks.get(room_id)
             if cached is not None and cached.generation >= generation:
                 if cached.error is not None:
                     raise cached.error
                 return cached.text
+            if self._stopped:
+                raise MemoryClosed(
+                    f"{self.persona}'s memory closed before its block for room {room_id!r} was built"
+                )
             await self._built.wait()
 
     async def _rebuild(self, room: RoomState) -> None:
@@ -202,6 +232,8 @@ class PersonaActor:
                 done.set()
             case _:
                 assert_never(job)
+        if self._pending_touches and not self._touch_queued:
+            self._touch_queued = self._lane.submit_nowait(TouchJob())
         self.last_active = trio.current_time()
 
     @property

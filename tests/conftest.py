@@ -1,0 +1,77 @@
+"""Shared fixtures: settings on a temporary database, a fixed wall clock, and a memory to open.
+
+- ``settings``: the embedded defaults with the SQLite file in ``tmp_path`` and the fast offline
+  hashing embedder (64-d). ``make_settings(overrides)`` gives the same with more keys changed.
+- ``clock``: a ``ManualClock`` standing at ``NOW``; tests move it with ``clock.advance(days=1)``.
+- ``open_test_memory``: ``open_memory`` on those settings, that clock and a ``HashingEmbedder``;
+  call it as ``open_test_memory({"scope.v1_proven": False}, write_path=...)``.
+
+A note on virtual time: a task waiting for the SQLite worker thread counts as blocked for trio,
+so under ``autojump_clock`` the clock may jump while a database call is in flight. Tests that
+assert exact virtual times do so only around code that does not touch the database.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pytest
+
+from persona_memory import ManualClock, Memory, Settings, load_settings, open_memory
+from persona_memory.embedding import Embedder, HashingEmbedder
+
+NOW = datetime(2026, 8, 18, 12, 0, tzinfo=timezone.utc)
+DIM = 64
+
+OpenTestMemory = Callable[..., AbstractAsyncContextManager[Memory]]
+
+
+def settings_for(tmp_path: Path, overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Defaults with the database in ``tmp_path``, the hashing embedder, and ``overrides``."""
+    return load_settings(
+        None,
+        {
+            "storage.path": str(tmp_path / "m.db"),
+            "embedder.kind": "hashing",
+            "embedder.dim": DIM,
+            **(overrides or {}),
+        },
+    )
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    return lambda overrides=None: settings_for(tmp_path, overrides)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return settings_for(tmp_path)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(NOW)
+
+
+@pytest.fixture
+def open_test_memory(tmp_path: Path, clock: ManualClock) -> OpenTestMemory:
+    """``open_memory`` for tests: temporary database, the ``clock`` fixture, hashing embedder."""
+
+    def open_(
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        write_path: Any = None,
+        embedder: Embedder | None = None,
+    ) -> AbstractAsyncContextManager[Memory]:
+        return open_memory(
+            settings_for(tmp_path, overrides),
+            clock=clock,
+            embedder=embedder if embedder is not None else HashingEmbedder(DIM),
+            write_path=write_path,
+        )
+
+    return open_

@@ -1,0 +1,648 @@
+"""Persona actors and their supervisor, on trio: restarts, the writer lane, shutdown, retirement.
+
+The write path here is a fake (``write_path=`` of ``open_memory``) that records when it was
+called and can fail, block or sleep on command. Where a test asserts exact virtual times, the
+part being timed touches no database (see ``conftest``), so the clock only moves by sleeps.
+Tests that would hang if the code under test deadlocked run inside ``deadlock_guard()``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from contextlib import AsyncExitStack
+from typing import Sequence
+
+import attrs
+import numpy as np
+import pytest
+import trio
+import trio.testing
+from conftest import DIM, NOW
+from rowfactory import make_row
+
+from persona_memory import (
+    MemoryClosed,
+    RoomArchived,
+    RoomOpened,
+    RoomWentQuiet,
+    WriterCrashedTooOften,
+)
+from persona_memory.actors.envelopes import Delivered, FlushRequested
+from persona_memory.actors.lane import WriteLane, run_writer
+from persona_memory.actors.persona import ActorContext, PersonaActor
+from persona_memory.core.block import BlockRules
+from persona_memory.embedding import HashingEmbedder
+from persona_memory.errors import ProviderError
+from persona_memory.messages import MemberJoined
+from persona_memory.rooms import RoomState
+from persona_memory.storage.store import open_store
+
+SLOW_TOPIC = "the slow topic"
+BAD_TOPIC = "the topic that breaks the embedder"
+
+
+def private(room_id: str, persona: str = "warren", human: int = 42, **changes: object) -> RoomOpened:
+    return RoomOpened(room_id=room_id, personas=(persona,), humans={human}, private=True, **changes)
+
+
+def deadlock_guard() -> trio.CancelScope:
+    """Turn a hang into a failure (generous: these tests finish in milliseconds)."""
+    return trio.fail_after(20)
+
+
+def world_row(text: str, persona: str = "warren"):
+    return make_row(id=None, persona=persona, subject="world", kind="event", text=text, created=NOW)
+
+
+@attrs.define
+class Call:
+    persona: str
+    room_id: str
+    archiving: bool
+    at: float
+
+
+class FakeWritePath:
+    """A write path that records every attempt and does what the test says.
+
+    ``failures[room_id]``: how many more attempts on that room raise. ``gates[room_id]``: an
+    event the call waits on. ``sleep``: virtual seconds each call takes. ``done`` holds the
+    calls that returned.
+    """
+
+    def __init__(self, *, sleep: float = 0.0) -> None:
+        self.sleep = sleep
+        self.failures: Counter[str] = Counter()
+        self.always_fail = False
+        self.gates: dict[str, trio.Event] = {}
+        self.attempts: list[Call] = []
+        self.done: list[Call] = []
+        self.active: Counter[str] = Counter()
+        self.most_at_once: Counter[str] = Counter()
+        self.entered: dict[str, trio.Event] = defaultdict(trio.Event)
+
+    async def __call__(self, persona: str, room: RoomState, *, archiving: bool) -> None:
+        call = Call(persona, room.room_id, archiving, trio.current_time())
+        self.attempts.append(call)
+        self.active[persona] += 1
+        self.most_at_once[persona] = max(self.most_at_once[persona], self.active[persona])
+        self.entered[f"{persona}@{room.room_id}"].set()
+        try:
+            if self.always_fail:
+                raise RuntimeError("the model is down")
+            if self.failures[room.room_id] > 0:
+                self.failures[room.room_id] -= 1
+                raise RuntimeError(f"the model timed out on {room.room_id}")
+            if room.room_id in self.gates:
+                await self.gates[room.room_id].wait()
+            if self.sleep:
+                await trio.sleep(self.sleep)
+            for _ in range(3):
+                await trio.lowlevel.checkpoint()
+            self.done.append(call)
+        finally:
+            self.active[persona] -= 1
+
+    def rooms_done(self, persona: str = "warren") -> list[str]:
+        return [c.room_id for c in self.done if c.persona == persona]
+
+
+class GatedEmbedder:
+    """The hashing embedder, except that ``SLOW_TOPIC`` waits for ``gate`` and ``BAD_TOPIC`` fails."""
+
+    def __init__(self) -> None:
+        self._inner = HashingEmbedder(DIM)
+        self.gate = trio.Event()
+        self.entered = trio.Event()
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if SLOW_TOPIC in texts:
+            self.entered.set()
+            await self.gate.wait()
+        if BAD_TOPIC in texts:
+            raise ProviderError("the embedding endpoint answered 503")
+        return await self._inner.embed(texts)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def settle(memory, *room_ids: str, persona: str = "warren") -> None:
+    """Wait until each room's block is built and every queued write landed."""
+    for room_id in room_ids:
+        await memory.block(persona, room_id)
+    await memory.drain()
+
+
+# ---- restarts on the virtual clock -----------------------------------------------------------
+
+
+async def test_a_failing_write_is_retried_after_capped_backoff_and_nothing_queued_is_lost(
+    open_test_memory, autojump_clock
+) -> None:
+    writes = FakeWritePath()
+    writes.failures["r1"] = 2
+    async with open_test_memory(write_path=writes) as memory:
+        for room_id in ("r1", "r2", "r3"):
+            await memory.send(private(room_id))
+        await settle(memory, "r1", "r2", "r3")
+
+        t0 = trio.current_time()
+        for room_id in ("r1", "r2", "r3"):
+            await memory.send(RoomWentQuiet(room_id=room_id))
+        await memory.drain()
+
+        assert [c.room_id for c in writes.attempts] == ["r1", "r1", "r1", "r2", "r3"]
+        assert [c.at - t0 for c in writes.attempts] == pytest.approx([0.0, 0.5, 1.5, 1.5, 1.5])
+        assert writes.rooms_done() == ["r1", "r2", "r3"]
+        assert memory.supervisor.restarts == 2
+
+        # A writer that then ran longer than healthy_after (60 s) starts over at 0.5 s,
+        # where a third consecutive crash would have waited 2 s.
+        await trio.sleep(61)
+        writes.failures["r2"] = 1
+        t1 = trio.current_time()
+        await memory.send(RoomWentQuiet(room_id="r2"))
+        await memory.drain()
+        assert [c.at - t1 for c in writes.attempts[5:]] == pytest.approx([0.0, 0.5])
+        assert writes.rooms_done() == ["r1", "r2", "r3", "r2"]
+
+
+async def test_backoff_keeps_doubling_without_a_healthy_run(open_test_memory, autojump_clock) -> None:
+    writes = FakeWritePath()
+    writes.failures["r1"] = 4
+    async with open_test_memory({"supervisor.backoff_max_seconds": 3.0}, write_path=writes) as memory:
+        await memory.send(private("r1"))
+        await settle(memory, "r1")
+        t0 = trio.current_time()
+        await memory.send(RoomWentQuiet(room_id="r1"))
+        await memory.drain()
+    assert [c.at - t0 for c in writes.attempts] == pytest.approx([0.0, 0.5, 1.5, 3.5, 6.5])
+    assert writes.rooms_done() == ["r1"]
+
+
+async def test_a_writer_that_always_fails_escalates_out_of_open_memory(
+    open_test_memory, autojump_clock
+) -> None:
+    writes = FakeWritePath()
+    writes.always_fail = True
+    with pytest.RaisesGroup(
+        pytest.RaisesExc(WriterCrashedTooOften, match="warren's writer crashed 6 times within 60 s"),
+        flatten_subgroups=True,
+    ):
+        async with open_test_memory(write_path=writes) as memory:
+            await memory.send(private("r1"))
+            await settle(memory, "r1")
+            t0 = trio.current_time()
+            await memory.send(RoomWentQuiet(room_id="r1"))
+            await trio.sleep_forever()
+    # max_restarts = 5 crashes are restarted (0.5, 1, 2, 4, 8 s apart); the sixth escalates.
+    assert [c.at - t0 for c in writes.attempts] == pytest.approx([0.0, 0.5, 1.5, 3.5, 7.5, 15.5])
+
+
+# ---- the writer lane never stalls the mailbox ------------------------------------------------
+
+
+async def test_a_blocked_writer_does_not_stall_the_mailbox(open_test_memory) -> None:
+    writes = FakeWritePath()
+    writes.gates["r1"] = trio.Event()
+    with deadlock_guard():
+        async with open_test_memory(write_path=writes) as memory:
+            await memory.store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+            await memory.send(private("r1"))
+            await settle(memory, "r1")
+            await memory.send(RoomWentQuiet(room_id="r1"))
+            await writes.entered["warren@r1"].wait()
+
+            await memory.send(private("r2", human=17))
+            text = await memory.block("warren", "r2")
+
+            assert "Nolan's Odyssey opened 2026-07-17." in text
+            assert writes.active["warren"] == 1 and writes.done == []
+            writes.gates["r1"].set()
+    assert writes.rooms_done() == ["r1"]
+
+
+# ---- concurrency: one writer per persona, personas side by side ------------------------------
+
+
+async def test_two_personas_write_at_the_same_time(open_test_memory) -> None:
+    writes = FakeWritePath()
+    writes.gates["group"] = trio.Event()
+    with deadlock_guard():
+        async with open_test_memory(write_path=writes) as memory:
+            await memory.send(RoomOpened(room_id="group", personas=("warren", "nolan"), humans={42, 17}))
+            await memory.send(RoomWentQuiet(room_id="group"))
+            await writes.entered["warren@group"].wait()
+            await writes.entered["nolan@group"].wait()
+            assert writes.active == Counter({"warren": 1, "nolan": 1})
+            writes.gates["group"].set()
+            await memory.drain()
+    assert sorted(c.persona for c in writes.done) == ["nolan", "warren"]
+
+
+async def test_one_personas_writes_run_one_at_a_time_in_order(open_test_memory) -> None:
+    writes = FakeWritePath()
+    writes.gates["r1"] = trio.Event()
+    with deadlock_guard():
+        async with open_test_memory(write_path=writes) as memory:
+            for room_id in ("r1", "r2", "r3"):
+                await memory.send(private(room_id))
+            await settle(memory, "r1", "r2", "r3")
+            for room_id in ("r1", "r2", "r3"):
+                await memory.send(RoomWentQuiet(room_id=room_id))
+            await trio.testing.wait_all_tasks_blocked()
+            assert [c.room_id for c in writes.attempts] == ["r1"]
+            writes.gates["r1"].set()
+            await memory.drain()
+    assert writes.rooms_done() == ["r1", "r2", "r3"]
+    assert writes.most_at_once["warren"] == 1
+
+
+async def test_archiving_queues_a_last_write_marked_archiving(open_test_memory) -> None:
+    writes = FakeWritePath()
+    async with open_test_memory(write_path=writes) as memory:
+        await memory.send(private("r1"))
+        await memory.send(RoomOpened(room_id="game", personas=("warren",), humans={42}, kit="chess"))
+        await memory.send(RoomOpened(room_id="secret", personas=("warren",), humans={42}, incognito=True))
+        for room_id in ("r1", "game", "secret"):
+            await memory.send(RoomArchived(room_id=room_id))
+        await memory.drain()
+    assert [(c.room_id, c.archiving) for c in writes.done] == [("r1", True)]
+
+
+# ---- drain and shutdown ----------------------------------------------------------------------
+
+
+async def test_drain_waits_for_queued_writes(open_test_memory, autojump_clock) -> None:
+    writes = FakeWritePath(sleep=5.0)
+    async with open_test_memory(write_path=writes) as memory:
+        await memory.send(private("r1"))
+        await memory.send(private("r2"))
+        await settle(memory, "r1", "r2")
+        await memory.send(RoomWentQuiet(room_id="r1"))
+        await memory.send(RoomWentQuiet(room_id="r2"))
+        assert writes.done == []
+        await memory.drain()
+        assert writes.rooms_done() == ["r1", "r2"]
+
+
+async def test_leaving_open_memory_lets_queued_writes_finish(open_test_memory, autojump_clock) -> None:
+    writes = FakeWritePath(sleep=1.0)
+    async with open_test_memory(write_path=writes) as memory:
+        for room_id in ("r1", "r2", "r3"):
+            await memory.send(private(room_id))
+        await memory.send(RoomOpened(room_id="group", personas=("nolan",), humans={42, 17}))
+        await settle(memory, "r1", "r2", "r3")
+        for room_id in ("r1", "r2", "r3", "group"):
+            await memory.send(RoomWentQuiet(room_id=room_id))
+        assert writes.done == []
+    assert writes.rooms_done("warren") == ["r1", "r2", "r3"]
+    assert writes.rooms_done("nolan") == ["group"]
+
+
+@pytest.mark.parametrize("deadline", [10.0, 3.0])
+async def test_a_stuck_writer_is_cut_off_at_the_shutdown_deadline(
+    open_test_memory, autojump_clock, deadline: float
+) -> None:
+    writes = FakeWritePath()
+    writes.gates["r1"] = trio.Event()
+    overrides = {"supervisor.shutdown_deadline_seconds": deadline}
+    async with open_test_memory(overrides, write_path=writes) as memory:
+        await memory.send(private("r1"))
+        await settle(memory, "r1")
+        await memory.send(RoomWentQuiet(room_id="r1"))
+        await writes.entered["warren@r1"].wait()
+        leaving = trio.current_time()
+    assert trio.current_time() - leaving == pytest.approx(deadline)
+    assert writes.done == []
+
+
+async def test_a_block_caller_waiting_at_close_is_told_the_memory_closed(
+    open_test_memory, autojump_clock
+) -> None:
+    embedder = GatedEmbedder()
+    outcome: list[BaseException | str] = []
+
+    async def ask(memory) -> None:
+        with trio.fail_after(3600):
+            try:
+                outcome.append(await memory.block("warren", "r1"))
+            except Exception as exc:
+                outcome.append(exc)
+
+    async with trio.open_nursery() as outer:
+        async with open_test_memory(embedder=embedder) as memory:
+            await memory.send(private("r1", topic=SLOW_TOPIC))
+            await embedder.entered.wait()
+            outer.start_soon(ask, memory)
+            await trio.testing.wait_all_tasks_blocked()
+    assert len(outcome) == 1 and isinstance(outcome[0], MemoryClosed)
+
+
+async def test_a_drain_caller_waiting_at_close_is_told_the_memory_closed(
+    open_test_memory, autojump_clock
+) -> None:
+    writes = FakeWritePath()
+    writes.gates["r1"] = trio.Event()
+    outcome: list[BaseException | str] = []
+
+    async def wait_for_drain(memory) -> None:
+        with trio.fail_after(3600):
+            try:
+                await memory.drain()
+                outcome.append("drained")
+            except Exception as exc:
+                outcome.append(exc)
+
+    async with trio.open_nursery() as outer:
+        async with open_test_memory(write_path=writes) as memory:
+            await memory.send(private("r1"))
+            await settle(memory, "r1")
+            await memory.send(RoomWentQuiet(room_id="r1"))
+            await writes.entered["warren@r1"].wait()
+            outer.start_soon(wait_for_drain, memory)
+            await trio.testing.wait_all_tasks_blocked()
+    assert len(outcome) == 1 and isinstance(outcome[0], MemoryClosed)
+
+
+async def test_touches_that_found_the_lane_full_still_land_before_close(open_test_memory) -> None:
+    """A build whose touch found the writer's queue full used to keep the stamps in memory
+    until the next ``drain()``; closing the memory without one lost them."""
+    writes = FakeWritePath()
+    writes.gates["r1"] = trio.Event()
+    with deadlock_guard():
+        async with open_test_memory({"actors.write_queue_size": 1}, write_path=writes) as memory:
+            await memory.send(private("r1"))
+            await settle(memory, "r1")
+            await memory.send(RoomWentQuiet(room_id="r1"))
+            await writes.entered["warren@r1"].wait()
+            await memory.send(RoomWentQuiet(room_id="r1"))  # takes the queue's only slot
+            [row] = await memory.store.insert_memories([world_row("The Fed held rates in September.")])
+            await memory.send(private("r2", human=17))
+            assert "The Fed held rates in September." in await memory.block("warren", "r2")
+            writes.gates["r1"].set()
+        async with open_test_memory() as memory:
+            [touched] = [r for r in (await memory.store.persona_rows("warren"))[1] if r.id == row.id]
+    assert (touched.last_recalled, touched.recall_count) == (NOW, 1)
+    assert writes.rooms_done() == ["r1", "r1"]
+
+
+# ---- idle retirement on the virtual clock ----------------------------------------------------
+
+
+async def test_an_idle_actor_is_retired_and_a_later_message_respawns_it(
+    open_test_memory, autojump_clock
+) -> None:
+    async with open_test_memory({"actors.idle_retire_seconds": 100.0}) as memory:
+        await memory.send(private("r1"))
+        await settle(memory, "r1")
+        # Straight to the supervisor: the facade would also mark the room archived in the
+        # database, and the virtual clock may jump while that write is in flight.
+        await memory.supervisor.send(RoomArchived(room_id="r1"))
+        await memory.drain()
+        quiet_since = trio.current_time()
+        assert memory.supervisor.live_personas == {"warren"}
+
+        await trio.sleep_until(quiet_since + 99)
+        assert memory.supervisor.live_personas == {"warren"}
+        # The idle check runs every idle_retire_seconds / 4.
+        await trio.sleep_until(quiet_since + 126)
+        assert memory.supervisor.live_personas == frozenset()
+
+        await memory.store.insert_memories([world_row("The Fed held rates in September.")])
+        await memory.send(private("r2", human=17))
+        assert memory.supervisor.live_personas == {"warren"}
+        assert "The Fed held rates in September." in await memory.block("warren", "r2")
+
+
+async def test_an_actor_with_an_open_room_is_never_retired(open_test_memory, autojump_clock) -> None:
+    async with open_test_memory({"actors.idle_retire_seconds": 10.0}) as memory:
+        await memory.send(private("r1"))
+        await settle(memory, "r1")
+        before = await memory.block("warren", "r1")
+        await trio.sleep(1000)
+        assert memory.supervisor.live_personas == {"warren"}
+        assert await memory.block("warren", "r1") is before
+
+
+async def test_an_actor_with_a_write_in_flight_is_not_retired(open_test_memory, autojump_clock) -> None:
+    writes = FakeWritePath()
+    writes.gates["r1"] = trio.Event()
+    async with open_test_memory({"actors.idle_retire_seconds": 10.0}, write_path=writes) as memory:
+        await memory.send(private("r1"))
+        await settle(memory, "r1")
+        await memory.send(RoomArchived(room_id="r1"))
+        await writes.entered["warren@r1"].wait()
+        await trio.sleep(1000)
+        assert memory.supervisor.live_personas == {"warren"}
+        writes.gates["r1"].set()
+        await memory.drain()
+        await trio.sleep(20)
+        assert memory.supervisor.live_personas == frozenset()
+    assert writes.rooms_done() == ["r1"]
+
+
+class RetireBeforeEveryStep(trio.abc.Instrument):
+    """An adversarial schedule: the retirement check runs right before every task step."""
+
+    def __init__(self, supervisor) -> None:
+        self.supervisor = supervisor
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.supervisor.retire_idle()
+
+
+async def test_retirement_never_races_an_event_just_handed_to_an_actor(
+    open_test_memory, autojump_clock
+) -> None:
+    """An event handed to a parked actor is work, even before the actor wakes to look at it.
+
+    Retiring the actor in that instant lost track of the archive write it was about to queue:
+    ``drain()`` returned before the write landed, and a new actor for the same persona wrote
+    beside the old one.
+    """
+    writes = FakeWritePath()
+    writes.gates["r1"] = trio.Event()
+    async with open_test_memory({"actors.idle_retire_seconds": 10.0}, write_path=writes) as memory:
+        await memory.send(private("r1"))
+        await settle(memory, "r1")
+        await trio.sleep(100)
+
+        instrument = RetireBeforeEveryStep(memory.supervisor)
+        trio.lowlevel.add_instrument(instrument)
+        try:
+            await memory.send(RoomArchived(room_id="r1"))
+            drained = trio.Event()
+
+            async def drain() -> None:
+                await memory.drain()
+                drained.set()
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(drain)
+                await trio.testing.wait_all_tasks_blocked()
+                assert not drained.is_set()
+                assert memory.supervisor.live_personas == {"warren"}
+
+                await memory.send(private("r2"))
+                await memory.send(RoomWentQuiet(room_id="r2"))
+                await trio.testing.wait_all_tasks_blocked()
+                assert writes.most_at_once["warren"] == 1
+                writes.gates["r1"].set()
+            await memory.drain()
+        finally:
+            trio.lowlevel.remove_instrument(instrument)
+    assert [(c.room_id, c.archiving) for c in writes.done] == [("r1", True), ("r2", False)]
+    assert writes.most_at_once["warren"] == 1
+
+
+# ---- races around delivery -------------------------------------------------------------------
+
+
+async def test_a_sender_cancelled_while_the_mailbox_is_full_leaves_no_half_delivered_event(
+    open_test_memory,
+) -> None:
+    """Cancelling ``send`` must not leave the registry ahead of the actors.
+
+    The room used to be recorded as open while its ``RoomOpened`` never reached the actor, so
+    ``block()`` for it waited forever.
+    """
+    embedder = GatedEmbedder()
+    with deadlock_guard():
+        async with open_test_memory({"actors.mailbox_size": 1}, embedder=embedder) as memory:
+            await memory.send(private("r1", topic=SLOW_TOPIC))
+            await embedder.entered.wait()
+            await memory.send(private("r2"))  # fills warren's mailbox
+
+            scope = trio.CancelScope()
+
+            async def send_r3() -> None:
+                with scope:
+                    await memory.supervisor.send(private("r3"))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(send_r3)
+                await trio.testing.wait_all_tasks_blocked()
+                scope.cancel()
+                embedder.gate.set()
+            assert await memory.block("warren", "r3") == ""
+            assert await memory.block("warren", "r1") == ""
+
+
+async def test_a_sender_blocked_on_an_actor_that_died_gets_memory_closed(
+    open_test_memory, autojump_clock
+) -> None:
+    embedder = GatedEmbedder()
+    writes = FakeWritePath()
+    writes.always_fail = True
+    outcome: list[BaseException] = []
+
+    async def send_r4(memory) -> None:
+        try:
+            await memory.supervisor.send(private("r4"))
+        except Exception as exc:
+            outcome.append(exc)
+
+    with pytest.RaisesGroup(WriterCrashedTooOften, flatten_subgroups=True):
+        async with trio.open_nursery() as outer:
+            overrides = {"actors.mailbox_size": 1}
+            async with open_test_memory(overrides, embedder=embedder, write_path=writes) as memory:
+                await memory.send(private("r1"))
+                await settle(memory, "r1")
+                await memory.supervisor.send(RoomWentQuiet(room_id="r1"))  # the writer starts failing
+                await memory.supervisor.send(private("r2", topic=SLOW_TOPIC))  # the actor sticks
+                await embedder.entered.wait()
+                await memory.supervisor.send(private("r3"))  # the mailbox is full
+                outer.start_soon(send_r4, memory)
+                await trio.sleep_forever()
+    assert len(outcome) == 1 and isinstance(outcome[0], MemoryClosed)
+
+
+async def test_a_build_that_fails_raises_from_block_and_the_actor_lives_on(open_test_memory) -> None:
+    embedder = GatedEmbedder()
+    with deadlock_guard():
+        async with open_test_memory(embedder=embedder) as memory:
+            await memory.store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+            await memory.send(private("r1", topic=BAD_TOPIC))
+            for _ in range(2):
+                with pytest.raises(ProviderError, match="503"):
+                    await memory.block("warren", "r1")
+            await memory.send(private("r2"))
+            assert "Odyssey" in await memory.block("warren", "r2")
+            await memory.send(private("r1", topic="films"))
+            assert "Odyssey" in await memory.block("warren", "r1")
+
+
+# ---- the actor alone: deliveries out of order ------------------------------------------------
+
+
+@pytest.fixture
+async def lone_actor(tmp_path, clock):
+    """A persona actor and its writer, run without a supervisor and fed envelopes by hand.
+
+    The store holds a world row and a row about Cara (u:17); group rooms may show personal
+    rows (``v1_proven`` off).
+    """
+    async with AsyncExitStack() as stack:
+        store = await stack.enter_async_context(open_store(str(tmp_path / "m.db")))
+        await store.insert_memories(
+            [
+                world_row("Nolan's Odyssey opened 2026-07-17."),
+                make_row(id=None, subject="u:17", text="Cara plays the cello.", created=NOW),
+            ]
+        )
+        rules = BlockRules(v1_proven=False)
+        context = ActorContext(store=store, embedder=HashingEmbedder(DIM), clock=clock, rules=rules)
+        lane = WriteLane(16)
+        actor = PersonaActor("warren", context, lane)
+        send, receive = trio.open_memory_channel(16)
+        nursery = await stack.enter_async_context(trio.open_nursery())
+        nursery.start_soon(run_writer, lane, actor.perform)
+        nursery.start_soon(actor.run_mailbox, receive)
+        async with send:
+            yield actor, send
+        lane.close()
+
+
+async def handled(mailbox) -> None:
+    """Return once the actor handled everything sent before (its writer sets the flag)."""
+    done = trio.Event()
+    await mailbox.send(FlushRequested(done))
+    await done.wait()
+
+
+def room_state(generation: int, present: frozenset[int] = frozenset({42})) -> RoomState:
+    return RoomState(
+        room_id="r1", personas=("warren",), present=present, private=False, incognito=False,
+        kit=None, topic=None, generation=generation,
+    )
+
+
+async def test_a_late_archive_of_an_older_generation_keeps_the_newer_block(lone_actor) -> None:
+    actor, mailbox = lone_actor
+    with deadlock_guard():
+        await mailbox.send(Delivered(RoomOpened(room_id="r1", personas=("warren",), humans={42}), room_state(5)))
+        await mailbox.send(Delivered(RoomArchived(room_id="r1"), attrs.evolve(room_state(3), archived=True)))
+        await handled(mailbox)
+        assert "Odyssey" in await actor.block("r1", 5)
+
+
+async def test_a_stale_rebuild_is_skipped(lone_actor) -> None:
+    actor, mailbox = lone_actor
+    with deadlock_guard():
+        joined = room_state(7, frozenset({42, 17}))
+        await mailbox.send(Delivered(MemberJoined(room_id="r1", user_id=17), joined))
+        await mailbox.send(Delivered(RoomOpened(room_id="r1", personas=("warren",), humans={42}), room_state(6)))
+        await handled(mailbox)
+        newest = await actor.block("r1", 7)
+        assert await actor.block("r1", 6) is newest
+        assert "Cara plays the cello." in newest
