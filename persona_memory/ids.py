@@ -46,6 +46,11 @@ def check_room_id(value: object, field: str = "room_id") -> str:
     return value
 
 
+def persona_name(slug: str) -> str:
+    """How a persona's slug reads in a sentence: ``warren`` → ``Warren``, ``mr_lee`` → ``Mr Lee``."""
+    return slug.replace("_", " ").replace("-", " ").title()
+
+
 def user_ref(user_id: int) -> str:
     """``42`` → ``"u:42"``, the form rows use."""
     return f"u:{check_user_id(user_id)}"

@@ -14,21 +14,25 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 import trio
 
 from . import ids
 from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
-from .compose import block_rules, make_embedder
+from .compose import block_rules, make_embedder, make_limiter, make_mind
 from .embedding import Embedder
 from .errors import InvalidInput, MemoryClosed
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
+from .minds.port import Mind
+from .rooms import RoomState
 from .rows import MemoryRow
 from .settings import Settings
+from .storage import writes
 from .storage.store import Store, StoredRoom, open_store
 from .supervisor import Supervisor
+from .write.pipeline import WritePipeline, WriteReport
 
 LINE_LIMIT = 20_000
 
@@ -137,6 +141,83 @@ class Memory:
         self._check_open()
         return await self.store.memories_about(user_id)
 
+    async def delete_memory(self, user_id: int, memory_id: int) -> None:
+        """Physically delete one row about ``user_id`` (the human's delete), in turn with the
+        writes of the persona that holds it. The next open no longer loads it.
+
+        Raises:
+            NotYourMemory: no such row, or it is not about ``user_id``. Nothing changes.
+        """
+        ids.check_user_id(user_id)
+        if isinstance(memory_id, bool) or not isinstance(memory_id, int):
+            raise InvalidInput(f"memory_id must be an int, got {memory_id!r}")
+        self._check_open()
+        persona = await self.store.read(lambda conn: writes.memory_persona(conn, user_id, memory_id))
+        await self._supervisor.edit(persona, lambda: self.store.delete_memory(user_id, memory_id))
+
+    async def notices(self, user_id: int) -> list[writes.Notice]:
+        """The user's toasts, newest first: who noted what, with the ids each announced."""
+        ids.check_user_id(user_id)
+        self._check_open()
+        return await self.store.read(lambda conn: writes.notices(conn, user_id))
+
+    async def undo(self, user_id: int, notice_id: int) -> list[int]:
+        """Undo a toast: delete exactly the rows it announced (those about ``user_id``), and
+        reopen any row they had closed. Returns the ids deleted.
+
+        Raises:
+            NotYourNotice: no such notice for this user, or it was undone already.
+        """
+        ids.check_user_id(user_id)
+        if isinstance(notice_id, bool) or not isinstance(notice_id, int):
+            raise InvalidInput(f"notice_id must be an int, got {notice_id!r}")
+        self._check_open()
+        persona = await self.store.read(lambda conn: writes.notice_persona(conn, user_id, notice_id))
+        now = self._clock.now()
+        return await self._supervisor.edit(
+            persona, lambda: self.store.write(lambda conn: writes.undo(conn, user_id, notice_id, now))
+        )
+
+    async def sweep(self) -> datetime | None:
+        """Queue the write path wherever a persona's cursor fell behind its room's transcript
+        (the daily sweep; parked slices whose retry time has come are retried too).
+
+        Returns the earliest retry time of a slice still parked, if any.
+        """
+        self._check_open()
+        now = self._clock.now()
+        later: list[datetime] = []
+        for item in await self.store.read(writes.rooms_behind):
+            if item.parked_until is not None and item.parked_until > now:
+                later.append(item.parked_until)
+                continue
+            room = self._supervisor.rooms.get(item.room.room_id)
+            if room is None or item.persona not in room.personas:
+                room = RoomState(
+                    room_id=item.room.room_id,
+                    personas=item.room.personas,
+                    present=item.room.humans,
+                    private=item.room.private,
+                    incognito=item.room.incognito,
+                    kit=item.room.kit,
+                    topic=item.room.topic,
+                    generation=0,
+                )
+            await self._supervisor.queue_write(item.persona, room)
+        return min(later, default=None)
+
+    async def run_sweeps(self, interval: float) -> None:
+        """Sweep every ``interval`` seconds, sooner when a parked slice is due; until cancelled."""
+        while True:
+            wait = interval
+            try:
+                retry_at = await self.sweep()
+            except MemoryClosed:
+                return
+            if retry_at is not None:
+                wait = min(interval, max(1.0, (retry_at - self._clock.now()).total_seconds()))
+            await trio.sleep(wait)
+
 
 @asynccontextmanager
 async def open_memory(
@@ -144,28 +225,39 @@ async def open_memory(
     *,
     clock: WallClock | None = None,
     embedder: Embedder | None = None,
+    mind: Mind | None = None,
     write_path: WritePath | None = None,
+    on_report: Callable[[WriteReport], None] | None = None,
 ) -> AsyncIterator[Memory]:
-    """Open the store, start the supervisor, and yield the ``Memory``.
+    """Open the store, start the supervisor and the sweep, and yield the ``Memory``.
 
     Args:
         settings: from ``load_settings``.
         clock: the wall clock (tests inject a ``ManualClock``); default the system clock.
         embedder: overrides the embedder ``settings`` name (tests inject a fake).
-        write_path: turns quiet rooms into rows; ``None`` leaves transcripts unread.
+        mind: overrides the mind ``settings`` name (tests inject a ``FakeMind``).
+        write_path: replaces the whole write path (tests of the actor system).
+        on_report: called with what each run of the write path did (the demo prints it).
 
     Raises:
         ForeignDatabase: the file at ``storage.path`` is not ours; it was not touched.
+        ConfigError: an HTTP mind or embedder is configured without what it needs.
     """
     clock = clock or SystemClock()
+    limiter = make_limiter(settings)
     if embedder is None:
-        embedder = await trio.to_thread.run_sync(make_embedder, settings)
+        embedder = await trio.to_thread.run_sync(make_embedder, settings, limiter)
+    if mind is None and write_path is None:
+        mind = make_mind(settings, limiter)
     try:
         async with open_store(
             settings.storage.path,
             busy_timeout_ms=settings.storage.busy_timeout_ms,
             read_connections=settings.storage.read_connections,
         ) as store:
+            if write_path is None:
+                assert mind is not None
+                write_path = WritePipeline(store, mind, embedder, clock, settings.write, on_report=on_report)
             context = ActorContext(
                 store=store,
                 embedder=embedder,
@@ -175,9 +267,11 @@ async def open_memory(
             )
             async with trio.open_nursery() as nursery:
                 supervisor = Supervisor(nursery, context, settings.actors, settings.supervisor)
+                memory = Memory(supervisor, store, clock)
                 nursery.start_soon(supervisor.run_retirement, name="retirement")
+                nursery.start_soon(memory.run_sweeps, settings.write.sweep_interval_seconds, name="sweep")
                 try:
-                    yield Memory(supervisor, store, clock)
+                    yield memory
                 finally:
                     with trio.CancelScope(shield=True):
                         with trio.move_on_after(settings.supervisor.shutdown_deadline_seconds):
@@ -185,4 +279,6 @@ async def open_memory(
                     nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):
+            if mind is not None:
+                await mind.aclose()
             await embedder.aclose()

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import itertools
 import logging
+from typing import Awaitable, Callable, TypeVar
 
 import attrs
 import trio
 
 from .actors.envelopes import Delivered, Envelope, FlushRequested
-from .actors.lane import WriteLane, run_writer
+from .actors.lane import EditJob, QuietJob, WriteLane, run_writer
 from .actors.persona import ActorContext, PersonaActor
 from .errors import MemoryClosed, NotInRoom, UnknownRoom
 from .messages import RoomArchived, RoomEvent
@@ -40,6 +41,8 @@ from .restart import RestartPolicy
 from .settings import ActorSettings, SupervisorSettings
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @attrs.define
@@ -146,6 +149,34 @@ class Supervisor:
                 raise MemoryClosed(
                     f"the memory closed before {running.actor.persona}'s queued writes landed"
                 )
+
+    async def edit(self, persona: str, edit: Callable[[], Awaitable[T]]) -> T:
+        """Run a human's edit of ``persona``'s rows on that persona's writer lane; return its
+        result or raise its error. The actor's next build sees the change.
+
+        Raises:
+            MemoryClosed: the memory closed before the edit ran.
+        """
+        self._check_open()
+        running = self._running(persona)
+        job = EditJob(edit)
+        try:
+            await running.lane.submit(job)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise MemoryClosed(f"the memory closed before {persona}'s edit could run") from None
+        await _first_of(job.done, running.finished)
+        if not job.done.is_set():
+            raise MemoryClosed(f"the memory closed before {persona}'s edit ran")
+        return job.outcome[0].unwrap()
+
+    async def queue_write(self, persona: str, room: RoomState) -> None:
+        """Queue the write path for ``persona`` in ``room`` (the sweep's catch-up)."""
+        self._check_open()
+        running = self._running(persona)
+        try:
+            await running.lane.submit(QuietJob(room))
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise MemoryClosed(f"the memory closed before {persona}'s write could be queued") from None
 
     def _check_open(self) -> None:
         if self._closed:

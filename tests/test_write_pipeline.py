@@ -212,7 +212,7 @@ async def test_a_failing_provider_parks_the_slice_with_its_error_and_backoff(sto
         MONDAY,
     )
     (item,) = await store.read(writes.rooms_behind)
-    assert (item.persona, item.room_id, item.parked_until) == ("warren", "dm", datetime(2026, 8, 10, 9, 1, tzinfo=timezone.utc))
+    assert (item.persona, item.room.room_id, item.parked_until) == ("warren", "dm", datetime(2026, 8, 10, 9, 1, tzinfo=timezone.utc))
     await pipeline(store, FakeMind(extract=down), clock, park_backoff_initial_seconds=60.0)("warren", DM)
     (item,) = await store.read(writes.rooms_behind)
     assert item.parked_until == datetime(2026, 8, 10, 9, 2, tzinfo=timezone.utc)  # doubled

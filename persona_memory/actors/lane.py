@@ -29,10 +29,28 @@ class TouchJob:
 
 @attrs.frozen(eq=False)
 class QuietJob:
-    """Run the write path over a room's transcript since this persona's cursor."""
+    """Run the write path over a room's transcript since this persona's cursor.
+
+    ``block`` is the persona's block for the room when it went quiet, so the mind extracts
+    only what is new.
+    """
 
     room: RoomState
     archiving: bool = False
+    block: str = ""
+
+
+@attrs.frozen(eq=False)
+class EditJob:
+    """A human's edit of this persona's rows (delete, undo), run in turn with its writes.
+
+    ``edit`` runs on the lane; its outcome — a result or the caller's error — goes back
+    through ``outcome`` and ``done``, and never crashes the writer.
+    """
+
+    edit: Callable[[], Awaitable[object]]
+    done: trio.Event = attrs.field(factory=trio.Event)
+    outcome: list = attrs.field(factory=list)
 
 
 @attrs.frozen(eq=False)
@@ -42,7 +60,7 @@ class FlushJob:
     done: trio.Event
 
 
-WriteJob = TouchJob | QuietJob | FlushJob
+WriteJob = TouchJob | QuietJob | EditJob | FlushJob
 
 
 class WriteLane:

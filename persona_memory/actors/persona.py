@@ -23,6 +23,7 @@ import logging
 from typing import Protocol
 
 import attrs
+import outcome
 import trio
 
 from ..clock import WallClock
@@ -34,7 +35,7 @@ from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomW
 from ..rooms import RoomState
 from ..storage.store import Store
 from .envelopes import Delivered, Envelope, FlushRequested
-from .lane import FlushJob, QuietJob, TouchJob, WriteJob, WriteLane
+from .lane import EditJob, FlushJob, QuietJob, TouchJob, WriteJob, WriteLane
 from .row_index import RowIndex
 
 try:
@@ -46,9 +47,12 @@ log = logging.getLogger(__name__)
 
 
 class WritePath(Protocol):
-    """Turns a room's transcript since the persona's cursor into rows (the write path)."""
+    """Turns a room's transcript since the persona's cursor into rows (the write path).
 
-    async def __call__(self, persona: str, room: RoomState, *, archiving: bool) -> None: ...
+    ``block`` is the persona's current block for the people present (``""`` if none).
+    """
+
+    async def __call__(self, persona: str, room: RoomState, *, archiving: bool, block: str) -> object: ...
 
 
 @attrs.frozen
@@ -113,9 +117,11 @@ class PersonaActor:
             case Delivered(event=RoomOpened() | MemberJoined() | MemberLeft(), room=room):
                 await self._rebuild(room)
             case Delivered(event=RoomWentQuiet(), room=room):
-                await self._lane.submit(QuietJob(room))
+                await self._lane.submit(QuietJob(room, block=self._cached_text(room.room_id)))
             case Delivered(event=RoomArchived(), room=room):
-                await self._lane.submit(QuietJob(room, archiving=True))
+                await self._lane.submit(
+                    QuietJob(room, archiving=True, block=self._cached_text(room.room_id))
+                )
                 cached = self._blocks.get(room.room_id)
                 if cached is None or cached.generation <= room.generation:
                     self._blocks.pop(room.room_id, None)
@@ -126,6 +132,10 @@ class PersonaActor:
                 await self._lane.submit(FlushJob(done))
             case _:
                 assert_never(envelope)
+
+    def _cached_text(self, room_id: str) -> str:
+        cached = self._blocks.get(room_id)
+        return cached.text if cached is not None and cached.error is None else ""
 
     # ---- the read path -----------------------------------------------------------------
 
@@ -217,7 +227,7 @@ class PersonaActor:
                     if self._pending_touches.get(row_id) == stamp:
                         del self._pending_touches[row_id]
                 self._index.apply_touches(stamps)
-            case QuietJob(room=room, archiving=archiving):
+            case QuietJob(room=room, archiving=archiving, block=block):
                 if self._ctx.write_path is None:
                     log.info(
                         "%s: no write path configured; room %r stays unread past the cursor",
@@ -225,7 +235,13 @@ class PersonaActor:
                         room.room_id,
                     )
                 elif room.writable:
-                    await self._ctx.write_path(self.persona, room, archiving=archiving)
+                    await self._ctx.write_path(self.persona, room, archiving=archiving, block=block)
+            case EditJob(edit=edit, done=done, outcome=result):
+                try:
+                    result.append(outcome.Value(await edit()))
+                except Exception as exc:  # the caller's to see; the writer carries on
+                    result.append(outcome.Error(exc))
+                done.set()
             case FlushJob(done=done):
                 if self._pending_touches:
                     await self.perform(TouchJob())

@@ -27,6 +27,7 @@ from string import Template
 from typing import Any
 
 from persona_memory.errors import ProviderNonsense
+from persona_memory.ids import persona_name
 from persona_memory.minds.port import ExtractionRequest, Line, RoutingRequest
 from persona_memory.providers.http import JsonEndpoint
 
@@ -38,11 +39,6 @@ def prompt(name: str) -> Template:
     """The prompt file ``prompts/<name>.md``, as a ``string.Template`` over ``$name``/``$slug``."""
     path = resources.files("persona_memory").joinpath("prompts", f"{name}.md")
     return Template(path.read_text(encoding="utf-8"))
-
-
-def persona_name(slug: str) -> str:
-    """How a persona's slug reads in a sentence: ``warren`` → ``Warren``."""
-    return slug.replace("_", " ").replace("-", " ").title()
 
 
 def _day(d: date) -> str:

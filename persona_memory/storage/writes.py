@@ -20,11 +20,11 @@ from datetime import datetime
 
 import attrs
 
-from ..errors import NotYourNotice
+from ..errors import NotYourMemory, NotYourNotice
 from ..ids import user_ref
 from ..rows import MemoryRow
 from ..write.plan import WritePlan
-from .store import insert_memory
+from .store import StoredRoom, insert_memory
 
 
 @attrs.frozen
@@ -138,6 +138,18 @@ def notices(conn: sqlite3.Connection, user_id: int, limit: int = 100) -> list[No
     ]
 
 
+def memory_persona(conn: sqlite3.Connection, user_id: int, memory_id: int) -> str:
+    """The persona holding ``memory_id``, if the row is about ``user_id``."""
+    ref = user_ref(user_id)
+    found = conn.execute(
+        "SELECT persona FROM persona_memory WHERE id = ? AND (subject = ? OR counterpart = ?)",
+        (memory_id, ref, ref),
+    ).fetchone()
+    if found is None:
+        raise NotYourMemory(f"memory {memory_id} does not exist or is not about {ref}")
+    return found[0]
+
+
 def notice_persona(conn: sqlite3.Connection, user_id: int, notice_id: int) -> str:
     found = conn.execute(
         "SELECT persona FROM notices WHERE id = ? AND user_id = ? AND undone IS NULL",
@@ -204,7 +216,7 @@ class Behind:
     """A (persona, room) whose transcript has lines past the persona's cursor."""
 
     persona: str
-    room_id: str
+    room: StoredRoom
     parked_until: datetime | None
 
 
@@ -212,19 +224,26 @@ def rooms_behind(conn: sqlite3.Connection) -> list[Behind]:
     """Every writable room with lines past a persona's cursor (the sweep's work list)."""
     out = []
     rooms = conn.execute(
-        "SELECT r.room_id, r.personas, (SELECT max(id) FROM transcript_lines t WHERE t.room_id = r.room_id) AS last "
-        "FROM rooms r WHERE r.incognito = 0 AND r.kit IS NULL"
+        "SELECT r.*, (SELECT max(id) FROM transcript_lines t WHERE t.room_id = r.room_id) AS last "
+        "FROM rooms r WHERE r.incognito = 0 AND r.kit IS NULL ORDER BY r.room_id"
     ).fetchall()
-    for room in rooms:
-        if room["last"] is None:
+    for r in rooms:
+        if r["last"] is None:
             continue
-        for persona in json.loads(room["personas"]):
-            if cursor(conn, persona, room["room_id"]) < room["last"]:
+        room = StoredRoom(
+            room_id=r["room_id"],
+            private=bool(r["private"]),
+            incognito=False,
+            kit=None,
+            topic=r["topic"],
+            personas=tuple(json.loads(r["personas"])),
+            humans=frozenset(json.loads(r["humans"])),
+        )
+        for persona in room.personas:
+            if cursor(conn, persona, room.room_id) < r["last"]:
                 parked = conn.execute(
                     "SELECT retry_at FROM parked_slices WHERE persona = ? AND room_id = ?",
-                    (persona, room["room_id"]),
+                    (persona, room.room_id),
                 ).fetchone()
-                out.append(
-                    Behind(persona, room["room_id"], datetime.fromisoformat(parked[0]) if parked else None)
-                )
+                out.append(Behind(persona, room, datetime.fromisoformat(parked[0]) if parked else None))
     return out

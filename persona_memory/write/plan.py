@@ -22,6 +22,7 @@ from datetime import datetime
 import attrs
 
 from .. import ids
+from ..ids import persona_name
 from ..rows import MemoryRow
 from .routing import Decision, Event
 from .validation import Candidate
@@ -62,11 +63,6 @@ class Vector:
     blob: bytes
     scale: float
     embedder: str
-
-
-def persona_name(persona: str) -> str:
-    """How a persona's slug reads in a sentence: ``warren`` → ``Warren``."""
-    return persona.replace("_", " ").replace("-", " ").title()
 
 
 def make_plan(

@@ -44,6 +44,7 @@ import attrs
 
 from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
+from ...ids import persona_name
 from .dates import resolve_dates
 from .followups import FollowUp, follow_up
 from .kinds import Kind, importance_of, kind_of, tense_of
@@ -121,8 +122,8 @@ class _Memory:
 
 
 def display_name(slug: str) -> str:
-    """A persona's name as its memories write it: the slug, capitalised ("warren" → "Warren")."""
-    return slug[:1].upper() + slug[1:]
+    """A persona's name as its memories write it ("warren" → "Warren")."""
+    return persona_name(slug)
 
 
 def extract_memories(
