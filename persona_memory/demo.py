@@ -1,108 +1,132 @@
-"""The demo: the design's example rows, three rooms, and what each audience may know.
+"""The demo: the design's story, played as conversations through the real actors, offline.
 
-It seeds the design's §1 rows (once per database file) through the storage layer, opens a
-private chat with Dan (u:42), a group room with Dan and Cara (u:17), and a private chat with
-Cara, and prints each block with its meter. Offline: the bundled embedder, a local SQLite file.
+Dan (u:42) tells Warren about the flat in Xuhui, the Tesla shares and Thursday's interview;
+Warren promises the 1988 shareholder letter. Weeks later Dan has sold the flat — the router
+UPDATEs the old fact, which closes and keeps its arc. Then a group room with Dan and Cara
+(u:17), and a private chat with Cara. Each quiet room runs the write path (the configured mind:
+the bundled offline reader by default); the demo prints the routing decisions, the notices the
+humans would see as toasts, and each block with its meter.
+
+The story runs in its own room ids, dated from the wall clock's today, so running it again on
+the same file continues the same people's history rather than duplicating a seed.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
-from .embedding import Embedder, quantize
+from .clock import ManualClock
 from .memory import Memory, open_memory
-from .messages import MemberLeft, RoomOpened
-from .rows import MemoryRow
+from .messages import MemberJoined, MemberLeft, RoomOpened, RoomWentQuiet
 from .settings import Settings
+from .write.pipeline import WriteReport
 
 DAN, CARA = 42, 17
 NAMES = {DAN: "Dan", CARA: "Cara"}
 
-#: (persona, subject, counterpart, witnessed, kind, text, importance, valid_from, created)
-EXAMPLE_ROWS = (
-    ("warren", "u:42", None, [42], "fact", "u:42 owns a flat in Xuhui, bought Jul 2026.", 6, "2026-07", "2026-07-20"),
-    ("warren", "u:42", None, [42, 17], "event", "u:42 sold his Tesla shares in July.", 5, "2026-07", "2026-08-02"),
-    ("warren", "self", "u:42", [42], "promise", "Warren said he would send u:42 the 1988 shareholder letter.", 7, None, "2026-08-10"),
-    ("warren", "u:42", None, [42], "open_loop", "u:42 had a job interview on Thu 2026-08-13 and asked to be asked how it went.", 8, "2026-08-13", "2026-08-10"),
-    ("warren", "world", None, [17], "event", "Nolan's Odyssey opened 2026-07-17.", 4, "2026-07-17", "2026-07-18"),
-    ("warren", "u:17", None, [17], "preference", "u:17 prefers index funds to picking single stocks.", 4, None, "2026-09-01"),
-    ("warren", "u:17", None, [17], "fact", "u:17 is training for the Shanghai marathon in April.", 6, None, "2026-09-01"),
-    ("nolan", "u:42", None, [42, 17], "preference", "u:42 loves long films and watched Odyssey twice.", 4, None, "2026-07-25"),
-)
-#: The closed arc: the flat row above is closed by this one (design §1, "sold the flat").
-SOLD_FLAT = ("warren", "u:42", None, [42], "event", "u:42 sold the flat in Xuhui in November 2026.", 7, "2026-11", "2026-11-20")
+FIRST_CHAT = [
+    ("u:42", "Hi Warren! Big news: I bought a flat in Xuhui last month."),
+    ("warren", "Congratulations, Dan. A home is a long-term holding; treat it like one."),
+    ("u:42", "I also sold my Tesla shares in July, the valuation made me nervous."),
+    ("u:42", "And I'm interviewing at Tencent on Thursday. Ask me how it went!"),
+    ("warren", "I will. I'll send you the 1988 shareholder letter, it covers exactly this kind of decision."),
+    ("u:42", "Thanks. I love reading those letters."),
+    ("u:42", "I had noodles for lunch."),
+]
+LATER_CHAT = [
+    ("u:42", "Update: I sold the flat in Xuhui this week, the commute was killing me."),
+    ("warren", "Sometimes the best investment is the one you exit."),
+]
+GROUP_CHAT = [
+    ("u:17", "Anyone seen a good film lately?"),
+    ("u:42", "Not me, I've been busy."),
+    ("u:17", "I'm training for the Shanghai marathon in April."),
+]
+CARA_CHAT = [
+    ("u:17", "Warren, I prefer index funds to picking single stocks. Is that lazy?"),
+    ("warren", "Not lazy at all. It is what I tell most people to do."),
+]
 
 
-def _day(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+def _print_report(report: WriteReport) -> None:
+    if not report.lines:
+        return
+    print(f"  [{report.persona} read {report.lines} new lines of {report.room_id}]")
+    for decision in report.decisions:
+        target = f' (closes "{decision.target.text}")' if decision.target is not None else ""
+        print(f"    {decision.event.value:<6} {decision.candidate.text}{target}  — {decision.why}")
+    for dropped in report.dropped:
+        print(f"    dropped: {dropped.reason}")
+    if report.parked:
+        print(f"    parked: {report.parked}")
 
 
-async def _row(embedder: Embedder, spec: tuple) -> MemoryRow:
-    persona, subject, counterpart, witnessed, kind, text, importance, valid_from, created = spec
-    blob, scale = quantize((await embedder.embed([text]))[0])
-    return MemoryRow(
-        persona=persona,
-        subject=subject,
-        counterpart=counterpart,
-        witnessed=witnessed,
-        room_id="demo-seed",
-        kind=kind,
-        text=text,
-        importance=importance,
-        valid_from=valid_from,
-        created=_day(created),
-        embedding=blob,
-        embedding_scale=scale,
-        embedder=embedder.name,
-    )
+async def _chat(memory: Memory, clock: ManualClock, room_id: str, lines: list[tuple[str, str]]) -> None:
+    for speaker, text in lines:
+        await memory.post_line(room_id, speaker, text, at=clock.now())
+        clock.advance(minutes=1)
 
 
-async def seed(memory: Memory, embedder: Embedder) -> bool:
-    """Put the example rows in, unless this file already has them. Returns whether it did."""
-    if any(r.room_id == "demo-seed" for r in await memory.memories_about(DAN)):
-        return False
-    rows = await memory.store.insert_memories([await _row(embedder, spec) for spec in EXAMPLE_ROWS])
-    flat = next(r for r in rows if "owns a flat" in r.text)
-    sold = (await memory.store.insert_memories([await _row(embedder, SOLD_FLAT)]))[0]
-    await memory.store.write(
-        lambda conn: conn.execute(
-            "UPDATE persona_memory SET valid_to = ?, closed_by = ? WHERE id = ?",
-            (SOLD_FLAT[7], sold.id, flat.id),
-        )
-    )
-    await memory.set_memory_note(DAN, "Call me Dan. I'm vegetarian, and I'd rather talk markets than films.")
-    return True
+async def _show(memory: Memory, title: str, persona: str, room_id: str) -> None:
+    print(f"\n== {title} — {persona}'s block ==")
+    print(await memory.block(persona, room_id) or "(empty: nothing this persona may bring here)")
+
+
+async def _notices(memory: Memory, user_id: int) -> None:
+    for notice in await memory.notices(user_id):
+        print(f"  toast for {NAMES[user_id]}: {notice.text} · undo (rows {list(notice.memory_ids)})")
 
 
 async def run_demo(settings: Settings) -> None:
-    from .compose import make_embedder
+    today = datetime.now(timezone.utc).replace(hour=9, minute=0, second=0, microsecond=0)
+    clock = ManualClock(today - timedelta(days=40))
+    async with open_memory(settings, clock=clock, on_report=_print_report) as memory:
+        print(f"store: {settings.storage.path}; mind: {settings.mind.kind}; embedder: {settings.embedder.kind}")
 
-    embedder = make_embedder(settings)
-    async with open_memory(settings, embedder=embedder) as memory:
-        seeded = await seed(memory, embedder)
-        print(f"store: {settings.storage.path} ({'seeded the design' + chr(39) + 's example rows' if seeded else 'example rows already there'})")
-        print(f"embedder: {embedder.name}\n")
-        rooms = [
-            ("A private chat: Warren and Dan", RoomOpened(
-                room_id="demo-dm-dan", personas=("warren",), humans={DAN}, private=True,
-                topic="How did the interview go?", names=NAMES)),
-            ("A group room: Warren and Nolan with Dan and Cara", RoomOpened(
-                room_id="demo-group", personas=("warren", "nolan"), humans={DAN, CARA},
-                topic="Anyone seen a good film lately?", names=NAMES)),
-            ("A private chat: Warren and Cara", RoomOpened(
-                room_id="demo-dm-cara", personas=("warren",), humans={CARA}, private=True,
-                topic="Should I buy index funds?", names=NAMES)),
-        ]
-        for title, opened in rooms:
-            await memory.send(opened)
-            for persona in opened.personas:
-                print(f"== {title} — {persona}'s block ==")
-                print(await memory.block(persona, opened.room_id) or "(empty: nothing this persona may bring here)")
-                print()
-        await memory.send(MemberLeft(room_id="demo-group", user_id=CARA))
-        print("== The group room after Cara leaves — warren's block (rebuilt on leave) ==")
-        print(await memory.block("warren", "demo-group") or "(empty)")
-        print()
-        print("Under the proven scope (scope.v1_proven = true) a group room loads world facts only;")
-        print("personal memories stay in the private chat where they were formed.")
+        print(f"\n-- {clock.now():%Y-%m-%d}: Dan and Warren, a private chat --")
+        dm = dict(room_id="demo-dm-dan", personas=("warren",), humans={DAN}, private=True, names=NAMES)
+        await memory.send(RoomOpened(**dm, topic="Hi Warren!"))
+        await _chat(memory, clock, "demo-dm-dan", FIRST_CHAT)
+        await memory.send(RoomWentQuiet(room_id="demo-dm-dan"))
         await memory.drain()
+        await _notices(memory, DAN)
+
+        clock.set(today - timedelta(days=3))
+        print(f"\n-- {clock.now():%Y-%m-%d}: weeks later, Dan is back --")
+        await memory.send(RoomOpened(**dm, topic="How is the new flat?"))
+        await _show(memory, "Dan opens the chat again", "warren", "demo-dm-dan")
+        await _chat(memory, clock, "demo-dm-dan", LATER_CHAT)
+        await memory.send(RoomWentQuiet(room_id="demo-dm-dan"))
+        await memory.drain()
+
+        clock.set(today)
+        print(f"\n-- {clock.now():%Y-%m-%d}: a group room, Warren and Nolan with Dan and Cara --")
+        group = dict(room_id="demo-group", personas=("warren", "nolan"), private=False, names=NAMES)
+        await memory.send(RoomOpened(**group, humans={DAN, CARA}, topic="Anyone seen a good film lately?"))
+        for persona in ("warren", "nolan"):
+            await _show(memory, "The group room (proven scope: world facts only)", persona, "demo-group")
+        await _chat(memory, clock, "demo-group", GROUP_CHAT)
+        await memory.send(RoomWentQuiet(room_id="demo-group"))
+        await memory.drain()
+        await memory.send(MemberLeft(room_id="demo-group", user_id=CARA))
+        await memory.send(MemberJoined(room_id="demo-group", user_id=CARA))
+
+        print(f"\n-- {clock.now():%Y-%m-%d}: Cara and Warren, a private chat --")
+        cara = dict(room_id="demo-dm-cara", personas=("warren",), humans={CARA}, private=True, names=NAMES)
+        await memory.send(RoomOpened(**cara, topic="Should I buy index funds?"))
+        await _chat(memory, clock, "demo-dm-cara", CARA_CHAT)
+        await memory.send(RoomWentQuiet(room_id="demo-dm-cara"))
+        await memory.drain()
+        await memory.send(RoomOpened(**cara, topic="Should I buy index funds?"))
+        await _show(memory, "Cara opens her chat again", "warren", "demo-dm-cara")
+
+        await memory.send(RoomOpened(**dm, topic="How did the interview go?"))
+        await _show(memory, "Dan opens his chat again (the flat's arc, the promise, the open loop)", "warren", "demo-dm-dan")
+        print("\nWhat Dan sees on his page (open and closed lines, newest arc greyed):")
+        for row in await memory.memories_about(DAN):
+            state = f"closed {row.valid_from or '?'} → {row.valid_to}" if row.valid_to else "open"
+            print(f"  #{row.id} {row.persona}: {row.text}  [{row.kind}, {state}]")
+        await _notices(memory, DAN)
+        await _notices(memory, CARA)
+        print("\nUnder the proven scope (scope.v1_proven = true) a group room loads world facts only;")
+        print("personal memories stay in the private chats where they were formed.")
