@@ -210,13 +210,21 @@ async def main_async(args: argparse.Namespace) -> None:
             print(f"R@5: {100 * sum(o.at5 for o in outcomes) / max(1, len(outcomes)):.1f}%  "
                   f"R@10: {100 * sum(o.at10 for o in outcomes) / max(1, len(outcomes)):.1f}%")
             if args.sweep:
-                print("recency-weight sweep (importance 1, relevance 1):")
-                for w in (1.0, 0.5, 0.25, 0.1, 0.05, 0.0):
-                    swept = attrs.evolve(rules, weights=attrs.evolve(rules.weights, recency=w))
-                    got = []
-                    for conv, qa in convs:
-                        got += await ask(memory, embedder, conv, qa, swept)
-                    print(f"  recency {w:<5g} block-recall {100 * sum(o.covered for o in got) / max(1, len(got)):5.1f}%")
+                print("sweep (relevance weight 1; block-recall over the same written memories):")
+                print("  recency  importance  riders/human  block-recall")
+                for w_rec in (1.0, 0.5, 0.25, 0.1, 0.0):
+                    for w_imp in (1.0, 0.5, 0.25, 0.0):
+                        for riders in (rules.riders_per_human, 0):
+                            swept = attrs.evolve(
+                                rules,
+                                riders_per_human=riders,
+                                weights=attrs.evolve(rules.weights, recency=w_rec, importance=w_imp),
+                            )
+                            got = []
+                            for conv, qa in convs:
+                                got += await ask(memory, embedder, conv, qa, swept)
+                            pct = 100 * sum(o.covered for o in got) / max(1, len(got))
+                            print(f"  {w_rec:<8g} {w_imp:<11g} {riders:<13d} {pct:5.1f}%")
             total = report(outcomes)
             print(f"block-recall: {total:.1f}%")
 

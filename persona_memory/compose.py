@@ -59,6 +59,7 @@ def block_rules(settings: Settings) -> BlockRules:
         char_limit=settings.block.char_limit,
         per_human=settings.block.per_human,
         per_kind_first=settings.block.per_kind_first,
+        riders_per_human=settings.block.riders_per_human,
         weights=Weights(
             recency=r.recency_weight,
             importance=r.importance_weight,

@@ -32,6 +32,7 @@ class BlockSettings:
     char_limit: int
     per_human: int
     per_kind_first: int
+    riders_per_human: int
 
 
 @attrs.frozen
@@ -144,6 +145,7 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "block.char_limit": _between(100, 20000),
     "block.per_human": _between(1, 100),
     "block.per_kind_first": _between(1, 100),
+    "block.riders_per_human": _between(0, 100),
     "ranking.recency_weight": _NON_NEGATIVE,
     "ranking.importance_weight": _NON_NEGATIVE,
     "ranking.relevance_weight": _NON_NEGATIVE,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from persona_memory.core.selection import ALWAYS_RIDE, take
 
 
-def run(groups, kinds, lengths, *, per_group=10, char_limit=1200, rank_of=None):
+def run(groups, kinds, lengths, *, per_group=10, char_limit=1200, rank_of=None, riders=None):
     return take(
         groups,
         kinds,
@@ -20,6 +20,7 @@ def run(groups, kinds, lengths, *, per_group=10, char_limit=1200, rank_of=None):
         per_group=per_group,
         char_limit=char_limit,
         rank_of=rank_of or (lambda i: i),
+        riders_per_group=riders,
     )
 
 
@@ -40,6 +41,14 @@ def test_open_loops_and_promises_ride_even_ranked_last_with_one_line_per_group()
     taken = run([[0, 1, 2, 3, 4]], kinds, [10] * 5, per_group=1)
     assert taken.per_group == ((3, 4),)
     assert taken.used == 22
+
+
+def test_only_the_best_riders_per_group_ride_first_the_rest_compete():
+    kinds = ["open_loop"] * 5 + ["fact"]
+    taken = run([[0, 1, 2, 3, 4, 5]], kinds, [10] * 6, per_group=1, riders=3)
+    assert taken.per_group == ((0, 1, 2),)  # three rode; the cap of one line was already met
+    taken = run([[5, 0, 1, 2, 3, 4]], kinds, [10] * 6, per_group=5, riders=2, rank_of=lambda i: (i == 5, i))
+    assert taken.per_group == ((5, 0, 1, 2, 3),)  # 0 and 1 rode; 5, 2 and 3 won places on rank
 
 
 def test_riders_count_toward_per_group():

@@ -35,6 +35,7 @@ class BlockRules:
     char_limit: int = 1200
     per_human: int = 10
     per_kind_first: int = 2
+    riders_per_human: int = 3
     weights: ranking.Weights = ranking.Weights()
     v1_proven: bool = True
 
@@ -106,6 +107,7 @@ def build_block(
         char_limit=rules.char_limit,
         rank_of=overall.__getitem__,
         at_least=lambda i: len(items[i].text) + 4,
+        riders_per_group=rules.riders_per_human,
     )
 
     personal_ok = not audience.incognito and (audience.private or not rules.v1_proven)

@@ -2,7 +2,8 @@
 
 Rules:
 - Lines come in groups: one per present human, and the world. Each group arrives ranked.
-- Open loops and promises always ride: they are taken first, best-ranked first, across groups.
+- Open loops and promises always ride: up to ``riders_per_group`` of them per group are taken
+  first, best-ranked first, across groups; any further ones compete with the other lines.
 - Then the groups take turns, one line each, best-ranked first, so the budget is shared fairly
   and no human is starved by an earlier one; a group stops at ``per_group`` lines (the lines
   that rode count toward it).
@@ -36,6 +37,7 @@ def take(
     char_limit: int,
     rank_of: Callable[[int], float],
     at_least: Callable[[int], int] | None = None,
+    riders_per_group: int | None = None,
 ) -> Taken:
     """Choose lines.
 
@@ -49,6 +51,8 @@ def take(
         at_least: optionally, a cheap lower bound of ``line_length``: an item whose bound
             already does not fit is passed over without asking ``line_length``. It never
             changes what is taken, only how many lines are rendered to find out.
+        riders_per_group: how many open loops and promises ride first per group (``None``:
+            all of them).
 
     Returns:
         The chosen indexes per group, in each group's rank order, and the characters used.
@@ -71,7 +75,13 @@ def take(
         ((g, i) for g, group in enumerate(groups) for i in group if kinds[i] in ALWAYS_RIDE),
         key=lambda gi: rank_of(gi[1]),
     )
+    rode = [0] * len(groups)
+    rider_items: set[int] = set()
     for g, item in riders:
+        if riders_per_group is not None and rode[g] >= riders_per_group:
+            continue
+        rode[g] += 1
+        rider_items.add(item)
         try_take(g, item)
 
     cursors = [0] * len(groups)
@@ -82,7 +92,7 @@ def take(
             while cursors[g] < len(group):
                 item = group[cursors[g]]
                 cursors[g] += 1
-                if item in chosen[g] or kinds[item] in ALWAYS_RIDE:
+                if item in chosen[g] or item in rider_items:
                     continue
                 if len(chosen[g]) >= per_group:
                     cursors[g] = len(group)
