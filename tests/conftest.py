@@ -4,7 +4,8 @@
   hashing embedder (64-d). ``make_settings(overrides)`` gives the same with more keys changed.
 - ``clock``: a ``ManualClock`` standing at ``NOW``; tests move it with ``clock.advance(days=1)``.
 - ``open_test_memory``: ``open_memory`` on those settings, that clock and a ``HashingEmbedder``;
-  call it as ``open_test_memory({"scope.v1_proven": False}, write_path=...)``.
+  call it as ``open_test_memory({"scope.v1_proven": False}, write_path=...)`` or with
+  ``mind=FakeMind(...)``; with neither, the write path runs the bundled offline mind.
 
 A note on virtual time: a task waiting for the SQLite worker thread counts as blocked for trio,
 so under ``autojump_clock`` the clock may jump while a database call is in flight. Tests that
@@ -66,12 +67,14 @@ def open_test_memory(tmp_path: Path, clock: ManualClock) -> OpenTestMemory:
         *,
         write_path: Any = None,
         embedder: Embedder | None = None,
+        mind: Any = None,
     ) -> AbstractAsyncContextManager[Memory]:
         return open_memory(
             settings_for(tmp_path, overrides),
             clock=clock,
             embedder=embedder if embedder is not None else HashingEmbedder(DIM),
             write_path=write_path,
+            mind=mind,
         )
 
     return open_
