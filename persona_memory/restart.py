@@ -46,5 +46,6 @@ class RestartPolicy:
                 f"(the limit is {self.max_restarts}); giving up on it"
             )
         delay = min(self.cap, self.initial * 2**self._consecutive)
-        self._consecutive += 1
+        if delay < self.cap:
+            self._consecutive += 1
         return delay

@@ -124,7 +124,7 @@ class Supervisor:
             raise UnknownRoom(f"room {room_id!r} is not open; send RoomOpened for it first")
         if persona not in room.personas:
             raise NotInRoom(f"persona {persona!r} is not in room {room_id!r} (it has {', '.join(room.personas)})")
-        return await self._actors[persona].actor.block(room_id, room.generation)
+        return await self._running(persona).actor.block(room_id, room.generation)
 
     async def drain(self) -> None:
         """Return when every message sent before this call has been handled and written.
@@ -259,6 +259,11 @@ class Supervisor:
                 retired.append(persona)
                 log.info("%s's actor retired after %.0f s idle", persona, now - running.actor.last_active)
         return retired
+
+    @property
+    def rules(self):
+        """The read path's rules every actor builds with."""
+        return self._ctx.rules
 
     @property
     def live_personas(self) -> frozenset[str]:

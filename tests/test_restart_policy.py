@@ -74,3 +74,11 @@ def test_a_crash_a_full_period_later_counts_alone() -> None:
     p.after_crash(crashed_at=10, ran_for=0.1)
     with pytest.raises(WriterCrashedTooOften):
         p.after_crash(crashed_at=10.5, ran_for=0.1)
+
+
+def test_crashes_too_far_apart_to_escalate_keep_waiting_the_cap_forever() -> None:
+    # A provider that times out after 29 s each time: never healthy, never 6 crashes in 60 s.
+    policy = RestartPolicy(initial=0.5, cap=30.0, healthy_after=60.0, max_restarts=5, period=60.0)
+    delays = [policy.after_crash(crashed_at=k * 59.0, ran_for=29.0) for k in range(1100)]
+    assert delays[:7] == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0]
+    assert set(delays[7:]) == {30.0}
