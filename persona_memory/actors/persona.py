@@ -9,6 +9,9 @@ Rules:
   A delivery older than the cached generation is stale and skipped — an archive included: it
   forgets only the life of the room it archived, never a newer one.
 - A build that fails is cached as the failure: ``block()`` raises it, the actor lives on.
+- A human's delete (an edit on the lane) is the one exception to "rebuilt only on open, join
+  or leave": every cached block that showed a deleted row is rebuilt at once, so a deleted
+  line is never served again.
 - When the actor stops (retired, shut down, or its writer escalated), every ``block()`` still
   waiting for a build raises ``MemoryClosed`` instead of waiting forever.
 - Rows that loaded into a block are touched later, in one write on the lane, coalesced. Stamps
@@ -27,7 +30,7 @@ import outcome
 import trio
 
 from ..clock import WallClock
-from ..core.block import BlockRules, build_block
+from ..core.block import BlockRules, build_from_table
 from ..core.ranking import Topic
 from ..embedding import Embedder
 from ..errors import MemoryClosed
@@ -71,6 +74,8 @@ class CachedBlock:
     generation: int
     text: str = ""
     error: BaseException | None = None
+    room: RoomState | None = None
+    loaded: frozenset[int] = frozenset()
 
 
 class PersonaActor:
@@ -162,17 +167,17 @@ class PersonaActor:
         if cached is not None and cached.generation >= room.generation:
             return
         try:
-            text = await self._build(room)
-            self._blocks[room.room_id] = CachedBlock(room.generation, text)
+            text, loaded = await self._build(room)
+            self._blocks[room.room_id] = CachedBlock(room.generation, text, room=room, loaded=loaded)
         except Exception as exc:
             log.exception("%s: building the block of room %r failed", self.persona, room.room_id)
             self._blocks[room.room_id] = CachedBlock(room.generation, error=exc)
         self._built.set()
         self._built = trio.Event()
 
-    async def _build(self, room: RoomState) -> str:
+    async def _build(self, room: RoomState) -> tuple[str, frozenset[int]]:
         if room.incognito:
-            return ""
+            return "", frozenset()
         ctx = self._ctx
         topic = await self._topic(room)
         version, controls = await ctx.store.read_state(self.persona, room.present)
@@ -180,12 +185,10 @@ class PersonaActor:
             version, rows = await ctx.store.persona_rows(self.persona)
             self._index.load(version, rows)
         now = ctx.clock.now()
-        built = build_block(
+        built = build_from_table(
             self.persona,
             room.audience,
-            self._index.open_rows.values(),
-            vectors=self._index.vectors,
-            replaced=self._index.replaced,
+            self._index.table,
             controls=controls,
             topic=topic,
             names=room.names,
@@ -193,7 +196,22 @@ class PersonaActor:
             rules=ctx.rules,
         )
         self._touch_later(built.loaded_ids, now)
-        return built.text
+        return built.text, frozenset(built.loaded_ids)
+
+    async def _purge_deleted(self) -> None:
+        """After a human's delete: rebuild every cached block that showed a row now gone, so
+        no deleted line is served again (its generation stays: the room did not change)."""
+        version, rows = await self._ctx.store.persona_rows(self.persona)
+        self._index.load(version, rows)
+        for room_id, cached in list(self._blocks.items()):
+            if cached.room is None or cached.loaded <= self._index.open_rows.keys():
+                continue
+            try:
+                text, loaded = await self._build(cached.room)
+                self._blocks[room_id] = attrs.evolve(cached, text=text, loaded=loaded)
+            except Exception as exc:
+                log.exception("%s: rebuilding room %r after a delete failed", self.persona, room_id)
+                self._blocks[room_id] = attrs.evolve(cached, text="", error=exc, loaded=frozenset())
 
     async def _topic(self, room: RoomState) -> Topic | None:
         if room.topic is None:
@@ -241,6 +259,8 @@ class PersonaActor:
                     result.append(outcome.Value(await edit()))
                 except Exception as exc:  # the caller's to see; the writer carries on
                     result.append(outcome.Error(exc))
+                else:
+                    await self._purge_deleted()
                 done.set()
             case FlushJob(done=done):
                 if self._pending_touches:

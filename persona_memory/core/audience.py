@@ -62,27 +62,56 @@ def visible_memories(
     Returns:
         The visible rows, in the order given, each tagged with ``confidence``.
     """
-    if audience.incognito:
-        return []
-    world_only = v1_proven and not audience.private
+    let = admitted(persona, audience, controls, v1_proven=v1_proven)
     out: list[Visible] = []
     for row in rows:
         if row.valid_to is not None:
             continue
         if row.subject == ids.WORLD:
-            out.append(Visible(row))
-            continue
-        if world_only:
-            continue
-        uid = row.about_user
-        if uid is None or uid not in audience.present:
-            continue
-        person = controls.get(uid)
-        if person is not None and person.hides_from(persona):
-            continue
-        confidence = row.subject != ids.SELF and row.witnessed == {uid}
-        out.append(Visible(row, confidence))
+            if let.world:
+                out.append(Visible(row))
+        elif row.about_user in let.humans:
+            out.append(Visible(row, told_in_confidence(row)))
     return out
+
+
+@attrs.frozen
+class Admitted:
+    """Whom a room may hear about: the world (``world``) and these present humans."""
+
+    world: bool
+    humans: frozenset[int]
+
+
+def admitted(
+    persona: str,
+    audience: Audience,
+    controls: Mapping[int, UserControls],
+    *,
+    v1_proven: bool = True,
+) -> Admitted:
+    """The audience rule, decided once per room rather than once per row.
+
+    An open row is visible when it is about the world and ``world`` is true, or when it is
+    about (or, a ``self`` row, owed to) a human in ``humans``. Rules 1 and 3-7 live here;
+    ``visible_memories`` and ``core.block`` apply the decision to rows.
+    """
+    if audience.incognito:
+        return Admitted(world=False, humans=frozenset())
+    if v1_proven and not audience.private:
+        return Admitted(world=True, humans=frozenset())
+    humans = frozenset(
+        uid
+        for uid in audience.present
+        if (person := controls.get(uid)) is None or not person.hides_from(persona)
+    )
+    return Admitted(world=True, humans=humans)
+
+
+def told_in_confidence(row: MemoryRow) -> bool:
+    """Whether a row about a human was witnessed by that human alone (formed one-to-one)."""
+    uid = row.about_user
+    return row.subject != ids.SELF and uid is not None and len(row.witnessed) == 1 and uid in row.witnessed
 
 
 def may_write_about(persona: str, user_id: int, controls: Mapping[int, UserControls]) -> bool:

@@ -6,9 +6,9 @@ the room and the time; it gets back the text and the ids of the rows it loaded, 
 Rules beyond the steps' own modules:
 - Rows are grouped by whom they concern: each present human (ascending id), then the world.
 - Scores are normalised over all visible candidates; the diversity pass runs within a group.
-- A line is rendered only when ``take`` needs its length, and not at all when its text alone
-  (plus ``- ""``, the least a line adds) cannot fit: a store far larger than the block costs
-  ranking, not rendering.
+- The work that depends on a row alone (whom it concerns, its rendered line, its vector, where
+  recency counts from) is done once per load in a ``RowTable``; a build does only the work
+  that depends on the room: which keys are admitted, the scores, the take, the render.
 - A present human's note rides when that human's personal rows may load in this room (memory
   on, persona not muted, and — under the proven scope — a private chat).
 """
@@ -23,9 +23,10 @@ import numpy as np
 
 from ..rows import MemoryRow, UserControls
 from . import ranking
-from .audience import Audience, Visible, visible_memories
-from .render import Section, render_block, render_line
+from .audience import Audience, admitted
+from .render import Section, render_block
 from .selection import take
+from .table import EMPTY, RowTable
 
 
 @attrs.frozen
@@ -74,52 +75,65 @@ def build_block(
         names: display names for the people labels.
         now: the wall-clock time recency is measured at.
     """
-    visible = visible_memories(persona, audience, rows, controls, v1_proven=rules.v1_proven)
-    items = [v.row for v in visible]
-    scores = ranking.scores(
-        items, [vectors.get(r.id) for r in items], now=now, topic=topic, weights=rules.weights
+    table = RowTable.from_rows(rows, vectors, replaced)
+    return build_from_table(
+        persona, audience, table, controls=controls, topic=topic, names=names, now=now, rules=rules
     )
 
+
+def build_from_table(
+    persona: str,
+    audience: Audience,
+    table: RowTable,
+    *,
+    controls: Mapping[int, UserControls],
+    topic: ranking.Topic | None,
+    names: Mapping[int, str],
+    now: datetime,
+    rules: BlockRules,
+) -> Block:
+    """``build_block`` over rows already prepared as a ``RowTable`` (what the actors call)."""
+    let = admitted(persona, audience, controls, v1_proven=rules.v1_proven)
     group_keys: list[int | None] = sorted(audience.present) + [None]
-    members: dict[int | None, list[int]] = {key: [] for key in group_keys}
-    for index, row in enumerate(items):
-        members[row.about_user].append(index)
+    admitted_keys = [k for k in group_keys if (let.world if k is None else k in let.humans)]
+    parts = [table.about(k) for k in admitted_keys]
+    idx = np.sort(np.concatenate(parts)) if parts else EMPTY
+
+    w = rules.weights
+    relevance = table.relevance(topic)[idx]
+    scores = np.zeros(len(table))
+    scores[idx] = ranking.combine(
+        ranking.decay(table.stamps[idx], now, w.decay_per_day), table.importance[idx], relevance, w
+    )
+
     groups = []
     for key in group_keys:
-        idx = members[key]
-        order = ranking.rank([items[i] for i in idx], scores[idx], rules.per_kind_first)
-        groups.append([idx[o] for o in order])
+        if key not in admitted_keys:
+            groups.append([])
+            continue
+        members = table.about(key)
+        order = members[np.argsort(-scores[members], kind="stable")].tolist()
+        groups.append(ranking.diversify(order, table.kinds, rules.per_kind_first))
 
-    lines: dict[int, str] = {}
-
-    def line_length(i: int) -> int:
-        line = lines.get(i)
-        if line is None:
-            line = lines[i] = render_line(visible[i], replaced.get(items[i].id))
-        return len(line)
-
-    overall = {i: pos for pos, i in enumerate(np.argsort(-scores, kind="stable").tolist())}
+    rank = np.zeros(len(table), dtype=np.int64)
+    rank[idx[np.argsort(-scores[idx], kind="stable")]] = np.arange(idx.size)
     taken = take(
         groups,
-        [r.kind for r in items],
-        line_length,
+        table.kinds,
+        table.lengths.__getitem__,
         per_group=rules.per_human,
         char_limit=rules.char_limit,
-        rank_of=overall.__getitem__,
-        at_least=lambda i: len(items[i].text) + 4,
+        rank_of=rank.__getitem__,
         riders_per_group=rules.riders_per_human,
+        shortest=int(table.length_array[idx].min()) if idx.size else 0,
     )
 
-    personal_ok = not audience.incognito and (audience.private or not rules.v1_proven)
     sections = []
     for key, chosen in zip(group_keys, taken.per_group):
-        note = ""
-        if key is not None and personal_ok:
-            person = controls.get(key)
-            if person is not None and not person.hides_from(persona):
-                note = person.memory_note
-        sections.append(Section(key, tuple(lines[i] for i in chosen), note))
+        person = controls.get(key) if key is not None and key in let.humans else None
+        note = person.memory_note if person is not None else ""
+        sections.append(Section(key, tuple(table.lines[p] for p in chosen), note))
 
     text = render_block(persona, sections, used=taken.used, limit=rules.char_limit, names=names)
-    loaded = tuple(items[i].id for chosen in taken.per_group for i in chosen if items[i].id is not None)
+    loaded = tuple(table.ids[p] for chosen in taken.per_group for p in chosen)
     return Block(text=text, loaded_ids=loaded, used=taken.used, limit=rules.char_limit)

@@ -24,6 +24,10 @@ import numpy as np
 from ..rows import MemoryRow
 
 
+EQUAL_WITHIN = 1e-6
+"""Terms closer than this are equal: far below what an int8-quantised vector can tell apart."""
+
+
 @attrs.frozen
 class Weights:
     recency: float = 1.0
@@ -42,12 +46,15 @@ class Topic:
 
 def recency(rows: Sequence[MemoryRow], now: datetime, decay_per_day: float) -> np.ndarray:
     """``decay ** days`` since each row was last recalled (or created); future times count 0."""
-    now_ts = now.timestamp()
-    days = np.fromiter(
-        ((now_ts - (r.last_recalled or r.created).timestamp()) / 86400.0 for r in rows),
-        dtype=np.float64,
-        count=len(rows),
+    stamps = np.fromiter(
+        ((r.last_recalled or r.created).timestamp() for r in rows), dtype=np.float64, count=len(rows)
     )
+    return decay(stamps, now, decay_per_day)
+
+
+def decay(stamps: np.ndarray, now: datetime, decay_per_day: float) -> np.ndarray:
+    """``decay ** days`` from each POSIX time in ``stamps`` to ``now``; future times count 0."""
+    days = (now.timestamp() - stamps) / 86400.0
     return decay_per_day ** np.maximum(days, 0.0)
 
 
@@ -68,11 +75,16 @@ def relevance(
 
 
 def normalise(values: np.ndarray) -> np.ndarray:
-    """Min-max to [0, 1]; all-equal values become 0."""
+    """Min-max to [0, 1]; values that differ by no more than ``EQUAL_WITHIN`` become 0.
+
+    A float32 cosine of two texts that share no word is 0 give or take ~1e-8, depending on the
+    order the products were summed in; without the tolerance that noise, stretched to [0, 1],
+    would hand one row a full relevance term.
+    """
     if values.size == 0:
         return values
     lo, hi = float(values.min()), float(values.max())
-    if hi - lo <= 1e-12:
+    if hi - lo <= EQUAL_WITHIN:
         return np.zeros_like(values)
     return (values - lo) / (hi - lo)
 
@@ -87,21 +99,38 @@ def scores(
 ) -> np.ndarray:
     """The score of each row: the weighted sum of its three normalised terms."""
     importance = np.fromiter((r.importance / 10.0 for r in rows), dtype=np.float64, count=len(rows))
+    return combine(
+        recency(rows, now, weights.decay_per_day), importance, relevance(rows, vectors, topic), weights
+    )
+
+
+def combine(
+    recency_terms: np.ndarray, importance_terms: np.ndarray, relevance_terms: np.ndarray, weights: Weights
+) -> np.ndarray:
+    """The weighted sum of the three terms, each min-max normalised over the candidates."""
     return (
-        weights.recency * normalise(recency(rows, now, weights.decay_per_day))
-        + weights.importance * normalise(importance)
-        + weights.relevance * normalise(relevance(rows, vectors, topic))
+        weights.recency * normalise(recency_terms)
+        + weights.importance * normalise(importance_terms)
+        + weights.relevance * normalise(relevance_terms)
     )
 
 
 def rank(rows: Sequence[MemoryRow], row_scores: np.ndarray, per_kind_first: int) -> list[int]:
     """Indexes of ``rows`` best first, with the diversity pass applied."""
     order = np.argsort(-row_scores, kind="stable").tolist()
+    return diversify(order, [r.kind for r in rows], per_kind_first)
+
+
+def diversify(order: Sequence[int], kinds: Sequence[str], per_kind_first: int) -> list[int]:
+    """``order`` (best first) with at most ``per_kind_first`` items of a kind before the rest.
+
+    ``kinds[i]`` is the kind of item ``i``.
+    """
     first: list[int] = []
     rest: list[int] = []
     seen: dict[str, int] = {}
     for i in order:
-        kind = rows[i].kind
+        kind = kinds[i]
         if seen.get(kind, 0) < per_kind_first:
             seen[kind] = seen.get(kind, 0) + 1
             first.append(i)

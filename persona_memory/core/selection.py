@@ -38,6 +38,7 @@ def take(
     rank_of: Callable[[int], float],
     at_least: Callable[[int], int] | None = None,
     riders_per_group: int | None = None,
+    shortest: int = 0,
 ) -> Taken:
     """Choose lines.
 
@@ -53,23 +54,22 @@ def take(
             changes what is taken, only how many lines are rendered to find out.
         riders_per_group: how many open loops and promises ride first per group (``None``:
             all of them).
+        shortest: no line is shorter than this; once the budget left cannot hold such a line
+            the search stops. Like ``at_least`` it changes only how soon the answer is found.
 
     Returns:
         The chosen indexes per group, in each group's rank order, and the characters used.
     """
-    chosen: list[set[int]] = [set() for _ in groups]
+    chosen: list[dict[int, int]] = [{} for _ in groups]
     used = 0
+    full = char_limit - shortest  # once this much is used, no further line fits
 
-    def try_take(g: int, item: int) -> bool:
-        nonlocal used
+    def fits(item: int) -> int:
+        """The cost of ``item``'s line (with its newline) if it fits, else 0."""
         if at_least is not None and used + at_least(item) + 1 > char_limit:
-            return False
+            return 0
         cost = line_length(item) + 1
-        if used + cost > char_limit:
-            return False
-        chosen[g].add(item)
-        used += cost
-        return True
+        return cost if used + cost <= char_limit else 0
 
     riders = sorted(
         ((g, i) for g, group in enumerate(groups) for i in group if kinds[i] in ALWAYS_RIDE),
@@ -78,30 +78,36 @@ def take(
     rode = [0] * len(groups)
     rider_items: set[int] = set()
     for g, item in riders:
+        if used >= full:
+            break
         if riders_per_group is not None and rode[g] >= riders_per_group:
             continue
         rode[g] += 1
         rider_items.add(item)
-        try_take(g, item)
+        cost = fits(item)
+        if cost:
+            chosen[g][item] = groups[g].index(item)
+            used += cost
 
     cursors = [0] * len(groups)
-    active = set(range(len(groups)))
-    while active:
-        for g in sorted(active):
-            group = groups[g]
-            while cursors[g] < len(group):
-                item = group[cursors[g]]
-                cursors[g] += 1
-                if item in chosen[g] or item in rider_items:
+    active = [g for g in range(len(groups)) if groups[g]]
+    while active and used < full:
+        for g in list(active):
+            group, mine, cursor = groups[g], chosen[g], cursors[g]
+            while cursor < len(group) and len(mine) < per_group and used < full:
+                item = group[cursor]
+                cursor += 1
+                if item in mine or item in rider_items:
                     continue
-                if len(chosen[g]) >= per_group:
-                    cursors[g] = len(group)
+                cost = fits(item)
+                if cost:
+                    mine[item] = cursor - 1
+                    used += cost
                     break
-                if try_take(g, item):
-                    break
-            if cursors[g] >= len(group) or len(chosen[g]) >= per_group:
-                active.discard(g)
+            cursors[g] = cursor
+            if cursor >= len(group) or len(mine) >= per_group:
+                active.remove(g)
     return Taken(
-        per_group=tuple(tuple(i for i in group if i in chosen[g]) for g, group in enumerate(groups)),
+        per_group=tuple(tuple(sorted(mine, key=mine.__getitem__)) for mine in chosen),
         used=used,
     )

@@ -1,0 +1,124 @@
+"""One persona's open rows as columns: what a block build needs, prepared once per load.
+
+A block is built at every open, join and leave, but a persona's rows change far less often.
+Everything that depends on a row alone is therefore computed here once, when the actor loads
+its rows, so that a build only does the work that depends on the room. Pure: no I/O.
+
+Rules:
+- Only open rows enter the table; positions follow the order the rows were given, so ranking
+  ties keep that order.
+- Per row, once: whom it concerns (a user id, ``None`` for the world), its rendered line
+  (``render_line``, with its ``confidence`` tag and the arc it replaced) and that line's
+  length, ``importance / 10``, the POSIX time recency counts from (``last_recalled``, else
+  ``created``), and its unit vector, stacked with the others of the same embedder.
+- A touch changes only where recency counts from: ``touched`` returns a table with new stamps.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable, Mapping
+
+import attrs
+import numpy as np
+
+from .. import ids
+from ..rows import MemoryRow
+from .audience import Visible, told_in_confidence
+from .ranking import Topic
+from .render import render_line
+
+EMPTY = np.zeros(0, dtype=np.int64)
+
+
+@attrs.frozen(eq=False)
+class RowTable:
+    """Columns over a persona's open rows, indexed by position; build with ``from_rows``.
+
+    ``lengths`` is a tuple for per-item lookups and ``length_array`` the same as an array, for
+    the shortest line among a room's candidates.
+    """
+
+    ids: tuple[int, ...]
+    kinds: tuple[str, ...]
+    lines: tuple[str, ...]
+    lengths: tuple[int, ...]
+    length_array: np.ndarray
+    importance: np.ndarray
+    stamps: np.ndarray
+    by_about: Mapping[int | None, np.ndarray]
+    spaces: Mapping[str, tuple[np.ndarray, np.ndarray]]
+    position: Mapping[int, int]
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Iterable[MemoryRow],
+        vectors: Mapping[int, np.ndarray],
+        replaced: Mapping[int, MemoryRow],
+    ) -> RowTable:
+        """Prepare ``rows`` (closed ones are left out).
+
+        Args:
+            vectors: unit vectors by row id (rows without one have relevance 0).
+            replaced: for a row id, the closed row it replaced (its arc may be shown).
+        """
+        open_rows = [r for r in rows if r.valid_to is None and r.id is not None]
+        lines = tuple(
+            render_line(Visible(r, told_in_confidence(r)), replaced.get(r.id)) for r in open_rows
+        )
+        about: dict[int | None, list[int]] = {}
+        spaces: dict[str, tuple[list[int], list[np.ndarray]]] = {}
+        for pos, row in enumerate(open_rows):
+            key = None if row.subject == ids.WORLD else row.about_user
+            if key is not None or row.subject == ids.WORLD:
+                about.setdefault(key, []).append(pos)
+            vector = vectors.get(row.id)  # type: ignore[arg-type]
+            if vector is not None and row.embedder is not None:
+                positions, stack = spaces.setdefault(row.embedder, ([], []))
+                positions.append(pos)
+                stack.append(vector)
+        return cls(
+            ids=tuple(r.id for r in open_rows),  # type: ignore[misc]
+            kinds=tuple(r.kind for r in open_rows),
+            lines=lines,
+            lengths=tuple(len(line) for line in lines),
+            length_array=np.fromiter((len(line) for line in lines), np.int64, len(lines)),
+            importance=np.fromiter((r.importance / 10.0 for r in open_rows), np.float64, len(open_rows)),
+            stamps=np.fromiter(
+                ((r.last_recalled or r.created).timestamp() for r in open_rows), np.float64, len(open_rows)
+            ),
+            by_about={k: np.asarray(v, dtype=np.int64) for k, v in about.items()},
+            spaces={
+                name: (np.asarray(p, dtype=np.int64), np.stack(s).astype(np.float32, copy=False))
+                for name, (p, s) in spaces.items()
+            },
+            position={row_id: pos for pos, row_id in enumerate(r.id for r in open_rows)},
+        )
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def about(self, key: int | None) -> np.ndarray:
+        """Positions of the rows about user ``key`` (or the world, ``None``), ascending."""
+        return self.by_about.get(key, EMPTY)
+
+    def relevance(self, topic: Topic | None) -> np.ndarray:
+        """Cosine of every row's vector to ``topic``; 0 where they cannot be compared."""
+        out = np.zeros(len(self.ids), dtype=np.float64)
+        if topic is None:
+            return out
+        space = self.spaces.get(topic.embedder)
+        if space is not None:
+            positions, matrix = space
+            out[positions] = matrix @ topic.vector
+        return out
+
+    def touched(self, stamps: Mapping[int, datetime]) -> RowTable:
+        """This table with recency counting from ``stamps[row id]`` for the rows named."""
+        new = self.stamps.copy()
+        for row_id, when in stamps.items():
+            pos = self.position.get(row_id)
+            if pos is not None:
+                new[pos] = when.timestamp()
+        return attrs.evolve(self, stamps=new)
