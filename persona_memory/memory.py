@@ -23,14 +23,17 @@ from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
 from .compose import block_rules, make_embedder, make_limiter, make_mind
 from .embedding import Embedder
-from .errors import InvalidInput, MemoryClosed
+from .actors.row_index import RowIndex
+from .core.audience import Audience
+from .core.block import build_block
+from .errors import InvalidInput, MemoryClosed, NotYourMemory
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
 from .rooms import RoomState
-from .rows import MemoryRow
+from .rows import MemoryRow, UserControls
 from .settings import Settings
-from .storage import writes
-from .storage.store import Store, StoredRoom, open_store
+from .storage import humans, writes
+from .storage.store import Store, StoredRoom, TranscriptLine, open_store
 from .supervisor import Supervisor
 from .write.pipeline import WritePipeline, WriteReport
 
@@ -155,6 +158,131 @@ class Memory:
         persona = await self.store.read(lambda conn: writes.memory_persona(conn, user_id, memory_id))
         await self._supervisor.edit(persona, lambda: self.store.delete_memory(user_id, memory_id))
 
+    async def user_controls(self, user_id: int) -> UserControls:
+        """The user's switches and note (the defaults if they never set anything)."""
+        ids.check_user_id(user_id)
+        self._check_open()
+        return (await self.store.user_controls([user_id]))[user_id]
+
+    async def personas_for(self, user_id: int) -> list[str]:
+        """Personas that hold rows about the user, shared a room with them, or were muted."""
+        ids.check_user_id(user_id)
+        self._check_open()
+        return await self.store.read(lambda conn: humans.personas_for(conn, user_id))
+
+    async def evidence(self, user_id: int, memory_id: int) -> list[TranscriptLine]:
+        """The transcript lines a row about the user cites ("where did you get that?").
+
+        Lines are shown only when the user witnessed the row's forming (they were in the room).
+
+        Raises:
+            NotYourMemory: no such row, or it is not about the user.
+        """
+        ids.check_user_id(user_id)
+        row = await self._own_row(user_id, memory_id)
+        if user_id not in row.witnessed:
+            return []
+        return await self.store.read(lambda conn: humans.cited_lines(conn, row.room_id, list(row.evidence)))
+
+    async def meter(self, user_id: int, persona: str) -> tuple[int, int]:
+        """(chars used, limit) of the block ``persona`` would build for a private chat with the
+        user right now — the meter of the manage page. Reads only; touches nothing."""
+        ids.check_user_id(user_id)
+        ids.check_persona(persona)
+        self._check_open()
+        version, rows = await self.store.persona_rows(persona)
+        index = RowIndex()
+        index.load(version, rows)
+        controls = await self.store.user_controls([user_id])
+        built = build_block(
+            persona,
+            Audience(present=frozenset({user_id}), private=True),
+            index.open_rows.values(),
+            vectors=index.vectors,
+            replaced=index.replaced,
+            controls=controls,
+            topic=None,
+            names={},
+            now=self._clock.now(),
+            rules=self._supervisor.rules,
+        )
+        return built.used, built.limit
+
+    async def clear_memories(self, user_id: int, persona: str | None = None) -> int:
+        """Physically delete every row about the user — kept by ``persona``, or by all
+        personas — each in turn with that persona's writes. Returns how many rows went."""
+        ids.check_user_id(user_id)
+        if persona is not None:
+            ids.check_persona(persona)
+        self._check_open()
+        holders = await self.store.read(lambda conn: humans.persona_of_rows(conn, user_id))
+        deleted = 0
+        for holder in holders:
+            if persona is not None and holder != persona:
+                continue
+            now = self._clock.now()
+            deleted += await self._supervisor.edit(
+                holder,
+                lambda holder=holder, now=now: self.store.write(
+                    lambda conn: humans.delete_all_about(conn, user_id, holder, now)
+                ),
+            )
+        return deleted
+
+    async def export(self, user_id: int) -> dict:
+        """Everything personas keep about the user, JSON-ready: every line (open and closed)
+        with its dates, kind, origin and cited transcript lines; the note; the switches; the
+        notices."""
+        ids.check_user_id(user_id)
+        self._check_open()
+        rows = await self.memories_about(user_id)
+        controls = await self.user_controls(user_id)
+        memories = []
+        for row in rows:
+            memories.append(
+                {
+                    "id": row.id,
+                    "persona": row.persona,
+                    "kind": row.kind,
+                    "text": row.text,
+                    "importance": row.importance,
+                    "open": row.valid_to is None,
+                    "valid_from": row.valid_from,
+                    "valid_to": row.valid_to,
+                    "replaced_by": row.closed_by,
+                    "noted": row.created.isoformat(),
+                    "last_recalled": row.last_recalled.isoformat() if row.last_recalled else None,
+                    "times_recalled": row.recall_count,
+                    "room": row.room_id,
+                    "witnessed_by": [f"u:{u}" for u in sorted(row.witnessed)],
+                    "evidence": [
+                        {"line": line.id, "speaker": line.speaker, "text": line.text, "at": line.at.isoformat()}
+                        for line in await self.evidence(user_id, row.id)
+                    ],
+                }
+            )
+        return {
+            "user": f"u:{user_id}",
+            "exported": self._clock.now().isoformat(),
+            "personas_remember_me": controls.memory_on,
+            "memory_note": controls.memory_note,
+            "muted_personas": sorted(controls.muted),
+            "memories": memories,
+            "notices": [
+                {"id": n.id, "persona": n.persona, "text": n.text, "memories": list(n.memory_ids), "at": n.created.isoformat()}
+                for n in await self.notices(user_id)
+            ],
+        }
+
+    async def _own_row(self, user_id: int, memory_id: int) -> MemoryRow:
+        if isinstance(memory_id, bool) or not isinstance(memory_id, int):
+            raise InvalidInput(f"memory_id must be an int, got {memory_id!r}")
+        self._check_open()
+        for row in await self.store.memories_about(user_id):
+            if row.id == memory_id:
+                return row
+        raise NotYourMemory(f"memory {memory_id} does not exist or is not about u:{user_id}")
+
     async def notices(self, user_id: int) -> list[writes.Notice]:
         """The user's toasts, newest first: who noted what, with the ids each announced."""
         ids.check_user_id(user_id)
@@ -207,16 +335,18 @@ class Memory:
         return min(later, default=None)
 
     async def run_sweeps(self, interval: float) -> None:
-        """Sweep every ``interval`` seconds, sooner when a parked slice is due; until cancelled."""
+        """Sweep every ``interval`` seconds — sooner while a parked slice is due — until
+        cancelled. The first sweep comes one interval after opening."""
+        wait = interval
         while True:
-            wait = interval
+            await trio.sleep(wait)
             try:
                 retry_at = await self.sweep()
             except MemoryClosed:
                 return
+            wait = interval
             if retry_at is not None:
                 wait = min(interval, max(1.0, (retry_at - self._clock.now()).total_seconds()))
-            await trio.sleep(wait)
 
 
 @asynccontextmanager

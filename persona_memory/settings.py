@@ -87,6 +87,18 @@ class WriteSettings:
 
 
 @attrs.frozen
+class WebSettings:
+    host: str
+    port: int
+    public_url: str
+    secret_env: str
+    api_token_env: str
+    login_link_minutes: float
+    session_hours: float
+    secure_cookies: bool
+
+
+@attrs.frozen
 class ActorSettings:
     mailbox_size: int
     write_queue_size: int
@@ -115,6 +127,7 @@ class Settings:
     write: WriteSettings
     actors: ActorSettings
     supervisor: SupervisorSettings
+    web: WebSettings
 
 
 _SECTIONS: dict[str, type] = {
@@ -128,6 +141,7 @@ _SECTIONS: dict[str, type] = {
     "write": WriteSettings,
     "actors": ActorSettings,
     "supervisor": SupervisorSettings,
+    "web": WebSettings,
 }
 
 
@@ -178,6 +192,10 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "supervisor.max_restarts": _between(0, 1000),
     "supervisor.restart_period_seconds": _POSITIVE,
     "supervisor.shutdown_deadline_seconds": _NON_NEGATIVE,
+    "web.port": _between(0, 65535),
+    "web.public_url": ((lambda v: v.startswith(("http://", "https://"))), "an http:// or https:// URL"),
+    "web.login_link_minutes": _POSITIVE,
+    "web.session_hours": _POSITIVE,
 }
 
 

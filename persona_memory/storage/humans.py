@@ -1,0 +1,92 @@
+"""The human's side of the store (design §5): what the manage page, export and erasure read
+and delete. Functions of a connection, run inside the caller's unit of work.
+
+Rules:
+- Every query is scoped to one user: a row is theirs when its subject is ``u:<id>`` or it is a
+  ``self`` row whose counterpart is ``u:<id>``.
+- Clearing is the human's delete: physical. The notices that announced cleared rows are marked
+  undone, so no toast offers to undo what is gone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+from ..ids import user_ref
+from .store import TranscriptLine
+
+
+def personas_for(conn: sqlite3.Connection, user_id: int) -> list[str]:
+    """Personas that hold rows about the user, shared a room with them, or were muted by them."""
+    ref = user_ref(user_id)
+    found = {
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT persona FROM persona_memory WHERE subject = ? OR counterpart = ?", (ref, ref)
+        )
+    }
+    found |= {
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT p.value FROM rooms, json_each(rooms.personas) AS p "
+            "WHERE EXISTS (SELECT 1 FROM json_each(rooms.humans) AS h WHERE h.value = ?)",
+            (user_id,),
+        )
+    }
+    found |= {
+        r[0] for r in conn.execute("SELECT persona FROM persona_memory_mute WHERE user_id = ?", (user_id,))
+    }
+    return sorted(found)
+
+
+def cited_lines(conn: sqlite3.Connection, room_id: str | None, line_ids: list[int]) -> list[TranscriptLine]:
+    """The transcript lines with these ids in ``room_id``, oldest first."""
+    if room_id is None or not line_ids:
+        return []
+    marks = ",".join("?" * len(line_ids))
+    cur = conn.execute(
+        f"SELECT * FROM transcript_lines WHERE room_id = ? AND id IN ({marks}) ORDER BY id",
+        (room_id, *line_ids),
+    )
+    return [
+        TranscriptLine(r["id"], r["room_id"], r["speaker"], r["text"], datetime.fromisoformat(r["at"]))
+        for r in cur
+    ]
+
+
+def delete_all_about(conn: sqlite3.Connection, user_id: int, persona: str, now: datetime) -> int:
+    """Delete every row ``persona`` keeps about the user; return how many went."""
+    ref = user_ref(user_id)
+    cur = conn.execute(
+        "DELETE FROM persona_memory WHERE persona = ? AND (subject = ? OR counterpart = ?)",
+        (persona, ref, ref),
+    )
+    conn.execute(
+        "UPDATE notices SET undone = ? WHERE user_id = ? AND persona = ? AND undone IS NULL",
+        (now.isoformat(), user_id, persona),
+    )
+    return cur.rowcount
+
+
+def persona_of_rows(conn: sqlite3.Connection, user_id: int) -> list[str]:
+    """The personas holding at least one row about the user."""
+    ref = user_ref(user_id)
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT persona FROM persona_memory WHERE subject = ? OR counterpart = ? ORDER BY persona",
+            (ref, ref),
+        )
+    ]
+
+
+def room_kinds(conn: sqlite3.Connection, room_ids: list[str]) -> dict[str, bool]:
+    """For each room id known, whether it is a private chat (for showing a row's origin)."""
+    if not room_ids:
+        return {}
+    marks = ",".join("?" * len(room_ids))
+    return {
+        r["room_id"]: bool(r["private"])
+        for r in conn.execute(f"SELECT room_id, private FROM rooms WHERE room_id IN ({marks})", room_ids)
+    }
