@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench browser serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,11 +17,20 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/persona-memory demo --config config.toml
 
-test: $(STAMP)
+# The browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
+browser:
+	@[ -x $(CHROMIUM) ] || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	@[ -x $(CHROMIUM) ] || { echo "make browser: could not install Debian's chromium at $(CHROMIUM)"; exit 1; }
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
 	$(BIN)/python bench/block_bench.py
+
+serve: $(STAMP)
+	$(BIN)/persona-memory serve --config config.toml
 
 clean:
 	rm -rf $(VENV) persona-memory.db persona-memory.db-wal persona-memory.db-shm
