@@ -7,8 +7,9 @@ UPDATEs the old fact, which closes and keeps its arc. Then a group room with Dan
 the bundled offline reader by default); the demo prints the routing decisions, the notices the
 humans would see as toasts, and each block with its meter.
 
-The story runs in its own room ids, dated from the wall clock's today, so running it again on
-the same file continues the same people's history rather than duplicating a seed.
+The story runs in its own room ids, dated from the wall clock's today. A file that already
+holds the story is not played into again (the people would tell Warren the same things twice):
+the demo then opens the rooms and prints the blocks as they stand.
 """
 
 from __future__ import annotations
@@ -82,6 +83,19 @@ async def run_demo(settings: Settings) -> None:
     clock = ManualClock(today - timedelta(days=40))
     async with open_memory(settings, clock=clock, on_report=_print_report) as memory:
         print(f"store: {settings.storage.path}; mind: {settings.mind.kind}; embedder: {settings.embedder.kind}")
+        if await memory.store.lines("demo-dm-dan"):
+            print("This file already holds the demo's story; here are the blocks as they stand.")
+            print("(Run `make clean` or pass --db other.db to play it from the start.)")
+            clock.set(today)
+            for title, opened in (
+                ("Dan's private chat", RoomOpened(room_id="demo-dm-dan", personas=("warren",), humans={DAN}, private=True, names=NAMES, topic="How did the interview go?")),
+                ("The group room", RoomOpened(room_id="demo-group", personas=("warren", "nolan"), humans={DAN, CARA}, names=NAMES)),
+                ("Cara's private chat", RoomOpened(room_id="demo-dm-cara", personas=("warren",), humans={CARA}, private=True, names=NAMES)),
+            ):
+                await memory.send(opened)
+                for persona in opened.personas:
+                    await _show(memory, title, persona, opened.room_id)
+            return
 
         print(f"\n-- {clock.now():%Y-%m-%d}: Dan and Warren, a private chat --")
         dm = dict(room_id="demo-dm-dan", personas=("warren",), humans={DAN}, private=True, names=NAMES)
