@@ -20,7 +20,8 @@ demo: $(STAMP)
 # The browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
 browser:
 	@[ -x $(CHROMIUM) ] || { $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+	    chromium fonts-dejavu-core >/dev/null; }
 	@[ -x $(CHROMIUM) ] || { echo "make browser: could not install Debian's chromium at $(CHROMIUM)"; exit 1; }
 
 test: $(STAMP) browser

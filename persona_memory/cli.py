@@ -1,15 +1,23 @@
-"""``persona-memory``: the command line. ``persona-memory demo`` runs the main job offline."""
+"""``persona-memory``: the command line.
+
+- ``persona-memory demo`` plays the design's story offline and prints each block.
+- ``persona-memory serve`` runs the memory with the human's pages and the runtime's JSON API,
+  in one process (Ctrl-C stops serving, then drains queued writes).
+- ``persona-memory login-link 42`` prints a signed, expiring login link for user 42.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
+from functools import partial
 
 import trio
 
 from .errors import PersonaMemoryError
-from .settings import load_settings
+from .settings import Settings, load_settings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,28 +25,83 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--config", help="a TOML file over the embedded defaults (config.toml)")
     common.add_argument("--db", help="the SQLite file (overrides storage.path)")
     common.add_argument("-v", "--verbose", action="store_true", help="log what the actors do")
-    parser = argparse.ArgumentParser(prog="persona-memory", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="persona-memory", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser(
         "demo", parents=[common], help="play the design's story offline and print each block"
     )
+    serve = commands.add_parser(
+        "serve", parents=[common], help="run the memory with the human's pages and the JSON API"
+    )
+    serve.add_argument("--host", help="the address to bind (overrides web.host)")
+    serve.add_argument("--port", type=int, help="the port to bind (overrides web.port; 0 = any)")
+    link = commands.add_parser(
+        "login-link", parents=[common], help="print a signed, expiring login link for a user"
+    )
+    link.add_argument("user_id", type=int, help="the user's id, e.g. 42")
     args = parser.parse_args(argv)
 
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    overrides = {"storage.path": args.db} if args.db else {}
+    overrides: dict[str, object] = {"storage.path": args.db} if args.db else {}
+    if args.command == "serve":
+        if args.host is not None:
+            overrides["web.host"] = args.host
+        if args.port is not None:
+            overrides["web.port"] = args.port
     try:
         settings = load_settings(args.config, overrides)
         if args.command == "demo":
             from .demo import run_demo
 
             trio.run(run_demo, settings)
+        elif args.command == "serve":
+            trio.run(run_serve, settings)
+        elif args.command == "login-link":
+            print(login_link(settings, args.user_id))
     except PersonaMemoryError as exc:
         print(f"persona-memory: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def login_link(settings: Settings, user_id: int) -> str:
+    """A login link for ``user_id`` on ``web.public_url`` (the secret comes from the env)."""
+    from .web import Auth, WebSecrets
+
+    return Auth(WebSecrets.from_env(settings.web, api=False), settings.web).login_url(user_id)
+
+
+async def run_serve(settings: Settings) -> None:
+    """Open the memory, serve the web app beside the supervisor, stop on SIGINT or SIGTERM.
+
+    The secrets are read before the store opens, so a missing one fails fast. On a signal the
+    server stops (requests in flight get a few seconds), then leaving ``open_memory`` lets
+    queued writes land.
+    """
+    from .memory import open_memory
+    from .web import WebSecrets, serve_web
+
+    secrets = WebSecrets.from_env(settings.web)
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with open_memory(settings) as memory:
+            async with trio.open_nursery() as nursery:
+                port = await nursery.start(partial(serve_web, memory, settings, secrets=secrets))
+                print(
+                    f"persona-memory: serving http://{settings.web.host}:{port} "
+                    f"(store {settings.storage.path}); Ctrl-C to stop",
+                    flush=True,
+                )
+                async for signum in signals:
+                    print(f"persona-memory: {signal.Signals(signum).name}: stopping the web app, "
+                          "then draining writes", flush=True)
+                    break
+                nursery.cancel_scope.cancel()
+        print("persona-memory: stopped", flush=True)
 
 
 if __name__ == "__main__":

@@ -193,7 +193,10 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "supervisor.restart_period_seconds": _POSITIVE,
     "supervisor.shutdown_deadline_seconds": _NON_NEGATIVE,
     "web.port": _between(0, 65535),
-    "web.public_url": ((lambda v: v.startswith(("http://", "https://"))), "an http:// or https:// URL"),
+    "web.public_url": (
+        (lambda v: v == "" or v.startswith(("http://", "https://"))),
+        'an http:// or https:// URL, or "" for http://host:port',
+    ),
     "web.login_link_minutes": _POSITIVE,
     "web.session_hours": _POSITIVE,
 }
@@ -246,6 +249,10 @@ def load_settings(
                 f"{section}.kind is 'http': set {section}.base_url (ending in /v1) and "
                 f"{section}.model too"
             )
+    web = values["web"]
+    if not web["public_url"]:
+        host = web["host"] if ":" not in web["host"] else f"[{web['host']}]"
+        web["public_url"] = f"http://{host}:{web['port']}"
     return Settings(**{name: cls(**values[name]) for name, cls in _SECTIONS.items()})
 
 

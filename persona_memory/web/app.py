@@ -1,0 +1,155 @@
+"""Build the web app: the human's pages and the runtime's JSON API over one ``Memory``.
+
+Rules:
+- Every response carries the security headers below: a Content-Security-Policy that allows
+  scripts, styles and images from this site only (no inline script, no plugins, no framing,
+  forms post only here), ``nosniff``, no referrer to other sites (a login link never leaks onward), and
+  ``no-store`` on everything but the static files, so a shared computer's cache keeps no
+  one's memories.
+- Errors render as a page for people and as ``{"error": …}`` under ``/api/``; their text is
+  ours, never the request's.
+- A request body over 64 KiB is refused (a note is 400 characters).
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from pathlib import Path
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..clock import WallClock
+from ..errors import MemoryClosed
+from ..memory import Memory
+from ..settings import WebSettings
+from .api import Api
+from .auth import Auth, WebSecrets
+from .pages import Pages
+
+HERE = Path(__file__).parent
+MAX_BODY_BYTES = 64 * 1024
+
+CSP = (
+    "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'; form-action 'self'"
+)
+SECURITY_HEADERS = {
+    "content-security-policy": CSP,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "same-origin",
+    "x-frame-options": "DENY",
+    "cross-origin-opener-policy": "same-origin",
+}
+
+_ERROR_TITLES = {
+    400: "That request was not understood",
+    401: "Please sign in",
+    403: "Refused",
+    404: "Not found",
+    405: "Not allowed",
+    413: "Too large",
+    503: "Shutting down",
+}
+
+
+class SecurityHeaders:
+    """ASGI middleware adding ``SECURITY_HEADERS`` (and ``no-store`` outside ``/static/``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        static = scope["path"].startswith("/static/")
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.decode().lower() not in SECURITY_HEADERS]
+                headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                if not static:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def templates() -> jinja2.Environment:
+    """The Jinja2 environment of the pages: autoescape on everywhere, undefined names fail."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def build_app(
+    memory: Memory, web: WebSettings, secrets: WebSecrets, *, clock: WallClock | None = None
+) -> Starlette:
+    """The ASGI app for ``memory``.
+
+    Args:
+        web: the ``[web]`` settings (public URL, link and session lifetimes, cookie flags).
+        secrets: the signing key and the API token (``WebSecrets.from_env``).
+        clock: the wall clock links and sessions expire by (tests inject a ``ManualClock``).
+    """
+    auth = Auth(secrets, web, clock)
+    env = templates()
+    pages = Pages(memory, auth, env, web.public_url)
+    api = Api(memory, auth)
+
+    def render_error(request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message}, status_code=status, headers=headers)
+        html = env.get_template("error.html").render(
+            session=None, user=None, csrf="", done=None, path=request.url.path,
+            title=_ERROR_TITLES.get(status, "Something went wrong"), message=message, status=status,
+        )
+        return HTMLResponse(html, status_code=status, headers=headers)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        message = exc.detail if exc.detail and exc.detail != _default_phrase(exc.status_code) else _plain(exc.status_code)
+        return render_error(request, exc.status_code, message, exc.headers)
+
+    async def closed(request: Request, exc: Exception) -> Response:
+        return render_error(request, 503, "The memory is shutting down. Try again in a moment.")
+
+    app = Starlette(
+        routes=[
+            *api.routes(),
+            *pages.routes(),
+            Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
+        ],
+        exception_handlers={HTTPException: http_error, MemoryClosed: closed},
+        max_body_size=MAX_BODY_BYTES,
+    )
+    app.add_middleware(SecurityHeaders)
+    app.state.auth = auth
+    return app
+
+
+def _default_phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
+
+
+def _plain(status: int) -> str:
+    return {
+        404: "There is nothing here.",
+        405: "That page does not take this kind of request.",
+        413: "That request is too large.",
+    }.get(status, "That did not work.")

@@ -1,0 +1,250 @@
+"""Who is asking: login links, the session cookie, CSRF tokens and the runtime's bearer token.
+
+Rules:
+- The chat runtime hands a person a login link (``/login?token=…``): their user id and a fresh
+  nonce, signed with the web secret and stamped with the time. It works for
+  ``web.login_link_minutes`` and only once; a link whose signature does not match, that is too
+  old (or from the future), or that was used already is refused.
+- Redeeming a link starts a session: a cookie holding the user id and a random session id,
+  signed and stamped the same way, valid for ``web.session_hours``. The cookie is
+  ``HttpOnly``, ``SameSite=Lax``, and ``Secure`` when ``web.secure_cookies`` is set. Logging
+  out ends the session id in this process, so a copied cookie stops working too.
+- Every state-changing request carries a CSRF token, an HMAC of the session id: a token from
+  another session (or none) is refused.
+- The JSON API is for the chat runtime only: a bearer token compared in constant time.
+- Secrets come from the environment variables named in ``[web]``; a missing or short one is a
+  ``ConfigError`` that names the variable. The secrets themselves never enter config files.
+- Time comes from the injected wall clock, so tests expire links without waiting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from itsdangerous import BadData, SignatureExpired, TimestampSigner, URLSafeTimedSerializer
+
+from .. import ids
+from ..clock import SystemClock, WallClock
+from ..errors import ConfigError, PersonaMemoryError
+from ..settings import WebSettings
+
+SESSION_COOKIE = "pm_session"
+CSRF_FIELD = "csrf"
+MIN_SECRET_CHARS = 32
+
+_LOGIN_SALT = "persona-memory.login"
+_SESSION_SALT = "persona-memory.session"
+
+
+class LinkRefused(PersonaMemoryError):
+    """A login link that cannot start a session. ``reason`` is ``"expired"``, ``"used"`` or
+    ``"invalid"`` (tampered, truncated, or signed with another secret)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the login link is {reason}")
+        self.reason = reason
+
+
+@attrs.frozen
+class WebSecrets:
+    """The two secrets of the web app: the signing key and the runtime's API token."""
+
+    signing_key: str = attrs.field(repr=False)
+    api_token: str = attrs.field(repr=False)
+
+    @classmethod
+    def from_env(
+        cls, web: WebSettings, environ: Mapping[str, str] | None = None, *, api: bool = True
+    ) -> WebSecrets:
+        """Read the secrets from the variables ``web.secret_env`` and ``web.api_token_env``.
+
+        Args:
+            api: ``False`` reads the signing key only (enough to print a login link); the API
+                then refuses every request.
+
+        Raises:
+            ConfigError: a variable is unset, or holds fewer than 32 characters.
+        """
+        env = os.environ if environ is None else environ
+        return cls(
+            signing_key=_secret(env, web.secret_env, "signs login links and session cookies"),
+            api_token=_secret(env, web.api_token_env, "is the bearer token of the JSON API") if api else "",
+        )
+
+
+def _secret(env: Mapping[str, str], name: str, purpose: str) -> str:
+    value = env.get(name, "")
+    if len(value.strip()) < MIN_SECRET_CHARS:
+        state = "is not set" if not value else f"holds only {len(value.strip())} characters"
+        raise ConfigError(
+            f"the environment variable {name} {state}; it {purpose} and needs at least "
+            f"{MIN_SECRET_CHARS} random characters. Make one with: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    return value
+
+
+@attrs.frozen
+class Session:
+    """A signed-in person: their user id and this session's random id."""
+
+    user_id: int
+    session_id: str
+
+
+def _clocked_signer(clock: WallClock) -> type[TimestampSigner]:
+    class ClockedSigner(TimestampSigner):
+        def get_timestamp(self) -> int:
+            return int(clock.now().timestamp())
+
+    return ClockedSigner
+
+
+class Auth:
+    """Mints and checks login links, session cookies and CSRF tokens for one web app."""
+
+    def __init__(self, secrets_: WebSecrets, web: WebSettings, clock: WallClock | None = None) -> None:
+        self._clock = clock or SystemClock()
+        self._web = web
+        self._api_token = secrets_.api_token.encode()
+        self._csrf_key = hashlib.sha256(b"persona-memory.csrf\0" + secrets_.signing_key.encode()).digest()
+        signer = _clocked_signer(self._clock)
+        self._links = URLSafeTimedSerializer(secrets_.signing_key, salt=_LOGIN_SALT, signer=signer)
+        self._sessions = URLSafeTimedSerializer(secrets_.signing_key, salt=_SESSION_SALT, signer=signer)
+        self._used_nonces: dict[str, float] = {}
+        self._ended_sessions: dict[str, float] = {}
+
+    @property
+    def link_seconds(self) -> int:
+        return int(self._web.login_link_minutes * 60)
+
+    @property
+    def session_seconds(self) -> int:
+        return int(self._web.session_hours * 3600)
+
+    def _now(self) -> float:
+        return self._clock.now().timestamp()
+
+    # ---- login links -------------------------------------------------------------------
+
+    def login_token(self, user_id: int) -> str:
+        """A fresh single-use token for ``user_id``'s login link."""
+        ids.check_user_id(user_id)
+        return self._links.dumps({"u": user_id, "n": secrets.token_urlsafe(16)})
+
+    def login_url(self, user_id: int) -> str:
+        """The whole login link, on ``web.public_url``."""
+        return f"{self._web.public_url.rstrip('/')}/login?token={self.login_token(user_id)}"
+
+    def check_login(self, token: str) -> int:
+        """The user id a login token is for, without using it up.
+
+        Raises:
+            LinkRefused: expired, used, or not ours.
+        """
+        return self._read_login(token)[0]
+
+    def redeem_login(self, token: str) -> Session:
+        """Use up a login token and start a session.
+
+        Raises:
+            LinkRefused: expired, used, or not ours.
+        """
+        user_id, nonce = self._read_login(token)
+        self._used_nonces[nonce] = self._now() + self.link_seconds + 1
+        return Session(user_id=user_id, session_id=secrets.token_urlsafe(18))
+
+    def _read_login(self, token: str) -> tuple[int, str]:
+        payload = self._load(self._links, token, self.link_seconds)
+        if not isinstance(payload, dict) or set(payload) != {"u", "n"}:
+            raise LinkRefused("invalid")
+        user_id, nonce = payload["u"], payload["n"]
+        if not _is_user_id(user_id) or not isinstance(nonce, str):
+            raise LinkRefused("invalid")
+        self._forget_expired()
+        if nonce in self._used_nonces:
+            raise LinkRefused("used")
+        return user_id, nonce
+
+    def _load(self, serializer: URLSafeTimedSerializer, token: str, max_age: int) -> Any:
+        try:
+            return serializer.loads(token, max_age=max_age)
+        except SignatureExpired:
+            raise LinkRefused("expired") from None
+        except (BadData, UnicodeError, ValueError):
+            raise LinkRefused("invalid") from None
+
+    def _forget_expired(self) -> None:
+        now = self._now()
+        for table in (self._used_nonces, self._ended_sessions):
+            for key in [k for k, until in table.items() if until < now]:
+                del table[key]
+
+    # ---- sessions ----------------------------------------------------------------------
+
+    def session_cookie(self, session: Session) -> str:
+        """The signed cookie value for ``session``."""
+        return self._sessions.dumps({"u": session.user_id, "s": session.session_id})
+
+    def cookie_options(self) -> dict[str, Any]:
+        """Keyword arguments for Starlette's ``Response.set_cookie``."""
+        return {
+            "max_age": self.session_seconds,
+            "path": "/",
+            "httponly": True,
+            "samesite": "lax",
+            "secure": self._web.secure_cookies,
+        }
+
+    def read_session(self, cookie: str | None) -> Session | None:
+        """The session a cookie proves, or ``None`` (absent, tampered, expired or ended)."""
+        if not cookie:
+            return None
+        try:
+            payload = self._load(self._sessions, cookie, self.session_seconds)
+        except LinkRefused:
+            return None
+        if not isinstance(payload, dict) or set(payload) != {"u", "s"}:
+            return None
+        user_id, session_id = payload["u"], payload["s"]
+        if not _is_user_id(user_id) or not isinstance(session_id, str):
+            return None
+        self._forget_expired()
+        if session_id in self._ended_sessions:
+            return None
+        return Session(user_id=user_id, session_id=session_id)
+
+    def end_session(self, session: Session) -> None:
+        """Log out: this session id is refused from now on, in this process."""
+        self._ended_sessions[session.session_id] = self._now() + self.session_seconds + 1
+
+    # ---- CSRF and the API token --------------------------------------------------------
+
+    def csrf_token(self, session: Session) -> str:
+        """The CSRF token every form of ``session`` carries."""
+        return hmac.new(self._csrf_key, session.session_id.encode(), hashlib.sha256).hexdigest()
+
+    def csrf_ok(self, session: Session, token: object) -> bool:
+        """True when ``token`` is ``session``'s own CSRF token."""
+        if not isinstance(token, str):
+            return False
+        return hmac.compare_digest(self.csrf_token(session).encode(), token.encode("utf-8", "replace"))
+
+    def bearer_ok(self, authorization: str | None) -> bool:
+        """True when an ``Authorization`` header carries the runtime's API token."""
+        if not authorization or not self._api_token:
+            return False
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        return hmac.compare_digest(token.strip().encode("utf-8", "replace"), self._api_token)
+
+
+def _is_user_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0

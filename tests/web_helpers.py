@@ -1,0 +1,174 @@
+"""Shared by the web tests: secrets, a seeded story, and a signed-in httpx client.
+
+``seed(memory, clock)`` writes, through the real write path (the bundled offline mind):
+
+- Dan (u:42) and Warren: the design's story — the flat that was bought and later sold (a
+  closed line with its arc), the Tesla shares, the interview (an open loop), the promise of the
+  1988 letter — and the notices it raised; and Dan and Nolan: films.
+- Cara (u:17) and Warren: index funds; Cara is the other user whose ids Dan's session tries.
+- Ana (u:43): lines kept by Warren and by Nolan, for clearing.
+- Eve (u:66): lines, a notice, a room id and a transcript line that carry script, image and
+  ``javascript:`` payloads, inserted directly (the store takes any text a person typed).
+
+Dates come from the injected ``ManualClock``, so pages and screenshots are stable.
+``open_site`` / the ``site`` fixture give that memory with its web app and an httpx client;
+``sign_in`` follows a login link as a person would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any, AsyncIterator, Callable
+
+import attrs
+import httpx
+import pytest
+
+import persona_memory as pm
+from persona_memory.demo import FIRST_CHAT, LATER_CHAT
+from persona_memory.embedding import HashingEmbedder
+from persona_memory.rows import MemoryRow
+from persona_memory.web import Auth, WebSecrets, build_app
+
+DAN, CARA, ANA, EVE = 42, 17, 43, 66
+SECRETS = WebSecrets(signing_key="s" * 16 + "-test-signing-key-0123456789", api_token="t" * 16 + "-test-api-token-0123456789")
+BEARER = {"Authorization": f"Bearer {SECRETS.api_token}"}
+
+PAYLOADS = (
+    "<script>window.pwned = 1; document.title = 'pwned'</script> Eve likes tea.",
+    '<img src=x onerror="window.pwned = 1; document.title = \'pwned\'"> Eve has a dog.',
+    "javascript:window.pwned=1 is Eve's favourite link, see [here](javascript:window.pwned=1).",
+    '<a href="javascript:window.pwned=1">Eve\'s site</a> and https://example.com/x.png',
+)
+NOLAN_CHAT = [
+    ("u:42", "Nolan, I'm rewatching Memento this weekend. It's my favourite film."),
+    ("nolan", "Good choice. I'll send you my notes on its colour scenes before Saturday."),
+    ("u:42", "I'm flying to Berlin for the film festival in February."),
+]
+EVIL_ROOM = '<img src=x onerror="window.pwned=1">'
+
+
+async def chat(memory: pm.Memory, clock: pm.ManualClock, room_id: str, lines: list[tuple[str, str]]) -> list[int]:
+    out = []
+    for speaker, text in lines:
+        out.append(await memory.post_line(room_id, speaker, text, at=clock.now()))
+        clock.advance(minutes=1)
+    return out
+
+
+async def quiet(memory: pm.Memory, room_id: str) -> None:
+    await memory.send(pm.RoomWentQuiet(room_id=room_id))
+    await memory.drain()
+
+
+async def seed(memory: pm.Memory, clock: pm.ManualClock) -> None:
+    """Write the story above (the clock ends 40 days after where it started)."""
+    start = clock.now()
+    dm = dict(personas=("warren",), private=True, incognito=False, kit=None)
+    await memory.send(pm.RoomOpened(room_id="dm-dan", humans=frozenset({DAN}), topic="Hi Warren!", **dm))
+    await chat(memory, clock, "dm-dan", FIRST_CHAT)
+    await quiet(memory, "dm-dan")
+    clock.set(start + timedelta(days=37))
+    await memory.send(pm.RoomOpened(room_id="dm-dan", humans=frozenset({DAN}), topic="The flat?", **dm))
+    await chat(memory, clock, "dm-dan", LATER_CHAT)
+    await quiet(memory, "dm-dan")
+
+    await memory.send(pm.RoomOpened(room_id="dm-dan-nolan", humans=frozenset({DAN}), topic="Films",
+                                    **{**dm, "personas": ("nolan",)}))
+    await chat(memory, clock, "dm-dan-nolan", NOLAN_CHAT)
+    await quiet(memory, "dm-dan-nolan")
+
+    await memory.send(pm.RoomOpened(room_id="dm-cara", humans=frozenset({CARA}), topic="Funds", **dm))
+    await chat(memory, clock, "dm-cara", [
+        ("u:17", "Warren, I prefer index funds to picking single stocks. Is that lazy?"),
+        ("warren", "Not lazy at all."),
+    ])
+    await quiet(memory, "dm-cara")
+
+    clock.set(start + timedelta(days=40))
+    now = clock.now()
+    await memory.send(pm.RoomOpened(room_id="dm-ana", humans=frozenset({ANA}), topic="Hello", **dm))
+    await memory.send(pm.RoomOpened(room_id="dm-ana-nolan", humans=frozenset({ANA}), topic="Hi",
+                                    **{**dm, "personas": ("nolan",)}))
+    await memory.store.insert_memories([
+        MemoryRow(persona="warren", subject="u:43", kind="fact", importance=5, created=now,
+                  text="u:43 works as a nurse in Pudong.", room_id="dm-ana", witnessed={ANA}),
+        MemoryRow(persona="warren", subject="u:43", kind="preference", importance=4, created=now,
+                  text="u:43 prefers green tea to coffee.", room_id="dm-ana", witnessed={ANA}),
+        MemoryRow(persona="nolan", subject="u:43", kind="event", importance=6, created=now,
+                  text="u:43 ran the Shanghai half marathon in October.", room_id="dm-ana-nolan",
+                  witnessed={ANA}),
+    ])
+
+    await memory.send(pm.RoomOpened(room_id=EVIL_ROOM, humans=frozenset({EVE}), topic="hi", **dm))
+    said = await chat(memory, clock, EVIL_ROOM, [("u:66", PAYLOADS[0]), ("u:66", PAYLOADS[1])])
+    rows = await memory.store.insert_memories([
+        MemoryRow(persona="warren", subject="u:66", kind="fact", importance=5, created=now, text=text,
+                  room_id=EVIL_ROOM, witnessed={EVE}, evidence=said)
+        for text in PAYLOADS
+    ])
+    await memory.store.write(lambda conn: conn.execute(
+        "INSERT INTO notices (user_id, persona, room_id, text, memory_ids, created) VALUES (?, ?, ?, ?, ?, ?)",
+        (EVE, "warren", EVIL_ROOM, "Warren noted: " + PAYLOADS[1], json.dumps([rows[1].id]), now.isoformat()),
+    ))
+    await memory.set_memory_note(EVE, PAYLOADS[0])
+
+
+def csrf_of(html: str) -> str:
+    """The CSRF token in a page's forms."""
+    match = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert match, "the page has no CSRF field"
+    return match.group(1)
+
+
+async def sign_in(client: httpx.AsyncClient, auth: Auth, user_id: int) -> str:
+    """Follow a login link as a person would; return the CSRF token of the session."""
+    token = auth.login_token(user_id)
+    page = await client.get("/login", params={"token": token})
+    assert page.status_code == 200 and "Continue" in page.text
+    done = await client.post("/login", data={"token": token})
+    assert done.status_code == 303 and done.headers["location"] == "/"
+    home = await client.get("/")
+    assert home.status_code == 200
+    return csrf_of(home.text)
+
+
+def client_for(app: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+
+
+SITE_SETTINGS = {"web.public_url": "http://testserver", "write.neighbour_min_cosine": 0.2}
+
+
+@attrs.frozen
+class Site:
+    """A seeded memory, its web app's ``Auth``, and an httpx client talking to the app."""
+
+    memory: pm.Memory
+    auth: Auth
+    client: httpx.AsyncClient
+    clock: pm.ManualClock
+    app: Any
+
+    def other_client(self) -> httpx.AsyncClient:
+        """A second browser (its own cookie jar) on the same app."""
+        return client_for(self.app)
+
+
+@asynccontextmanager
+async def open_site(settings: pm.Settings, clock: pm.ManualClock) -> AsyncIterator[Site]:
+    """Open the memory on ``settings``, seed it, and build the app with ``SECRETS``."""
+    async with pm.open_memory(settings, clock=clock, embedder=HashingEmbedder(64)) as memory:
+        await seed(memory, clock)
+        app = build_app(memory, settings.web, SECRETS, clock=clock)
+        async with client_for(app) as client:
+            yield Site(memory=memory, auth=app.state.auth, client=client, clock=clock, app=app)
+
+
+@pytest.fixture
+async def site(make_settings: Callable[..., pm.Settings], clock: pm.ManualClock) -> AsyncIterator[Site]:
+    async with open_site(make_settings(SITE_SETTINGS), clock) as opened:
+        yield opened
