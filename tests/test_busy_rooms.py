@@ -117,7 +117,7 @@ def run_virtual(main: Callable[[], Awaitable[None]]) -> None:
 
 @pytest.mark.parametrize("v1_proven", [True, False], ids=["proven-scope", "groups-open"])
 @settings(
-    max_examples=50,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
