@@ -8,10 +8,11 @@ Rules:
 - A room event is checked against the registry first (``rooms.apply``): a refused event raises
   to the sender and changes nothing. An accepted one goes to the mailbox of every persona in
   the room, with the room's new state.
-- Intake is one at a time, and a delivery, once the registry recorded the event, is shielded
-  from the sender's cancellation. So every actor sees the room's events in registry order, and
-  the registry is never ahead of the actors (which would leave ``block()`` waiting for a build
-  that never comes).
+- Intake is one task that takes the senders' events from a bounded channel, one at a time: it
+  records each in the registry and delivers it before taking the next — no lock. A sender
+  cancelled once its event was taken waits (shielded) for the delivery. So every actor sees
+  the room's events in registry order, and the registry is never ahead of the actors (which
+  would leave ``block()`` waiting for a build that never comes).
 - An actor is idle when every envelope sent to it was handled and every job it queued was
   performed — counted, not guessed from queue lengths: an envelope handed to a waiting actor
   sits in no buffer until the actor wakes, and retiring it then would lose track of its work.
@@ -29,6 +30,7 @@ import logging
 from typing import Awaitable, Callable, TypeVar
 
 import attrs
+import outcome
 import trio
 
 from .actors.envelopes import Delivered, Envelope, FlushRequested
@@ -75,33 +77,60 @@ class Supervisor:
         self.rooms: dict[str, RoomState] = {}
         self._actors: dict[str, _Running] = {}
         self._generations = itertools.count(1)
-        self._intake = trio.Lock()
+        self._intake_send, intake = trio.open_memory_channel[_Intake](actor_settings.mailbox_size)
+        self._intake_done = trio.Event()
         self._closed = False
         self.restarts = 0
+        nursery.start_soon(self._run_intake, intake, name="intake")
 
     # ---- intake ------------------------------------------------------------------------
 
     async def send(self, event: RoomEvent) -> None:
         """Check ``event`` against the registry, record it, and deliver it to the room's actors.
 
-        Returns once every actor in the room has the event in its mailbox. Cancelled while
-        waiting for its turn, it changes nothing; once recorded, it is delivered in full.
+        Events are taken one at a time, in order, by the supervisor's intake task; ``send``
+        returns once every actor in the room has the event in its mailbox. Cancelled while
+        waiting for a place in the intake, it changes nothing; once taken, it is delivered in
+        full and the cancellation is felt after.
 
         Raises:
             UnknownRoom, NotInRoom, InvalidInput: the event cannot happen; nothing changed.
             MemoryClosed: the memory is shutting down.
         """
         self._check_open()
-        async with self._intake:
-            self._check_open()
-            room = apply(self.rooms, event, next(self._generations))
-            if isinstance(event, RoomArchived):
-                del self.rooms[event.room_id]
-            else:
-                self.rooms[event.room_id] = room
-            with trio.CancelScope(shield=True):
-                for persona in room.personas:
-                    await self._deliver(self._running(persona), Delivered(event, room))
+        taken = _Intake(event)
+        try:
+            await self._intake_send.send(taken)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise MemoryClosed("the memory is closed; open it again with open_memory()") from None
+        with trio.CancelScope(shield=True):
+            await taken.done.wait()
+        taken.result[0].unwrap()
+
+    async def _run_intake(self, intake: trio.MemoryReceiveChannel[_Intake]) -> None:
+        """The intake task: apply each event to the registry, then deliver it, one at a time."""
+        try:
+            async with intake:
+                async for taken in intake:
+                    try:
+                        self._check_open()
+                        await self._record_and_deliver(taken.event)
+                    except Exception as exc:  # the sender's to see
+                        taken.result.append(outcome.Error(exc))
+                    else:
+                        taken.result.append(outcome.Value(None))
+                    taken.done.set()
+        finally:
+            self._intake_done.set()
+
+    async def _record_and_deliver(self, event: RoomEvent) -> None:
+        room = apply(self.rooms, event, next(self._generations))
+        if isinstance(event, RoomArchived):
+            del self.rooms[event.room_id]
+        else:
+            self.rooms[event.room_id] = room
+        for persona in room.personas:
+            await self._deliver(self._running(persona), Delivered(event, room))
 
     async def _deliver(self, running: _Running, envelope: Envelope) -> None:
         running.sent += 1
@@ -279,10 +308,21 @@ class Supervisor:
     async def aclose(self) -> None:
         """Refuse new messages, then wait while every actor drains its mailbox and lane."""
         self._closed = True
+        self._intake_send.close()
+        await self._intake_done.wait()
         for running in self._actors.values():
             running.mailbox.close()
         for running in list(self._actors.values()):
             await running.finished.wait()
+
+
+@attrs.define(eq=False)
+class _Intake:
+    """An event waiting for the intake task, and where its outcome goes."""
+
+    event: RoomEvent
+    done: trio.Event = attrs.field(factory=trio.Event)
+    result: list[outcome.Outcome] = attrs.field(factory=list)
 
 
 async def _first_of(a: trio.Event, b: trio.Event) -> None:
