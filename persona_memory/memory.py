@@ -306,18 +306,26 @@ class Memory:
             persona, lambda: self.store.write(lambda conn: writes.undo(conn, user_id, notice_id, now))
         )
 
-    async def sweep(self) -> datetime | None:
+    async def sweep(self, *, parked_only: bool = False) -> datetime | None:
         """Queue the write path wherever a persona's cursor fell behind its room's transcript
-        (the daily sweep; parked slices whose retry time has come are retried too).
+        (the daily sweep); parked slices whose retry time has come are retried too.
 
-        Returns the earliest retry time of a slice still parked, if any.
+        Args:
+            parked_only: retry only the parked slices that are due (the frequent check).
+
+        Returns:
+            The earliest retry time of a slice still parked, if any.
         """
         self._check_open()
         now = self._clock.now()
+        if parked_only and not await self.store.read(lambda conn: writes.parked_due(conn, now)):
+            return None
         later: list[datetime] = []
         for item in await self.store.read(writes.rooms_behind):
             if item.parked_until is not None and item.parked_until > now:
                 later.append(item.parked_until)
+                continue
+            if parked_only and item.parked_until is None:
                 continue
             room = self._supervisor.rooms.get(item.room.room_id)
             if room is None or item.persona not in room.personas:
@@ -334,19 +342,21 @@ class Memory:
             await self._supervisor.queue_write(item.persona, room)
         return min(later, default=None)
 
-    async def run_sweeps(self, interval: float) -> None:
-        """Sweep every ``interval`` seconds — sooner while a parked slice is due — until
-        cancelled. The first sweep comes one interval after opening."""
-        wait = interval
+    async def run_sweeps(self, interval: float, parked_check: float) -> None:
+        """Until cancelled: a full sweep every ``interval`` seconds (the first one interval
+        after opening), and every ``parked_check`` seconds a retry of the parked slices that
+        are due — so a slice parked for a minute is retried after about a minute, not a day."""
+        next_sweep = trio.current_time() + interval
         while True:
-            await trio.sleep(wait)
+            await trio.sleep(max(0.0, min(parked_check, next_sweep - trio.current_time())))
             try:
-                retry_at = await self.sweep()
+                if trio.current_time() >= next_sweep:
+                    next_sweep = trio.current_time() + interval
+                    await self.sweep()
+                else:
+                    await self.sweep(parked_only=True)
             except MemoryClosed:
                 return
-            wait = interval
-            if retry_at is not None:
-                wait = min(interval, max(1.0, (retry_at - self._clock.now()).total_seconds()))
 
 
 @asynccontextmanager
@@ -399,7 +409,12 @@ async def open_memory(
                 supervisor = Supervisor(nursery, context, settings.actors, settings.supervisor)
                 memory = Memory(supervisor, store, clock)
                 nursery.start_soon(supervisor.run_retirement, name="retirement")
-                nursery.start_soon(memory.run_sweeps, settings.write.sweep_interval_seconds, name="sweep")
+                nursery.start_soon(
+                    memory.run_sweeps,
+                    settings.write.sweep_interval_seconds,
+                    settings.write.park_backoff_initial_seconds,
+                    name="sweep",
+                )
                 try:
                     yield memory
                 finally:

@@ -4,6 +4,7 @@ the sweep and parking — what a chat runtime and a human would see."""
 from __future__ import annotations
 
 import pytest
+import trio
 
 import persona_memory as pm
 from persona_memory.errors import NotYourMemory, NotYourNotice, ProviderUnreachable
@@ -173,3 +174,29 @@ async def test_a_third_persons_claim_in_a_group_is_not_stored_about_them(open_te
         assert await memory.memories_about(CARA) != []
         assert all("pregnant" not in r.text for r in await memory.memories_about(CARA))
         assert all("pregnant" not in r.text for r in await memory.memories_about(DAN))
+
+
+async def test_a_parked_slice_is_retried_by_the_background_check_when_due(open_test_memory, clock):
+    # On trio's real clock: the full sweep (a day) never comes during the test, so only the
+    # frequent check of parked slices can write the row.
+    failing = True
+
+    def extract(request):
+        if failing:
+            raise ProviderUnreachable("HTTP 503 five times")
+        return {"memories": [{"subject": "u:42", "kind": "fact", "text": "u:42 keeps bees.", "importance": 5, "evidence": [request.lines[0].id]}]}
+
+    settings = {"write.park_backoff_initial_seconds": 0.05, "write.sweep_interval_seconds": 86400.0}
+    async with open_test_memory(settings, mind=FakeMind(extract=extract)) as memory:
+        await memory.send(pm.RoomOpened(**DM))
+        await chat(memory, "dm", ("u:42", "I keep bees on my roof."))
+        await quiet(memory, "dm")
+        assert await memory.memories_about(DAN) == []
+        failing = False
+        clock.advance(seconds=1)  # the wall clock passes the retry time
+        for _ in range(200):  # wait (at most 10 s) for the background check to come round
+            await trio.sleep(0.05)
+            await memory.drain()
+            if await memory.memories_about(DAN):
+                break
+        assert [r.text for r in await memory.memories_about(DAN)] == ["u:42 keeps bees."]

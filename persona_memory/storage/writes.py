@@ -207,6 +207,13 @@ def parked_attempts(conn: sqlite3.Connection, persona: str, room_id: str) -> int
     return int(found[0]) if found else 0
 
 
+def parked_due(conn: sqlite3.Connection, now: datetime) -> int:
+    """How many parked slices may be retried at ``now``."""
+    return int(
+        conn.execute("SELECT count(*) FROM parked_slices WHERE retry_at <= ?", (now.isoformat(),)).fetchone()[0]
+    )
+
+
 def unpark(conn: sqlite3.Connection, persona: str, room_id: str) -> None:
     conn.execute("DELETE FROM parked_slices WHERE persona = ? AND room_id = ?", (persona, room_id))
 
