@@ -32,13 +32,14 @@ from persona_memory.actors.lane import WriteLane, run_writer
 from persona_memory.actors.persona import ActorContext, PersonaActor
 from persona_memory.core.block import BlockRules
 from persona_memory.embedding import HashingEmbedder
-from persona_memory.errors import ProviderError
+from persona_memory.errors import ProviderUnreachable
 from persona_memory.messages import MemberJoined
 from persona_memory.rooms import RoomState
 from persona_memory.storage.store import open_store
 
 SLOW_TOPIC = "the slow topic"
 BAD_TOPIC = "the topic that breaks the embedder"
+DOWN_TOPIC = "a topic asked while the embedding provider is down"
 
 
 def private(room_id: str, persona: str = "warren", human: int = 42, **changes: object) -> RoomOpened:
@@ -108,7 +109,8 @@ class FakeWritePath:
 
 
 class GatedEmbedder:
-    """The hashing embedder, except that ``SLOW_TOPIC`` waits for ``gate`` and ``BAD_TOPIC`` fails."""
+    """The hashing embedder, except that ``SLOW_TOPIC`` waits for ``gate``, ``BAD_TOPIC`` hits a
+    bug, and ``DOWN_TOPIC`` finds the provider down."""
 
     def __init__(self) -> None:
         self._inner = HashingEmbedder(DIM)
@@ -128,7 +130,9 @@ class GatedEmbedder:
             self.entered.set()
             await self.gate.wait()
         if BAD_TOPIC in texts:
-            raise ProviderError("the embedding endpoint answered 503")
+            raise RuntimeError("the embedder has a bug")
+        if DOWN_TOPIC in texts:
+            raise ProviderUnreachable("the embedding endpoint answered 503 five times")
         return await self._inner.embed(texts)
 
     async def aclose(self) -> None:
@@ -574,7 +578,7 @@ async def test_a_build_that_fails_raises_from_block_and_the_actor_lives_on(open_
             await memory.store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
             await memory.send(private("r1", topic=BAD_TOPIC))
             for _ in range(2):
-                with pytest.raises(ProviderError, match="503"):
+                with pytest.raises(RuntimeError, match="the embedder has a bug"):
                     await memory.block("warren", "r1")
             await memory.send(private("r2"))
             assert "Odyssey" in await memory.block("warren", "r2")
@@ -646,3 +650,11 @@ async def test_a_stale_rebuild_is_skipped(lone_actor) -> None:
         newest = await actor.block("r1", 7)
         assert await actor.block("r1", 6) is newest
         assert "Cara plays the cello." in newest
+
+
+
+async def test_a_topic_that_cannot_be_embedded_still_gets_its_block(open_test_memory) -> None:
+    async with open_test_memory(embedder=GatedEmbedder()) as memory:
+        await memory.store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+        await memory.send(private("r1", topic=DOWN_TOPIC))
+        assert "Odyssey" in await memory.block("warren", "r1")

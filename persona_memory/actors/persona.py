@@ -18,6 +18,8 @@ Rules:
   that found the lane full are queued again after the next job, and once more when the
   mailbox closes, so none is lost.
 - An incognito room's block is empty and costs no read.
+- A topic the embedder cannot embed (the provider is down) costs the block its relevance term,
+  never the block itself.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from ..clock import WallClock
 from ..core.block import BlockRules, build_from_table
 from ..core.ranking import Topic
 from ..embedding import Embedder
-from ..errors import MemoryClosed
+from ..errors import MemoryClosed, ProviderError
 from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
 from ..rooms import RoomState
 from ..storage.store import Store
@@ -219,7 +221,16 @@ class PersonaActor:
         known = self._topics.get(room.room_id)
         if known is not None and known[0] == room.topic:
             return known[1]
-        vector = (await self._ctx.embedder.embed([room.topic]))[0]
+        try:
+            vector = (await self._ctx.embedder.embed([room.topic]))[0]
+        except ProviderError as exc:
+            log.warning(
+                "%s: could not embed the topic of room %r (%s); ranking it without relevance",
+                self.persona,
+                room.room_id,
+                exc,
+            )
+            return None
         topic = Topic(vector=vector, embedder=self._ctx.embedder.name)
         self._topics[room.room_id] = (room.topic, topic)
         return topic
