@@ -7,7 +7,8 @@ Rules:
   has no open room, nothing queued and nothing to do for ``actors.idle_retire_seconds``.
 - A room event is checked against the registry first (``rooms.apply``): a refused event raises
   to the sender and changes nothing. An accepted one goes to the mailbox of every persona in
-  the room, with the room's new state.
+  the room, with the room's new state. A room reopened without a persona that was in it is,
+  for that persona, archived: it flushes its writes and forgets the room's block.
 - Intake is one task that takes the senders' events from a bounded channel, one at a time: it
   records each in the registry and delivers it before taking the next — no lock. A sender
   cancelled once its event was taken waits (shielded) for the delivery. So every actor sees
@@ -37,7 +38,7 @@ from .actors.envelopes import Delivered, Envelope, FlushRequested
 from .actors.lane import EditJob, QuietJob, WriteLane, run_writer
 from .actors.persona import ActorContext, PersonaActor
 from .errors import MemoryClosed, NotInRoom, UnknownRoom
-from .messages import RoomArchived, RoomEvent
+from .messages import RoomArchived, RoomEvent, RoomOpened
 from .rooms import RoomState, apply
 from .restart import RestartPolicy
 from .settings import ActorSettings, SupervisorSettings
@@ -124,6 +125,7 @@ class Supervisor:
             self._intake_done.set()
 
     async def _record_and_deliver(self, event: RoomEvent) -> None:
+        before = self.rooms.get(event.room_id)
         room = apply(self.rooms, event, next(self._generations))
         if isinstance(event, RoomArchived):
             del self.rooms[event.room_id]
@@ -131,6 +133,14 @@ class Supervisor:
             self.rooms[event.room_id] = room
         for persona in room.personas:
             await self._deliver(self._running(persona), Delivered(event, room))
+        if isinstance(event, RoomOpened) and before is not None:
+            # Reopened without some persona: for it, the room as it knew it is over.
+            gone = attrs.evolve(before, archived=True, generation=room.generation)
+            for persona in before.personas:
+                if persona not in room.personas:
+                    await self._deliver(
+                        self._running(persona), Delivered(RoomArchived(room_id=event.room_id), gone)
+                    )
 
     async def _deliver(self, running: _Running, envelope: Envelope) -> None:
         running.sent += 1

@@ -200,3 +200,15 @@ async def test_a_parked_slice_is_retried_by_the_background_check_when_due(open_t
             if await memory.memories_about(DAN):
                 break
         assert [r.text for r in await memory.memories_about(DAN)] == ["u:42 keeps bees."]
+
+
+async def test_a_persona_dropped_from_a_reopened_room_flushes_what_it_heard(open_test_memory):
+    cast = dict(room_id="g", humans={DAN}, private=False)
+    async with open_test_memory({"scope.v1_proven": False}) as memory:
+        await memory.send(pm.RoomOpened(**cast, personas=("warren", "nolan")))
+        await chat(memory, "g", ("u:42", "I restore old motorcycles in my garage."))
+        await memory.send(pm.RoomOpened(**cast, personas=("warren",)))  # Nolan leaves the cast
+        await memory.drain()
+        assert [r.persona for r in await memory.memories_about(DAN)] == ["nolan"]
+        with pytest.raises(pm.NotInRoom):
+            await memory.block("nolan", "g")
