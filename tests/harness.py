@@ -814,6 +814,10 @@ class BusyRooms:
                 kit=kit, topic=topic, names=names,
             )
         )
+        if room.open:
+            # Reopened without some persona: for that persona the room is archived.
+            dropped = [p for p in room.personas if p not in personas]
+            self._expect_writes(index, room, archiving=True, only=dropped)
         self._forget(room.room_id)
         room.open, room.personas, room.present = True, personas, humans
         room.private, room.incognito, room.kit, room.names = op.private, op.incognito, kit, names
@@ -856,9 +860,11 @@ class BusyRooms:
         self._fail(index, f"expected {error.__name__}, but the call went through")
         return 0
 
-    def _expect_writes(self, index: int, room: RoomModel, *, archiving: bool) -> None:
+    def _expect_writes(
+        self, index: int, room: RoomModel, *, archiving: bool, only: Sequence[str] | None = None
+    ) -> None:
         if room.writable:
-            for persona in room.personas:
+            for persona in room.personas if only is None else only:
                 key = (persona, room.room_id)
                 built = self.built.get(key)
                 block = built.text if built else None
