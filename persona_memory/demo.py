@@ -68,6 +68,13 @@ async def _chat(memory: Memory, clock: ManualClock, room_id: str, lines: list[tu
         clock.advance(minutes=1)
 
 
+async def _spell(memory: Memory, clock: ManualClock, room_id: str, lines: list[tuple[str, str]]) -> None:
+    """One quiet spell: the lines are said, the room goes quiet, the writes land."""
+    await _chat(memory, clock, room_id, lines)
+    await memory.send(RoomWentQuiet(room_id=room_id))
+    await memory.drain()
+
+
 async def _show(memory: Memory, title: str, persona: str, room_id: str) -> None:
     print(f"\n== {title} — {persona}'s block ==")
     print(await memory.block(persona, room_id) or "(empty: nothing this persona may bring here)")
@@ -100,18 +107,14 @@ async def run_demo(settings: Settings) -> None:
         print(f"\n-- {clock.now():%Y-%m-%d}: Dan and Warren, a private chat --")
         dm = dict(room_id="demo-dm-dan", personas=("warren",), humans={DAN}, private=True, names=NAMES)
         await memory.send(RoomOpened(**dm, topic="Hi Warren!"))
-        await _chat(memory, clock, "demo-dm-dan", FIRST_CHAT)
-        await memory.send(RoomWentQuiet(room_id="demo-dm-dan"))
-        await memory.drain()
+        await _spell(memory, clock, "demo-dm-dan", FIRST_CHAT)
         await _notices(memory, DAN)
 
         clock.set(today - timedelta(days=3))
         print(f"\n-- {clock.now():%Y-%m-%d}: weeks later, Dan is back --")
         await memory.send(RoomOpened(**dm, topic="How is the new flat?"))
         await _show(memory, "Dan opens the chat again", "warren", "demo-dm-dan")
-        await _chat(memory, clock, "demo-dm-dan", LATER_CHAT)
-        await memory.send(RoomWentQuiet(room_id="demo-dm-dan"))
-        await memory.drain()
+        await _spell(memory, clock, "demo-dm-dan", LATER_CHAT)
 
         clock.set(today)
         print(f"\n-- {clock.now():%Y-%m-%d}: a group room, Warren and Nolan with Dan and Cara --")
@@ -119,18 +122,14 @@ async def run_demo(settings: Settings) -> None:
         await memory.send(RoomOpened(**group, humans={DAN, CARA}, topic="Anyone seen a good film lately?"))
         for persona in ("warren", "nolan"):
             await _show(memory, "The group room (proven scope: world facts only)", persona, "demo-group")
-        await _chat(memory, clock, "demo-group", GROUP_CHAT)
-        await memory.send(RoomWentQuiet(room_id="demo-group"))
-        await memory.drain()
+        await _spell(memory, clock, "demo-group", GROUP_CHAT)
         await memory.send(MemberLeft(room_id="demo-group", user_id=CARA))
         await memory.send(MemberJoined(room_id="demo-group", user_id=CARA))
 
         print(f"\n-- {clock.now():%Y-%m-%d}: Cara and Warren, a private chat --")
         cara = dict(room_id="demo-dm-cara", personas=("warren",), humans={CARA}, private=True, names=NAMES)
         await memory.send(RoomOpened(**cara, topic="Should I buy index funds?"))
-        await _chat(memory, clock, "demo-dm-cara", CARA_CHAT)
-        await memory.send(RoomWentQuiet(room_id="demo-dm-cara"))
-        await memory.drain()
+        await _spell(memory, clock, "demo-dm-cara", CARA_CHAT)
         await memory.send(RoomOpened(**cara, topic="Should I buy index funds?"))
         await _show(memory, "Cara opens her chat again", "warren", "demo-dm-cara")
 
