@@ -43,8 +43,21 @@ class ManualClock:
         self._now += timedelta(**delta)
 
 
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(2200, 1, 1, tzinfo=timezone.utc)
+
+
 def as_utc(when: datetime) -> datetime:
-    """Return ``when`` in UTC; a naive datetime is refused rather than guessed at."""
+    """Return ``when`` in UTC; a naive datetime is refused rather than guessed at, and so is
+    one outside 1970..2199 (date arithmetic on it — "next Thursday" — must not overflow)."""
+    if not isinstance(when, datetime):
+        raise InvalidInput(f"times must be timezone-aware datetimes, got {when!r}")
     if when.tzinfo is None:
         raise InvalidInput(f"times must be timezone-aware (UTC), got naive {when!r}")
-    return when.astimezone(timezone.utc)
+    try:
+        utc = when.astimezone(timezone.utc)
+    except OverflowError:
+        raise InvalidInput(f"time {when!r} is out of range; use a date between 1970 and 2199") from None
+    if not EARLIEST <= utc < LATEST:
+        raise InvalidInput(f"time {when.isoformat()} is out of range; use a date between 1970 and 2199")
+    return utc

@@ -15,6 +15,7 @@
     │   ├── EmbedderUnavailable         the embedder could not be loaded or reached
     │   ├── ProviderUnreachable         timeouts, 429s or 5xx outlasted the retries (try later)
     │   ├── ProviderRefused             the endpoint said no (401, 403, 404, 400): fix the config
+    │   │   └── ProviderInputTooLong    the request was too long for the model: send less
     │   └── ProviderNonsense            the answer was not the JSON we asked for
     ├── WriterCrashedTooOften           a persona's writer kept failing: the supervisor escalates
     └── MemoryClosed                    the memory was shut down; the call came too late
@@ -79,6 +80,11 @@ class ProviderUnreachable(ProviderError):
 
 class ProviderRefused(ProviderError):
     """The endpoint refused the request (bad key, unknown model, bad request): fix the config."""
+
+
+class ProviderInputTooLong(ProviderRefused):
+    """The endpoint refused the request as too long for the model (413, or a context-length
+    400). The write path splits the slice instead of sending it again unchanged."""
 
 
 class ProviderNonsense(ProviderError):

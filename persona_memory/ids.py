@@ -1,12 +1,15 @@
 """Identifiers, and the one place they are checked.
 
 Rules:
-- A human is a positive ``int`` user id, written ``u:42`` inside memory rows. Rows never name a
+- A human is a positive ``int`` user id that fits SQLite's 64-bit integer (at most
+  ``MAX_USER_ID``), written ``u:42`` inside memory rows. Rows never name a
   human by display name: an id survives a rename.
 - A persona is a slug: lower-case ASCII letters, digits, ``-`` and ``_``, starting with a letter,
   at most 64 characters (``"warren"``).
 - A room id is a non-empty string of at most 200 characters.
 - A row's subject is ``"world"``, ``"self"`` or a ``u:`` id.
+- Every string that crosses the boundary is valid Unicode (no lone surrogates: SQLite stores
+  UTF-8), checked here with a message, never left to fail later on a writer.
 """
 
 from __future__ import annotations
@@ -18,14 +21,19 @@ from .errors import InvalidInput
 WORLD = "world"
 SELF = "self"
 
+MAX_USER_ID = 2**63 - 1  # SQLite's INTEGER
+
 _SLUG = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 _USER_REF = re.compile(r"u:([1-9][0-9]{0,17})")
 
 
 def check_user_id(value: object, field: str = "user_id") -> int:
     """Return ``value`` if it is a positive int user id; else raise ``InvalidInput``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidInput(f"{field} must be a positive int user id (like 42), got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_USER_ID:
+        raise InvalidInput(
+            f"{field} must be a positive int user id (like 42) of at most {MAX_USER_ID}, "
+            f"got {value!r}"
+        )
     return value
 
 
@@ -43,6 +51,20 @@ def check_room_id(value: object, field: str = "room_id") -> str:
     """Return ``value`` if it is a usable room id; else raise ``InvalidInput``."""
     if not isinstance(value, str) or not value.strip() or len(value) > 200:
         raise InvalidInput(f"{field} must be a non-empty string of at most 200 chars, got {value!r}")
+    check_unicode(value, field)
+    return value
+
+
+def check_unicode(value: str, field: str) -> str:
+    """Return ``value`` if SQLite can store it; refuse a lone surrogate (broken UTF-16
+    upstream) with ``InvalidInput``."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"{field} holds a character that is not valid Unicode at position {exc.start}; "
+            "re-encode the text as UTF-8"
+        ) from None
     return value
 
 
@@ -61,7 +83,10 @@ def parse_user_ref(ref: str | None) -> int | None:
     if ref is None:
         return None
     m = _USER_REF.fullmatch(ref)
-    return int(m.group(1)) if m else None
+    if m is None:
+        return None
+    uid = int(m.group(1))
+    return uid if uid <= MAX_USER_ID else None
 
 
 def check_subject(value: object, field: str = "subject") -> str:

@@ -12,10 +12,12 @@ Rules:
 
 from __future__ import annotations
 
+import logging
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import AsyncIterator, Callable
 
+import attrs
 import trio
 
 from . import ids
@@ -29,13 +31,15 @@ from .core.block import build_block
 from .errors import InvalidInput, MemoryClosed, NotYourMemory
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
-from .rooms import RoomState
+from .rooms import Presence, RoomState
 from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import humans, writes
-from .storage.store import Store, StoredRoom, TranscriptLine, open_store
+from .storage.store import Store, StoredRoom, TranscriptLine, incognito_is_fixed, open_store
 from .supervisor import Supervisor
 from .write.pipeline import WritePipeline, WriteReport
+
+log = logging.getLogger(__name__)
 
 LINE_LIMIT = 20_000
 
@@ -72,9 +76,12 @@ class Memory:
         ids.check_speaker(speaker)
         if not isinstance(text, str) or not text.strip() or len(text) > LINE_LIMIT:
             raise InvalidInput(f"text must be a non-empty string of at most {LINE_LIMIT} chars")
+        ids.check_unicode(text, "text")
         when = self._clock.now() if at is None else as_utc(at)
         self._check_open()
-        return await self.store.post_line(room_id, speaker, text, when)
+        room = self._supervisor.rooms.get(room_id)
+        presence = None if room is None else _heard_by(room.presence, speaker)
+        return await self.store.post_line(room_id, speaker, text, when, presence)
 
     # ---- room events -------------------------------------------------------------------
 
@@ -89,6 +96,9 @@ class Memory:
             raise InvalidInput(f"send() takes a room event such as RoomOpened, got {event!r}")
         self._check_open()
         if isinstance(event, RoomOpened):
+            live = self._supervisor.rooms.get(event.room_id)
+            if live is not None and live.incognito != event.incognito:
+                raise incognito_is_fixed(event.room_id, live.incognito)
             await self.store.save_room(
                 StoredRoom(
                     room_id=event.room_id,
@@ -98,6 +108,7 @@ class Memory:
                     topic=event.topic,
                     personas=event.personas,
                     humans=event.humans,
+                    names=event.names,
                 ),
                 self._clock.now(),
             )
@@ -337,6 +348,7 @@ class Memory:
                     incognito=item.room.incognito,
                     kit=item.room.kit,
                     topic=item.room.topic,
+                    names=item.room.names,
                     generation=0,
                 )
             await self._supervisor.queue_write(item.persona, room)
@@ -357,6 +369,18 @@ class Memory:
                     await self.sweep(parked_only=True)
             except MemoryClosed:
                 return
+            except Exception:  # a sweep that fails is retried at the next interval
+                log.exception("the sweep failed; it runs again in %.0f s", parked_check)
+
+
+def _heard_by(presence: Presence, speaker: str) -> Presence:
+    """``presence`` with the speaker in it: whoever says a line is there."""
+    uid = ids.parse_user_ref(speaker)
+    if uid is not None and uid not in presence.humans:
+        return attrs.evolve(presence, humans=presence.humans | {uid})
+    if uid is None and speaker not in presence.personas:
+        return attrs.evolve(presence, personas=(*presence.personas, speaker))
+    return presence
 
 
 @asynccontextmanager
@@ -404,6 +428,7 @@ async def open_memory(
                 clock=clock,
                 rules=block_rules(settings),
                 write_path=write_path,
+                park_seconds=settings.write.park_backoff_max_seconds,
             )
             async with trio.open_nursery() as nursery:
                 supervisor = Supervisor(nursery, context, settings.actors, settings.supervisor)

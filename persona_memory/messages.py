@@ -58,6 +58,7 @@ def _names(value: object) -> Mapping[int, str]:
         ids.check_user_id(uid, "names")
         if not isinstance(name, str) or not name.strip() or len(name) > 100:
             raise InvalidInput(f"names[{uid}] must be a display name of 1..100 chars, got {name!r}")
+        ids.check_unicode(name, f"names[{uid}]")
     return MappingProxyType(dict(value))
 
 
@@ -70,6 +71,7 @@ def _optional_text(limit: int):
                 f"{attr.name} must be None or a non-empty string of at most {limit} chars, "
                 f"got {value!r}"
             )
+        ids.check_unicode(value, attr.name)
 
     return check
 

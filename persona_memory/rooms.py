@@ -31,6 +31,17 @@ except ImportError:  # pragma: no cover - Python < 3.11
 
 
 @attrs.frozen
+class Presence:
+    """Who is in a room — the humans and the personas — and how it stands (a kit mounted,
+    incognito). Recorded with every transcript line: what a line's hearers were."""
+
+    humans: frozenset[int]
+    personas: tuple[str, ...]
+    kit: str | None = None
+    incognito: bool = False
+
+
+@attrs.frozen
 class RoomState:
     """One open room as the supervisor and the actors see it."""
 
@@ -48,6 +59,11 @@ class RoomState:
     @property
     def audience(self) -> Audience:
         return Audience(present=self.present, private=self.private, incognito=self.incognito)
+
+    @property
+    def presence(self) -> Presence:
+        """Who hears a line said in the room now."""
+        return Presence(self.present, self.personas, self.kit, self.incognito)
 
     @property
     def writable(self) -> bool:

@@ -29,6 +29,7 @@ import attrs
 from . import ids
 from .clock import as_utc
 from .errors import InvalidInput
+from .ids import check_unicode
 
 KINDS = ("fact", "preference", "event", "promise", "open_loop", "relationship")
 TEXT_LIMIT = 200
@@ -57,17 +58,6 @@ def check_note(note: object) -> str:
         )
     check_unicode(note, "the memory note")
     return note
-
-
-def check_unicode(value: str, field: str) -> None:
-    """Refuse a string SQLite cannot store (a lone surrogate, from broken UTF-16 upstream)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(
-            f"{field} holds a character that is not valid Unicode at position {exc.start}; "
-            "re-encode the text as UTF-8"
-        ) from None
 
 
 def _utc(value: datetime | str | None, field: str) -> datetime | None:

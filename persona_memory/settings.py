@@ -84,6 +84,8 @@ class WriteSettings:
     sweep_interval_seconds: float
     park_backoff_initial_seconds: float
     park_backoff_max_seconds: float
+    max_slice_lines: int
+    max_slice_chars: int
 
 
 @attrs.frozen
@@ -116,6 +118,19 @@ class SupervisorSettings:
 
 
 @attrs.frozen
+class ExamSettings:
+    """``persona-memory exam``: the chat model of the leak exam's model half (design §4)."""
+
+    kind: str
+    base_url: str
+    model: str
+    api_key_env: str
+    runs: int
+    turns: int
+    temperature: float
+
+
+@attrs.frozen
 class Settings:
     storage: StorageSettings
     block: BlockSettings
@@ -128,6 +143,7 @@ class Settings:
     actors: ActorSettings
     supervisor: SupervisorSettings
     web: WebSettings
+    exam: ExamSettings
 
 
 _SECTIONS: dict[str, type] = {
@@ -142,6 +158,7 @@ _SECTIONS: dict[str, type] = {
     "actors": ActorSettings,
     "supervisor": SupervisorSettings,
     "web": WebSettings,
+    "exam": ExamSettings,
 }
 
 
@@ -183,6 +200,8 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "write.sweep_interval_seconds": _POSITIVE,
     "write.park_backoff_initial_seconds": _POSITIVE,
     "write.park_backoff_max_seconds": _POSITIVE,
+    "write.max_slice_lines": _between(1, 100_000),
+    "write.max_slice_chars": _between(200, 10_000_000),
     "actors.mailbox_size": _between(1, 1_000_000),
     "actors.write_queue_size": _between(1, 1_000_000),
     "actors.idle_retire_seconds": _POSITIVE,
@@ -199,6 +218,10 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "web.login_link_minutes": _POSITIVE,
     "web.session_hours": _POSITIVE,
+    "exam.kind": ((lambda v: v in ("off", "http")), "'off' or 'http'"),
+    "exam.runs": _between(1, 100),
+    "exam.turns": _between(1, 8),
+    "exam.temperature": _between(0.0, 2.0),
 }
 
 
@@ -242,7 +265,7 @@ def load_settings(
                 _set(values, f"{section}.{key}", value, where=str(source))
     for dotted, value in (overrides or {}).items():
         _set(values, dotted, value, where="overrides")
-    for section in ("embedder", "mind"):
+    for section in ("embedder", "mind", "exam"):
         table = values[section]
         if table["kind"] == "http" and not (table["base_url"].strip() and table["model"].strip()):
             raise ConfigError(

@@ -17,8 +17,11 @@ Rules:
 - An actor is idle when every envelope sent to it was handled and every job it queued was
   performed — counted, not guessed from queue lengths: an envelope handed to a waiting actor
   sits in no buffer until the actor wakes, and retiring it then would lose track of its work.
-- A writer that raises is restarted with capped exponential backoff (``restart.RestartPolicy``);
-  too many crashes in the period escalate out of the nursery. It catches ``Exception`` only:
+- A writer that raises is restarted with capped exponential backoff (``restart.RestartPolicy``)
+  and performs the same job again. After ``supervisor.max_restarts`` crashes in the period the
+  job is a poison job: it is parked with its error (a slice goes to ``parked_slices``, an edit
+  raises to its caller) and the persona goes on with its next job. Only a ``StorageError`` —
+  the storage itself is broken — escalates out of the nursery. It catches ``Exception`` only:
   cancellation always passes through.
 - Shutdown: ``aclose`` refuses new messages, closes every mailbox, and waits while the actors
   drain their mailboxes and then their lanes. The caller puts the deadline around it.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections import deque
 from typing import Awaitable, Callable, TypeVar
 
 import attrs
@@ -37,7 +41,7 @@ import trio
 from .actors.envelopes import Delivered, Envelope, FlushRequested
 from .actors.lane import EditJob, QuietJob, WriteLane, run_writer
 from .actors.persona import ActorContext, PersonaActor
-from .errors import MemoryClosed, NotInRoom, UnknownRoom
+from .errors import MemoryClosed, NotInRoom, StorageError, UnknownRoom, WriterCrashedTooOften
 from .messages import RoomArchived, RoomEvent, RoomOpened
 from .rooms import RoomState, apply
 from .restart import RestartPolicy
@@ -82,6 +86,7 @@ class Supervisor:
         self._intake_done = trio.Event()
         self._closed = False
         self.restarts = 0
+        self.parked_jobs = 0
         nursery.start_soon(self._run_intake, intake, name="intake")
 
     # ---- intake ------------------------------------------------------------------------
@@ -120,9 +125,20 @@ class Supervisor:
                         taken.result.append(outcome.Error(exc))
                     else:
                         taken.result.append(outcome.Value(None))
-                    taken.done.set()
+                    finally:  # cancelled mid-delivery, the sender still hears back
+                        if not taken.result:
+                            taken.result.append(outcome.Error(MemoryClosed(
+                                "the memory closed while this event was being delivered")))
+                        taken.done.set()
         finally:
             self._intake_done.set()
+            while True:  # events still waiting when intake stopped: their senders hear back
+                try:
+                    taken = intake.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                    break
+                taken.result.append(outcome.Error(MemoryClosed("the memory closed before this event was taken")))
+                taken.done.set()
 
     async def _record_and_deliver(self, event: RoomEvent) -> None:
         before = self.rooms.get(event.room_id)
@@ -265,7 +281,24 @@ class Supervisor:
                 return
             except Exception as exc:
                 now = trio.current_time()
-                delay = policy.after_crash(crashed_at=now, ran_for=now - started, who=f"{persona}'s writer")
+                try:
+                    delay = policy.after_crash(crashed_at=now, ran_for=now - started, who=f"{persona}'s writer")
+                except WriterCrashedTooOften:
+                    if isinstance(exc, StorageError):
+                        raise  # the storage itself is broken: that is everyone's problem
+                    # A poison job: it stays with its persona. Park it with its error and go on.
+                    job = running.lane.in_flight
+                    self.parked_jobs += 1
+                    log.error(
+                        "%s's writer failed %d times on one job (%s: %s); parking it and going on",
+                        persona, s.max_restarts + 1, type(exc).__name__, exc,
+                    )
+                    if job is not None:
+                        await running.actor.abandon(job, exc)
+                        running.lane.in_flight = None
+                        running.lane.performed += 1
+                    policy = attrs.evolve(policy, consecutive=0, crash_times=deque())
+                    continue
                 self.restarts += 1
                 log.warning(
                     "%s's writer crashed (%s: %s); restarting in %.2f s",

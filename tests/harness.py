@@ -21,8 +21,8 @@ Invariants checked after every step:
    of those, whatever rows or switches change meanwhile (so the oracle checks a block against
    the world as it was when the block was built).
 4. **No message lost.** After ``drain()`` the recording write path has seen exactly one call
-   per persona per ``RoomWentQuiet``/``RoomArchived`` of a writable room (not incognito, no
-   kit), in order per persona and room and never ahead of an earlier step's, with the room's
+   per persona per ``RoomWentQuiet``/``RoomArchived`` of a room that is not incognito (a kit
+   room's write path runs and skips the kit's lines one by one), in order per persona and room and never ahead of an earlier step's, with the room's
    cast as it was at the event (and, when the package hands one, the block the room had);
    never two at once for one persona. A ``drain()`` in the middle of a step, while other rooms
    carry on, covers everything its room was sent; leaving ``open_memory`` lands the rest.
@@ -576,13 +576,14 @@ class RoomModel:
     incognito: bool = False
     kit: str | None = None
     names: Mapping[int, str] = attrs.field(factory=dict)
+    created_incognito: bool | None = None  # fixed when the room id is first opened
 
     def view(self) -> RoomView:
         return RoomView(self.room_id, self.present, self.private, self.incognito, dict(self.names))
 
     @property
     def writable(self) -> bool:
-        return not self.incognito and self.kit is None
+        return not self.incognito
 
 
 @attrs.frozen
@@ -808,6 +809,20 @@ class BusyRooms:
             names = {h: (f'<b>"Human {h}"</b>' if h % 3 == 0 else f"Human {h}") for h in humans}
         kit = "werewolf" if op.kit else None
         topic = f"plans for the weekend in {room.room_id}" if op.topic else None
+        if room.created_incognito is not None and op.incognito != room.created_incognito:
+            # A room id keeps the incognito it was created with: the flip is refused whole.
+            try:
+                await self.memory.send(
+                    pm.RoomOpened(room.room_id, personas, humans, private=op.private,
+                                  incognito=op.incognito, kit=kit, topic=topic, names=names)
+                )
+            except InvalidInput as exc:
+                if "incognito is fixed" not in str(exc):
+                    self._fail(index, f"flipping incognito of {room.room_id} raised {exc!r}")
+            else:
+                self._fail(index, f"reopening {room.room_id} with another incognito was accepted")
+            op = attrs.evolve(op, incognito=room.created_incognito)
+        room.created_incognito = op.incognito
         await self._send(
             pm.RoomOpened(
                 room.room_id, personas, humans, private=op.private, incognito=op.incognito,

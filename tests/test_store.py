@@ -336,16 +336,28 @@ async def test_save_room_inserts_then_updates_and_reopens(store: Store) -> None:
     await store.archive_room("r1", NOW + timedelta(hours=1))
     archived = await _raw(store, "SELECT archived FROM rooms WHERE room_id = 'r1'")
 
-    group = StoredRoom("r1", private=False, incognito=True, kit="trivia", topic=None, personas=("warren", "nolan"), humans=frozenset({42, 17}))
+    group = StoredRoom("r1", private=False, incognito=False, kit="trivia", topic=None, personas=("warren", "nolan"), humans=frozenset({42, 17}), names={17: "Cara"})
     await store.save_room(group, NOW + timedelta(days=1))
 
     stored = await _raw(
-        store, "SELECT room_id, private, incognito, kit, topic, personas, humans, opened, archived FROM rooms"
+        store, "SELECT room_id, private, incognito, kit, topic, personas, humans, names, opened, archived FROM rooms"
     )
     assert archived == [((NOW + timedelta(hours=1)).isoformat(),)]
     assert stored == [
-        ("r1", 0, 1, "trivia", None, '["warren", "nolan"]', "[17, 42]", (NOW + timedelta(days=1)).isoformat(), None)
+        ("r1", 0, 0, "trivia", None, '["warren", "nolan"]', "[17, 42]", '{"17": "Cara"}', (NOW + timedelta(days=1)).isoformat(), None)
     ]
+
+
+async def test_a_room_keeps_the_incognito_it_was_created_with(store: Store) -> None:
+    secret = StoredRoom("s1", private=True, incognito=True, kit=None, topic=None, personas=("warren",), humans=frozenset({42}))
+    await store.save_room(secret, NOW)
+    with pytest.raises(InvalidInput, match="incognito is fixed"):
+        await store.save_room(attrs.evolve(secret, incognito=False), NOW + timedelta(days=1))
+    assert await store.room_incognito("s1") is True
+    assert await store.room_incognito("never-opened") is None
+    # Lines posted to an incognito room are not kept at all.
+    assert await store.post_line("s1", "u:42", "A secret.", NOW) == 0
+    assert await store.lines("s1") == []
 
 
 # ---- open_store's own error paths ---------------------------------------------------------

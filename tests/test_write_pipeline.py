@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import attrs
 import pytest
 
 from persona_memory.clock import ManualClock
@@ -55,7 +56,7 @@ async def rows_of(store, persona="warren"):
 
 
 async def test_a_quiet_room_becomes_rows_with_evidence_and_a_notice(store):
-    line = await store.post_line("dm", "u:42", "I bought a flat in Xuhui in July.", MONDAY)
+    line = await store.post_line("dm", "u:42", "I bought a flat in Xuhui in July.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory(valid_from="2026-07")))
     report = await pipeline(store, mind)("warren", DM)
     (row,) = await rows_of(store)
@@ -74,7 +75,7 @@ async def test_a_quiet_room_becomes_rows_with_evidence_and_a_notice(store):
 
 
 async def test_a_crash_before_commit_leaves_nothing_and_the_next_run_redoes_the_slice(store, monkeypatch):
-    await store.post_line("dm", "u:42", "I bought a flat and adopted a cat.", MONDAY)
+    await store.post_line("dm", "u:42", "I bought a flat and adopted a cat.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory(), memory(text="u:42 adopted a cat.")))
     real_insert = writes.insert_memory
     calls = []
@@ -98,7 +99,7 @@ async def test_a_crash_before_commit_leaves_nothing_and_the_next_run_redoes_the_
 
 
 async def test_a_replay_after_the_commit_adds_nothing(store):
-    await store.post_line("dm", "u:42", "I bought a flat.", MONDAY)
+    await store.post_line("dm", "u:42", "I bought a flat.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory()))
     report = await pipeline(store, mind)("warren", DM)
     assert len(await rows_of(store)) == 1
@@ -111,10 +112,10 @@ async def test_a_replay_after_the_commit_adds_nothing(store):
 
 async def test_update_closes_the_old_row_and_links_the_arc(store):
     clock = ManualClock(MONDAY)
-    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY)
+    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory(text="u:42 owns a flat in Xuhui.", valid_from="2026-07"))), clock)("warren", DM)
     clock.set(datetime(2026, 11, 20, tzinfo=timezone.utc))
-    await store.post_line("dm", "u:42", "I sold the flat in Xuhui this month.", clock.now())
+    await store.post_line("dm", "u:42", "I sold the flat in Xuhui this month.", clock.now(), DM.presence)
     mind = FakeMind(
         extract=extracting(memory(kind="event", text="u:42 sold the flat in Xuhui.", valid_from="2026-11")),
         route=lambda request: {"event": "UPDATE", "old_id": "0"},
@@ -128,9 +129,9 @@ async def test_update_closes_the_old_row_and_links_the_arc(store):
 
 
 async def test_close_ends_a_row_with_nothing_replacing_it(store):
-    await store.post_line("dm", "u:42", "I play tennis every week.", MONDAY)
+    await store.post_line("dm", "u:42", "I play tennis every week.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory(text="u:42 plays tennis every week."))))("warren", DM)
-    await store.post_line("dm", "u:42", "I no longer play tennis.", MONDAY)
+    await store.post_line("dm", "u:42", "I no longer play tennis.", MONDAY, DM.presence)
     mind = FakeMind(
         extract=extracting(memory(text="u:42 no longer plays tennis every week.")),
         route=lambda request: {"event": "CLOSE", "old_id": "0"},
@@ -141,9 +142,9 @@ async def test_close_ends_a_row_with_nothing_replacing_it(store):
 
 
 async def test_none_and_exact_duplicates_add_nothing_and_skip_the_router(store):
-    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY)
+    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory())))("warren", DM)
-    await store.post_line("dm", "u:42", "As I said, I own a flat in Xuhui.", MONDAY)
+    await store.post_line("dm", "u:42", "As I said, I own a flat in Xuhui.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory(text="U:42 owns a flat in Xuhui")))
     report = await pipeline(store, mind)("warren", DM)
     assert mind.routings == []  # decided before any model call
@@ -152,9 +153,9 @@ async def test_none_and_exact_duplicates_add_nothing_and_skip_the_router(store):
 
 
 async def test_a_router_that_invents_a_number_is_refused_and_nothing_is_guessed(store):
-    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY)
+    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory())))("warren", DM)
-    await store.post_line("dm", "u:42", "I sold my flat in Xuhui.", MONDAY)
+    await store.post_line("dm", "u:42", "I sold my flat in Xuhui.", MONDAY, DM.presence)
     mind = FakeMind(
         extract=extracting(memory(text="u:42 sold the flat in Xuhui.")),
         route=lambda request: {"event": "UPDATE", "old_id": "3"},
@@ -165,21 +166,25 @@ async def test_a_router_that_invents_a_number_is_refused_and_nothing_is_guessed(
     assert [(r.text, r.valid_to) for r in await rows_of(store)] == [("u:42 owns a flat in Xuhui.", None)]
 
 
-async def test_humans_with_memory_off_or_who_muted_the_persona_are_not_written(store):
+async def test_humans_with_memory_off_or_who_muted_the_persona_are_never_sent_to_its_mind(store):
+    both = attrs.evolve(GROUP, personas=("warren", "nolan"))
     await store.set_memory_on(DAN, False)
     await store.set_muted(CARA, "warren", True)
-    await store.post_line("g", "u:42", "I own a flat.", MONDAY)
-    await store.post_line("g", "u:17", "I run marathons.", MONDAY)
+    await store.post_line("g", "u:42", "I own a flat.", MONDAY, both.presence)
+    await store.post_line("g", "u:17", "I run marathons.", MONDAY, both.presence)
     mind = FakeMind(extract=lambda r: {"memories": [
-        memory(evidence=[r.lines[0].id]),
-        memory(subject="u:17", text="u:17 runs marathons.", evidence=[r.lines[1].id]),
+        memory(subject="u:17", text="u:17 runs marathons.", evidence=[r.lines[0].id]),
     ]})
-    report = await pipeline(store, mind)("warren", GROUP)
-    assert mind.extractions[0].present == ()
-    assert await rows_of(store) == []
-    assert len(report.dropped) == 2
-    # Nolan was not muted by Cara: he may remember her.
-    await pipeline(store, mind)("nolan", GROUP)
+    report = await pipeline(store, mind)("warren", both)
+    # Neither human may be remembered by Warren: no model call at all, the cursor moves on.
+    assert mind.extractions == [] and await rows_of(store) == []
+    assert report.lines == 0
+    assert await store.read(lambda conn: writes.cursor(conn, "warren", "g")) == 2
+    # Cara did not mute Nolan: he may remember her — and he never sees Dan's words.
+    await pipeline(store, mind)("nolan", both)
+    (request,) = mind.extractions
+    assert [(l.speaker, l.text) for l in request.lines] == [("u:17", "I run marathons.")]
+    assert [p.user_id for p in request.present] == [CARA]
     assert [r.text for r in await rows_of(store, "nolan")] == ["u:17 runs marathons."]
 
 
@@ -189,14 +194,14 @@ async def test_the_daily_cap_holds_across_quiet_spells(store):
     ]})
     for spell in range(3):
         for i in range(3):
-            await store.post_line("dm", "u:42", f"I have hobby {spell}-{i}.", MONDAY)
+            await store.post_line("dm", "u:42", f"I have hobby {spell}-{i}.", MONDAY, DM.presence)
         await pipeline(store, mind, daily_cap_per_human=5)("warren", DM)
     assert len(await rows_of(store)) == 5
 
 
 async def test_a_failing_provider_parks_the_slice_with_its_error_and_backoff(store):
     clock = ManualClock(MONDAY)
-    await store.post_line("dm", "u:42", "I bought a flat.", MONDAY)
+    await store.post_line("dm", "u:42", "I bought a flat.", MONDAY, DM.presence)
 
     def down(_request):
         raise ProviderUnreachable("the endpoint timed out 5 times")
@@ -223,9 +228,9 @@ async def test_a_failing_provider_parks_the_slice_with_its_error_and_backoff(sto
 
 async def test_undo_deletes_exactly_the_announced_rows_and_reopens_what_they_closed(store):
     clock = ManualClock(MONDAY)
-    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY)
+    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory())), clock)("warren", DM)
-    await store.post_line("dm", "u:42", "I sold the flat and got a dog.", MONDAY)
+    await store.post_line("dm", "u:42", "I sold the flat and got a dog.", MONDAY, DM.presence)
     mind = FakeMind(
         extract=extracting(memory(kind="event", text="u:42 sold the flat in Xuhui."), memory(text="u:42 has a dog named Biscuit.")),
         route=lambda request: {"event": "UPDATE", "old_id": "0"} if "flat" in request.text else {"event": "ADD"},

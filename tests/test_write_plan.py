@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import attrs
+
 from persona_memory.rows import MemoryRow
 from persona_memory.write.plan import Vector, make_plan, notice_text
 from persona_memory.write.routing import Decision, Event
@@ -25,7 +27,7 @@ def plan(decisions, written_today=None, cap=12):
         cursor_from=2,
         cursor_to=9,
         now=NOW,
-        witnessed=frozenset({42, 17}),
+        heard={3: frozenset({42, 17}), 4: frozenset({42})},
         vectors={i: Vector(b"\x01\x02", 0.5, "e1") for i in range(len(decisions))},
         written_today=written_today or {},
         daily_cap=cap,
@@ -40,6 +42,15 @@ def test_add_inserts_a_row_with_its_provenance():
     assert (new.embedding, new.embedding_scale, new.embedder) == (b"\x01\x02", 0.5, "e1")
     assert p.closings == ()
     assert (p.cursor_from, p.cursor_to) == (2, 9)
+
+
+def test_witnessed_is_who_was_present_at_every_evidence_line():
+    both = attrs.evolve(cand("u:42 has a dog named Biscuit."), evidence=(3, 4))
+    (new,) = plan([Decision(both, Event.ADD)]).inserts
+    assert new.witnessed == {42}
+    unknown = attrs.evolve(cand("u:42 has a cat named Pepper."), evidence=(3, 99))
+    (new,) = plan([Decision(unknown, Event.ADD)]).inserts
+    assert new.witnessed == frozenset()
 
 
 def test_update_closes_the_neighbour_at_the_new_valid_from_and_links_it():

@@ -25,6 +25,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Protocol
 
 import attrs
@@ -38,6 +39,7 @@ from ..embedding import Embedder
 from ..errors import MemoryClosed, ProviderError
 from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
 from ..rooms import RoomState
+from ..storage import writes
 from ..storage.store import Store
 from .envelopes import Delivered, Envelope, FlushRequested
 from .lane import EditJob, FlushJob, QuietJob, TouchJob, WriteJob, WriteLane
@@ -69,6 +71,7 @@ class ActorContext:
     clock: WallClock
     rules: BlockRules
     write_path: WritePath | None = None
+    park_seconds: float = 21600.0  # how long a poison slice waits before the sweep retries it
 
 
 @attrs.frozen
@@ -263,7 +266,7 @@ class PersonaActor:
                         self.persona,
                         room.room_id,
                     )
-                elif room.writable:
+                elif not room.incognito:  # the write path reads only the lines it heard
                     await self._ctx.write_path(self.persona, room, archiving=archiving, block=block)
             case EditJob(edit=edit, done=done, outcome=result):
                 try:
@@ -282,6 +285,31 @@ class PersonaActor:
         if self._pending_touches and not self._touch_queued:
             self._touch_queued = self._lane.submit_nowait(TouchJob())
         self.last_active = trio.current_time()
+
+    async def abandon(self, job: WriteJob, error: Exception) -> None:
+        """Give up on a job that kept crashing the writer (a poison job), keeping its error.
+
+        A slice is parked with the error, for the sweep to retry after ``park_seconds`` and
+        for an operator to see; an edit raises the error to its caller; touches are dropped.
+        """
+        reason = f"{type(error).__name__}: {error}"
+        match job:
+            case QuietJob(room=room):
+                retry_at = self._ctx.clock.now() + timedelta(seconds=self._ctx.park_seconds)
+                await self._ctx.store.write(
+                    lambda conn: writes.park(conn, self.persona, room.room_id, reason, retry_at)
+                )
+            case EditJob(done=done, outcome=result):
+                if not result:
+                    result.append(outcome.Error(error))
+                done.set()
+            case TouchJob():
+                self._touch_queued = False
+                self._pending_touches.clear()
+            case FlushJob(done=done):
+                done.set()
+            case _:
+                assert_never(job)
 
     @property
     def idle(self) -> bool:

@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import random as _random
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from email.utils import parsedate_to_datetime
@@ -45,7 +46,13 @@ import httpx
 import trio
 
 from persona_memory.clock import SystemClock, WallClock
-from persona_memory.errors import ConfigError, ProviderNonsense, ProviderRefused, ProviderUnreachable
+from persona_memory.errors import (
+    ConfigError,
+    ProviderInputTooLong,
+    ProviderNonsense,
+    ProviderRefused,
+    ProviderUnreachable,
+)
 from persona_memory.settings import HttpSettings
 
 log = logging.getLogger(__name__)
@@ -266,7 +273,10 @@ class JsonEndpoint:
                 if 200 <= response.status_code < 300:
                     return _json_object(response, url)
                 if response.status_code not in RETRYABLE_STATUS:
-                    raise ProviderRefused(self._refusal(url, response))
+                    refusal = self._refusal(url, response)
+                    if input_too_long(response.status_code, refusal):
+                        raise ProviderInputTooLong(refusal)
+                    raise ProviderRefused(refusal)
                 failure = f"answered {response.status_code}: {error_message(response)}"
                 wait = retry_after_seconds(response.headers, self._clock.now())
             if attempt == attempts:
@@ -314,6 +324,19 @@ class JsonEndpoint:
     async def aclose(self) -> None:
         """Close the connection pool. Safe to call more than once."""
         await self._client.aclose()
+
+
+_TOO_LONG = re.compile(
+    r"context.{0,20}(length|window)|too (long|large|many tokens)|maximum.{0,30}(tokens|length)|"
+    r"token limit|reduce the length",
+    re.IGNORECASE,
+)
+
+
+def input_too_long(status: int, message: str) -> bool:
+    """Whether a refusal says the request was too long for the model (413, or a 400 that
+    names the context length): the caller should send less, not the same again."""
+    return status == 413 or (status == 400 and _TOO_LONG.search(message) is not None)
 
 
 def _json_object(response: httpx.Response, url: str) -> dict[str, Any]:

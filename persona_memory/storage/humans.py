@@ -49,10 +49,7 @@ def cited_lines(conn: sqlite3.Connection, room_id: str | None, line_ids: list[in
         f"SELECT * FROM transcript_lines WHERE room_id = ? AND id IN ({marks}) ORDER BY id",
         (room_id, *line_ids),
     )
-    return [
-        TranscriptLine(r["id"], r["room_id"], r["speaker"], r["text"], datetime.fromisoformat(r["at"]))
-        for r in cur
-    ]
+    return [TranscriptLine.from_row(r) for r in cur]
 
 
 def delete_all_about(conn: sqlite3.Connection, user_id: int, persona: str, now: datetime) -> int:

@@ -136,6 +136,26 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE notices ADD COLUMN undone TEXT;
     CREATE INDEX memory_by_persona_created ON persona_memory (persona, created);
     """,
+    # 5 — presence per line: each transcript line records who was in the room when it was said
+    #     (humans and personas, JSON lists), the kit mounted then, and whether the room was
+    #     incognito. A line whose ``humans`` is NULL was said while the room was not open:
+    #     nobody's slice reads it. Lines stored before this migration take their room's
+    #     recorded cast and flags (what the write path assumed for them until now). Rooms keep
+    #     the display names the runtime last gave, for the sweep.
+    """
+    ALTER TABLE transcript_lines ADD COLUMN humans TEXT;
+    ALTER TABLE transcript_lines ADD COLUMN personas TEXT;
+    ALTER TABLE transcript_lines ADD COLUMN kit TEXT;
+    ALTER TABLE transcript_lines ADD COLUMN incognito INTEGER NOT NULL DEFAULT 0
+        CHECK (incognito IN (0, 1));
+    UPDATE transcript_lines SET
+        humans = (SELECT r.humans FROM rooms r WHERE r.room_id = transcript_lines.room_id),
+        personas = (SELECT r.personas FROM rooms r WHERE r.room_id = transcript_lines.room_id),
+        kit = (SELECT r.kit FROM rooms r WHERE r.room_id = transcript_lines.room_id),
+        incognito = coalesce(
+            (SELECT r.incognito FROM rooms r WHERE r.room_id = transcript_lines.room_id), 0);
+    ALTER TABLE rooms ADD COLUMN names TEXT NOT NULL DEFAULT '{}';
+    """,
 )
 
 LATEST = len(MIGRATIONS)

@@ -24,6 +24,7 @@ import trio
 from ..clock import as_utc
 from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, StorageError
 from ..ids import check_persona, check_user_id, user_ref
+from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
 from . import schema
 from .connection import SqliteConnection, open_sqlite
@@ -40,15 +41,45 @@ class StoredRoom:
     topic: str | None
     personas: tuple[str, ...]
     humans: frozenset[int]
+    names: Mapping[int, str] = attrs.field(factory=dict, eq=False)
 
 
 @attrs.frozen
 class TranscriptLine:
+    """A line of a room's transcript, with who was there when it was said.
+
+    ``presence`` is ``None`` for a line said while the room was not open: nobody heard it.
+    """
+
     id: int
     room_id: str
     speaker: str
     text: str
     at: datetime
+    presence: Presence | None = None
+
+    def heard_by(self, persona: str) -> bool:
+        """Whether ``persona``'s write path may read this line: it was in the room, the room
+        was not incognito and no kit was mounted."""
+        p = self.presence
+        return p is not None and persona in p.personas and p.kit is None and not p.incognito
+
+    @property
+    def humans(self) -> frozenset[int]:
+        """The humans in the room when the line was said (none if it was not open)."""
+        return self.presence.humans if self.presence is not None else frozenset()
+
+    @classmethod
+    def from_row(cls, r: sqlite3.Row) -> "TranscriptLine":
+        presence = None
+        if r["humans"] is not None and r["personas"] is not None:
+            presence = Presence(
+                humans=frozenset(json.loads(r["humans"])),
+                personas=tuple(json.loads(r["personas"])),
+                kit=r["kit"],
+                incognito=bool(r["incognito"]),
+            )
+        return cls(r["id"], r["room_id"], r["speaker"], r["text"], datetime.fromisoformat(r["at"]), presence)
 
 
 def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], sqlite3.Connection]:
@@ -248,16 +279,26 @@ class Store:
     # ---- rooms and the transcript ------------------------------------------------------
 
     async def save_room(self, room: StoredRoom, when: datetime) -> None:
-        """Record a room as opened (again): its flags, cast and topic."""
+        """Record a room as opened (again): its flags, cast, topic and display names.
+
+        Raises:
+            InvalidInput: the room id is known with the other ``incognito`` (it is fixed when
+                the room is first opened). Nothing changed.
+        """
         opened = as_utc(when).isoformat()
 
         def save(conn: sqlite3.Connection) -> None:
+            known = conn.execute(
+                "SELECT incognito FROM rooms WHERE room_id = ?", (room.room_id,)
+            ).fetchone()
+            if known is not None and bool(known[0]) != room.incognito:
+                raise incognito_is_fixed(room.room_id, bool(known[0]))
             conn.execute(
                 "INSERT INTO rooms (room_id, private, incognito, kit, topic, personas, humans, "
-                "opened, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL) "
+                "names, opened, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL) "
                 "ON CONFLICT (room_id) DO UPDATE SET private = excluded.private, "
-                "incognito = excluded.incognito, kit = excluded.kit, topic = excluded.topic, "
-                "personas = excluded.personas, humans = excluded.humans, "
+                "kit = excluded.kit, topic = excluded.topic, "
+                "personas = excluded.personas, humans = excluded.humans, names = excluded.names, "
                 "opened = excluded.opened, archived = NULL",
                 (
                     room.room_id,
@@ -267,11 +308,19 @@ class Store:
                     room.topic,
                     json.dumps(list(room.personas)),
                     json.dumps(sorted(room.humans)),
+                    json.dumps({str(k): v for k, v in sorted(room.names.items())}),
                     opened,
                 ),
             )
 
         await self.write(save)
+
+    async def room_incognito(self, room_id: str) -> bool | None:
+        """Whether a known room id is incognito; ``None`` if it was never opened."""
+        found = await self.read(
+            lambda conn: conn.execute("SELECT incognito FROM rooms WHERE room_id = ?", (room_id,)).fetchone()
+        )
+        return None if found is None else bool(found[0])
 
     async def archive_room(self, room_id: str, when: datetime) -> None:
         archived = as_utc(when).isoformat()
@@ -281,31 +330,47 @@ class Store:
             )
         )
 
-    async def post_line(self, room_id: str, speaker: str, text: str, at: datetime) -> int:
-        """Append a transcript line; return its id (the id ``evidence`` points to)."""
+    async def post_line(
+        self, room_id: str, speaker: str, text: str, at: datetime, presence: Presence | None = None
+    ) -> int:
+        """Append a transcript line with who was there; return its id (what ``evidence``
+        points to), or 0 when the line is not kept: the room is incognito.
+
+        ``presence`` is the room as it stood when the line was said; ``None``: not open.
+        """
         at = as_utc(at)
+        if presence is not None and presence.incognito:
+            return 0
+        humans = personas = None
+        if presence is not None:
+            humans = json.dumps(sorted(presence.humans))
+            personas = json.dumps(list(presence.personas))
 
         def insert(conn: sqlite3.Connection) -> int:
+            if conn.execute(
+                "SELECT 1 FROM rooms WHERE room_id = ? AND incognito = 1", (room_id,)
+            ).fetchone():
+                return 0
             cur = conn.execute(
-                "INSERT INTO transcript_lines (room_id, speaker, text, at) VALUES (?, ?, ?, ?)",
-                (room_id, speaker, text, at.isoformat()),
+                "INSERT INTO transcript_lines (room_id, speaker, text, at, humans, personas, kit) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (room_id, speaker, text, at.isoformat(), humans, personas,
+                 presence.kit if presence is not None else None),
             )
             return int(cur.lastrowid)
 
         return await self.write(insert)
 
-    async def lines(self, room_id: str, after_id: int = 0) -> list[TranscriptLine]:
-        """The room's transcript lines with ids greater than ``after_id``, oldest first."""
+    async def lines(self, room_id: str, after_id: int = 0, limit: int | None = None) -> list[TranscriptLine]:
+        """The room's transcript lines with ids greater than ``after_id``, oldest first (at
+        most ``limit`` of them)."""
 
         def query(conn: sqlite3.Connection) -> list[TranscriptLine]:
             cur = conn.execute(
-                "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id",
-                (room_id, after_id),
+                "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id LIMIT ?",
+                (room_id, after_id, -1 if limit is None else limit),
             )
-            return [
-                TranscriptLine(r["id"], r["room_id"], r["speaker"], r["text"], datetime.fromisoformat(r["at"]))
-                for r in cur
-            ]
+            return [TranscriptLine.from_row(r) for r in cur]
 
         return await self.read(query)
 
@@ -349,6 +414,14 @@ def insert_memory(conn: sqlite3.Connection, row: MemoryRow) -> MemoryRow:
         params,
     )
     return attrs.evolve(row, id=int(cur.lastrowid))
+
+
+def incognito_is_fixed(room_id: str, incognito: bool) -> InvalidInput:
+    """The error for a reopen that would flip a room's ``incognito``."""
+    return InvalidInput(
+        f"room {room_id!r} was first opened with incognito={incognito}; a room's incognito is "
+        "fixed when it is created — open a new room id instead"
+    )
 
 
 def raise_type(field: str, wanted: str, got: object) -> None:

@@ -228,23 +228,35 @@ class Behind:
 
 
 def rooms_behind(conn: sqlite3.Connection) -> list[Behind]:
-    """Every writable room with lines past a persona's cursor (the sweep's work list)."""
+    """Every (persona, room) with lines past the persona's cursor (the sweep's work list).
+
+    Incognito rooms keep no lines. A room with a kit mounted now is listed too: the lines said
+    before the kit was mounted are still to be read (the write path skips the kit's lines).
+    The personas are the room's cast as last opened and any persona with a cursor there.
+    """
     out = []
     rooms = conn.execute(
         "SELECT r.*, (SELECT max(id) FROM transcript_lines t WHERE t.room_id = r.room_id) AS last "
-        "FROM rooms r WHERE r.incognito = 0 AND r.kit IS NULL ORDER BY r.room_id"
+        "FROM rooms r WHERE r.incognito = 0 ORDER BY r.room_id"
     ).fetchall()
     for r in rooms:
         if r["last"] is None:
             continue
+        personas = list(json.loads(r["personas"]))
+        for (other,) in conn.execute(
+            "SELECT persona FROM cursors WHERE room_id = ? ORDER BY persona", (r["room_id"],)
+        ):
+            if other not in personas:
+                personas.append(other)
         room = StoredRoom(
             room_id=r["room_id"],
             private=bool(r["private"]),
             incognito=False,
-            kit=None,
+            kit=r["kit"],
             topic=r["topic"],
-            personas=tuple(json.loads(r["personas"])),
+            personas=tuple(personas),
             humans=frozenset(json.loads(r["humans"])),
+            names={int(k): v for k, v in json.loads(r["names"]).items()},
         )
         for persona in room.personas:
             if cursor(conn, persona, room.room_id) < r["last"]:

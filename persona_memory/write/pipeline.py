@@ -4,18 +4,26 @@ Runs on a persona's writer lane (so one persona's writes are serialized), off th
 here runs while a human waits for a reply.
 
 Rules:
-- The slice is the room's transcript past this persona's cursor, with line ids kept.
-- Incognito rooms and rooms with a kit are never read (the actor does not even call this).
-  Humans with memory off, or who muted this persona, are not offered to the mind as present,
-  and a candidate about them is dropped by validation.
-- The mind's answers are checked in code (``validation``, ``routing``) before anything is
-  stored; every dropped candidate is logged with its reason and counted in the report.
-- Everything the slice produces — rows, closings, the cursor move, notices — commits in one
+- A slice is the room's transcript past this persona's cursor, with line ids kept, holding only
+  the lines this persona heard: said while it was in the room, not incognito, no kit mounted
+  (each line records its presence). Lines of a human who has memory off, or who muted this
+  persona, are never sent to this persona's mind; when no human it may remember heard the
+  slice (a private chat with such a human) it makes no model call at all and only moves the
+  cursor.
+- A slice holds at most ``write.max_slice_lines`` lines and ``write.max_slice_chars``
+  characters; a longer backlog is written as consecutive slices, each committed with its
+  cursor. A slice the provider refuses as too long is split in two, each half on its own.
+- The mind's ``present`` and the rows it may produce are about writable humans who heard the
+  slice. A row's ``witnessed`` is who was present at every one of its evidence lines.
+- The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
+  anything is stored; every dropped candidate is logged with its reason and counted in the
+  report.
+- Everything a slice produces — rows, closings, the cursor move, notices — commits in one
   transaction (``storage.writes.post_plan``). A failure before the commit leaves nothing and
   the next run redoes the slice; a replay after the commit adds nothing.
 - A provider that fails (``ProviderError``) parks the slice with its error and a retry time
   (doubling backoff); the sweep retries it. Never skipped silently. Other errors propagate:
-  the writer crashes and the supervisor restarts it.
+  the writer crashes and the supervisor restarts it (and parks the job if it keeps failing).
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from ..clock import WallClock
 from ..core.audience import may_write_about
 from ..embedding import Embedder, quantize
 from ..embedding.vectors import dequantize, unit_rows
-from ..errors import ProviderError
+from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
 from ..rooms import RoomState
@@ -82,37 +90,74 @@ class WritePipeline:
 
     async def __call__(self, persona: str, room: RoomState, *, archiving: bool = False, block: str = "") -> WriteReport:
         store = self._store
+        s = self._settings
         start = await store.read(lambda conn: writes.cursor(conn, persona, room.room_id))
-        lines = await store.lines(room.room_id, after_id=start)
-        if not lines:
-            report = WriteReport(persona, room.room_id, 0)
-        else:
-            now = self._clock.now()
-            try:
-                report = await self._write(persona, room, start, lines, now, block)
-            except ProviderError as exc:
-                report = await self._park(persona, room, len(lines), exc, now)
+        reports: list[WriteReport] = []
+        while True:
+            backlog = await store.lines(room.room_id, after_id=start, limit=s.max_slice_lines)
+            if not backlog:
+                break
+            chunk = _within_chars(backlog, persona, s.max_slice_chars)
+            done = await self._slices(persona, room, start, chunk, block)
+            reports.extend(done)
+            if any(r.parked for r in done):
+                break
+            start = chunk[-1].id
+        report = _merged(persona, room.room_id, reports)
         if self._on_report is not None:
-            self._on_report(report)
+            for one in reports or [report]:
+                self._on_report(one)
         return report
+
+    async def _slices(
+        self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str
+    ) -> list[WriteReport]:
+        """Write ``chunk`` as one slice; split it while the provider says it is too long."""
+        now = self._clock.now()
+        try:
+            return [await self._write(persona, room, start, chunk, now, block)]
+        except ProviderInputTooLong as exc:
+            heard = [i for i, line in enumerate(chunk) if line.heard_by(persona)]
+            if len(heard) < 2:
+                return [await self._park(persona, room, len(chunk), exc, now)]
+            cut = heard[len(heard) // 2]
+            log.info("%s, room %r: a slice of %d lines was too long; splitting it", persona, room.room_id, len(chunk))
+            first = await self._slices(persona, room, start, chunk[:cut], block)
+            if any(r.parked for r in first):
+                return first
+            return first + await self._slices(persona, room, chunk[cut - 1].id, chunk[cut:], block)
+        except ProviderError as exc:
+            return [await self._park(persona, room, len(chunk), exc, now)]
 
     async def _write(
         self,
         persona: str,
         room: RoomState,
         start: int,
-        lines: Sequence[TranscriptLine],
+        chunk: Sequence[TranscriptLine],
         now: datetime,
         block: str,
     ) -> WriteReport:
         store = self._store
-        speakers = {parse_user_ref(line.speaker) for line in lines} - {None}
-        controls = await store.user_controls(room.present | speakers)
-        writable = frozenset(u for u in room.present if may_write_about(persona, u, controls))
+        heard = [line for line in chunk if line.heard_by(persona)]
+        hearers = frozenset().union(*(line.humans for line in heard)) if heard else frozenset()
+        controls = await store.user_controls(hearers)
+        writable = frozenset(u for u in hearers if may_write_about(persona, u, controls))
+        lines = [line for line in heard if _may_read(line, writable)]
+        present = frozenset().union(*(line.humans for line in lines)) & writable if lines else frozenset()
+        if not present:
+            # Nobody here may be remembered (or nothing was heard): no model call, only the
+            # cursor moves past what this persona may not read.
+            plan = make_plan(
+                (), persona=persona, room_id=room.room_id, cursor_from=start, cursor_to=chunk[-1].id,
+                now=now, heard={}, vectors={}, written_today={}, daily_cap=self._settings.daily_cap_per_human,
+            )
+            posted = await store.write(lambda conn: _post(conn, plan, now))
+            return WriteReport(persona, room.room_id, 0, plan=plan, posted=posted)
         request = ExtractionRequest(
             persona=persona,
             lines=tuple(Line(l.id, l.speaker, l.text, l.at) for l in lines),
-            present=tuple(Person(u, room.names.get(u)) for u in sorted(writable)),
+            present=tuple(Person(u, room.names.get(u)) for u in sorted(present)),
             block=block,
             today=now.date(),
             private=room.private,
@@ -122,11 +167,16 @@ class WritePipeline:
         facts = SliceFacts(
             persona=persona,
             line_speakers={l.id: l.speaker for l in lines},
-            writable=writable,
-            names=room.names,
+            writable=present,
+            names={u: n for u, n in room.names.items() if u in present},
+            known_names=dict(room.names),
+            line_texts={l.id: l.text for l in lines},
             importance_min=self._settings.importance_min,
         )
-        candidates, dropped = check_candidates(answer, facts)
+        try:
+            candidates, dropped = check_candidates(answer, facts)
+        except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider
+            raise ProviderNonsense(f"the extraction answer could not be read: {type(exc).__name__}: {exc}") from exc
         decisions, refused, vectors = await self._route(persona, candidates)
         dropped = [*dropped, *refused]
         for item in dropped:
@@ -138,22 +188,16 @@ class WritePipeline:
             persona=persona,
             room_id=room.room_id,
             cursor_from=start,
-            cursor_to=lines[-1].id,
+            cursor_to=chunk[-1].id,
             now=now,
-            witnessed=room.present,
+            heard={l.id: l.humans for l in lines},
             vectors=vectors,
             written_today=written_today,
             daily_cap=self._settings.daily_cap_per_human,
         )
         for candidate in plan.over_cap:
             log.info("%s: over the daily cap, dropped %r", persona, candidate.text)
-
-        def post(conn) -> writes.Posted:
-            posted = writes.post_plan(conn, plan, now)
-            writes.unpark(conn, persona, room.room_id)
-            return posted
-
-        posted = await store.write(post)
+        posted = await store.write(lambda conn: _post(conn, plan, now))
         return WriteReport(
             persona, room.room_id, len(lines), tuple(decisions), tuple(dropped), plan, posted
         )
@@ -205,6 +249,10 @@ class WritePipeline:
                 decisions.append(interpret(answer, candidate, offered))
             except RoutingRefused as exc:
                 refused.append(Dropped(f"routing refused: {exc}", answer))
+            except Exception as exc:  # an answer no rule foresaw is the mind's nonsense
+                raise ProviderNonsense(
+                    f"the routing answer could not be read: {type(exc).__name__}: {exc}"
+                ) from exc
         return decisions, refused, vectors
 
     async def _park(
@@ -225,6 +273,48 @@ class WritePipeline:
             retry_at.isoformat(),
         )
         return WriteReport(persona, room.room_id, n_lines, parked=error)
+
+
+def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:
+    posted = writes.post_plan(conn, plan, now)
+    writes.unpark(conn, plan.persona, plan.room_id)
+    return posted
+
+
+def _may_read(line: TranscriptLine, writable: frozenset[int]) -> bool:
+    """A persona's own or another persona's line, or a line of a human it may remember."""
+    uid = parse_user_ref(line.speaker)
+    return uid is None or uid in writable
+
+
+def _within_chars(backlog: Sequence[TranscriptLine], persona: str, limit: int) -> Sequence[TranscriptLine]:
+    """The longest prefix of ``backlog`` whose lines this persona heard fit in ``limit``
+    characters (at least one line, so a backlog always moves)."""
+    used = 0
+    for i, line in enumerate(backlog):
+        if line.heard_by(persona):
+            used += len(line.text)
+            if used > limit and i > 0:
+                return backlog[:i]
+    return backlog
+
+
+def _merged(persona: str, room_id: str, reports: Sequence[WriteReport]) -> WriteReport:
+    """One report for consecutive slices of a room."""
+    if len(reports) == 1:
+        return reports[0]
+    rows = tuple(row for r in reports if r.posted for row in r.posted.rows)
+    notices = tuple(n for r in reports if r.posted for n in r.posted.notice_ids)
+    return WriteReport(
+        persona,
+        room_id,
+        sum(r.lines for r in reports),
+        tuple(d for r in reports for d in r.decisions),
+        tuple(d for r in reports for d in r.dropped),
+        reports[-1].plan if reports else None,
+        writes.Posted(rows, notices) if reports else None,
+        next((r.parked for r in reports if r.parked), None),
+    )
 
 
 def _unit_vectors(rows: Sequence[MemoryRow], embedder: str) -> dict[int, np.ndarray]:

@@ -1,6 +1,8 @@
 """Turning routing decisions into one write (design §2.2, §5, §7). Pure: no I/O.
 
 Rules:
+- A new row's ``witnessed`` is the set of humans who were in the room at every one of its
+  evidence lines (``heard``: line id → the humans present when it was said).
 - ADD inserts a row. UPDATE inserts a row and closes its neighbour: ``valid_to`` = the new
   row's ``valid_from``, else today; ``closed_by`` = the new row's id. CLOSE closes the neighbour
   with nothing replacing it. NONE does nothing. There is no delete.
@@ -73,7 +75,7 @@ def make_plan(
     cursor_from: int,
     cursor_to: int,
     now: datetime,
-    witnessed: frozenset[int],
+    heard: Mapping[int, frozenset[int]],
     vectors: Mapping[int, Vector],
     written_today: Mapping[int, int],
     daily_cap: int,
@@ -82,6 +84,7 @@ def make_plan(
 
     Args:
         decisions: one per candidate, in the order extracted.
+        heard: the humans present at each line of the slice, by line id.
         vectors: the candidate vectors, by position in ``decisions``.
         written_today: rows this persona already wrote today, per human.
     """
@@ -108,6 +111,7 @@ def make_plan(
             closed.add(target.id)
             closings.append(Closing(target.id, decision.candidate.valid_from or today, None))
             continue
+        witnessed = witnesses(decision.candidate.evidence, heard)
         inserts.append(_row(decision.candidate, persona, room_id, now, witnessed, vectors.get(position)))
         if event is Event.UPDATE:
             assert target is not None and target.id is not None
@@ -123,6 +127,12 @@ def make_plan(
         notices=tuple(_notices(persona, inserts)),
         over_cap=tuple(over_cap),
     )
+
+
+def witnesses(evidence: Sequence[int], heard: Mapping[int, frozenset[int]]) -> frozenset[int]:
+    """The humans present at every one of the ``evidence`` lines (none if a line is unknown)."""
+    sets = [heard.get(line_id, frozenset()) for line_id in evidence]
+    return frozenset.intersection(*sets) if sets else frozenset()
 
 
 def _within_cap(decisions: Sequence[Decision], written_today: Mapping[int, int], cap: int) -> set[int]:

@@ -15,6 +15,7 @@ Rules:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
@@ -58,6 +59,9 @@ def exact_duplicate(candidate: Candidate, rows: Iterable[MemoryRow]) -> MemoryRo
         if row.valid_to is None and same_subject(candidate, row) and normalise_text(row.text) == key:
             return row
     return None
+
+
+_ASCII_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 
 
 def neighbours(
@@ -104,9 +108,18 @@ def interpret(answer: Any, candidate: Candidate, offered: Sequence[MemoryRow]) -
     if event in (Event.ADD, Event.NONE):
         return Decision(candidate, event, why="router")
     label = answer.get("old_id")
-    if isinstance(label, bool) or not isinstance(label, (str, int)) or not str(label).isdigit():
-        raise RoutingRefused(f"{event.value} needs old_id, one of the numbers offered; got {label!r}")
-    index = int(label)
+    offered_labels = {str(k): k for k in range(len(offered))}
+    text = str(label).strip() if isinstance(label, (str, int)) and not isinstance(label, bool) else None
+    if text is None or text not in offered_labels:
+        if text is not None and _ASCII_DIGITS.fullmatch(text):
+            raise RoutingRefused(
+                f"{event.value} names neighbour {label!r}, but only {len(offered)} were offered"
+            )
+        raise RoutingRefused(
+            f"{event.value} needs old_id, one of the numbers offered "
+            f"({', '.join(offered_labels) or 'none'}); got {label!r}"
+        )
+    index = offered_labels[text]
     if index >= len(offered):
         raise RoutingRefused(
             f"{event.value} names neighbour {label!r}, but only {len(offered)} were offered"

@@ -65,6 +65,8 @@ class SliceFacts:
     writable: frozenset[int]
     names: Mapping[int, str] = attrs.field(factory=dict)
     importance_min: int = 3
+    known_names: Mapping[int, str] = attrs.field(factory=dict)
+    line_texts: Mapping[int, str] = attrs.field(factory=dict)
 
 
 _INSTRUCTION = re.compile(
