@@ -4,6 +4,8 @@
 - ``persona-memory serve`` runs the memory with the human's pages and the runtime's JSON API,
   in one process (Ctrl-C stops serving, then drains queued writes).
 - ``persona-memory login-link 42`` prints a signed, expiring login link for user 42.
+- ``persona-memory exam`` runs the design's leak exam (§4) on a temporary memory with the group
+  scope on, prints its table, writes a JSON report; exit 1 on a leak, 3 when inconclusive.
 """
 
 from __future__ import annotations
@@ -41,7 +43,15 @@ def main(argv: list[str] | None = None) -> int:
         "login-link", parents=[common], help="print a signed, expiring login link for a user"
     )
     link.add_argument("user_id", type=int, help="the user's id, e.g. 42")
+    exam = commands.add_parser(
+        "exam", parents=[common], help="run the leak exam (design §4) and write its JSON report"
+    )
+    exam.add_argument(
+        "--report", default="persona-memory-exam.json", help="where to write the JSON report"
+    )
     args = parser.parse_args(argv)
+    if args.command == "exam" and args.db:
+        parser.error("exam runs its own memory on a temporary file; --db does not apply")
 
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
@@ -63,6 +73,12 @@ def main(argv: list[str] | None = None) -> int:
             trio.run(run_serve, settings)
         elif args.command == "login-link":
             print(login_link(settings, args.user_id))
+        elif args.command == "exam":
+            from .exam import Verdict, run_exam
+
+            job = partial(run_exam, settings, report_path=args.report, config_path=args.config)
+            result = trio.run(job)
+            return {Verdict.PASS: 0, Verdict.LEAK: 1, Verdict.INCONCLUSIVE: 3}[result.verdict]
     except PersonaMemoryError as exc:
         print(f"persona-memory: {exc}", file=sys.stderr)
         return 2
