@@ -128,7 +128,7 @@ def fmt(seconds: float) -> str:
 async def seed(path: Path, count: int) -> None:
     rows = make_rows(count, now=NOW, dim=DIM)
     async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=HashingEmbedder(DIM)) as memory:
-        await memory.store.insert_memories(rows)
+        await memory._store.insert_memories(rows)
         for uid in PRESENT:
             await memory.set_memory_note(uid, f"Call me {NAMES[uid]}. I'm vegetarian.")
 
@@ -215,7 +215,7 @@ async def measure(path: Path, result: SizeResult, *, cold_reps: int, cached_call
             await block(PERSONA, "warm")
             samples.append(perf() - start)
 
-        await measure_parts(memory.store, embedder, settings, result, cold_reps, profile)
+        await measure_parts(memory._store, embedder, settings, result, cold_reps, profile)
 
 
 async def measure_parts(store, embedder, settings, result: SizeResult, reps: int, profile: bool) -> None:

@@ -126,7 +126,7 @@ async def ask(memory: pm.Memory, embedder, conv: Conversation, qa: list[dict], r
     indexes = {}
     for speaker in conv.speakers:
         persona = conv.slugs[speaker]
-        version, rows = await memory.store.persona_rows(persona)
+        version, rows = await memory._store.persona_rows(persona)
         index = RowIndex()
         index.load(version, rows)
         indexes[speaker] = index

@@ -21,6 +21,7 @@ import attrs
 import trio
 
 from . import ids
+from .actors.lane import ClearMemories, DeleteMemory, UndoNotice
 from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
 from .compose import block_rules, make_embedder, make_limiter, make_mind
@@ -34,9 +35,9 @@ from .minds.port import Mind
 from .rooms import Presence, RoomState
 from .rows import MemoryRow, UserControls
 from .settings import Settings
-from .storage import humans, writes
+from .storage import writes
 from .storage.store import Store, StoredRoom, TranscriptLine, incognito_is_fixed, open_store
-from .supervisor import Supervisor
+from .supervisor import Supervisor, open_supervisor
 from .write.pipeline import WritePipeline, WriteReport
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class Memory:
 
     def __init__(self, supervisor: Supervisor, store: Store, clock: WallClock) -> None:
         self._supervisor = supervisor
-        self.store = store
+        self._store = store
         self._clock = clock
 
     @property
@@ -81,7 +82,7 @@ class Memory:
         self._check_open()
         room = self._supervisor.rooms.get(room_id)
         presence = None if room is None else _heard_by(room.presence, speaker)
-        return await self.store.post_line(room_id, speaker, text, when, presence)
+        return await self._store.post_line(room_id, speaker, text, when, presence)
 
     # ---- room events -------------------------------------------------------------------
 
@@ -99,7 +100,7 @@ class Memory:
             live = self._supervisor.rooms.get(event.room_id)
             if live is not None and live.incognito != event.incognito:
                 raise incognito_is_fixed(event.room_id, live.incognito)
-            await self.store.save_room(
+            await self._store.save_room(
                 StoredRoom(
                     room_id=event.room_id,
                     private=event.private,
@@ -114,7 +115,7 @@ class Memory:
             )
         await self._supervisor.send(event)
         if isinstance(event, RoomArchived):
-            await self.store.archive_room(event.room_id, self._clock.now())
+            await self._store.archive_room(event.room_id, self._clock.now())
 
     async def block(self, persona: str, room_id: str) -> str:
         """The memory block for ``persona``'s system prompt in ``room_id`` (cached).
@@ -137,23 +138,23 @@ class Memory:
     async def set_memory_note(self, user_id: int, note: str) -> None:
         """Set what every persona should remember about ``user_id`` (≤ 400 chars; "" clears)."""
         self._check_open()
-        await self.store.set_memory_note(user_id, note)
+        await self._store.set_memory_note(user_id, note)
 
     async def set_memory_on(self, user_id: int, on: bool) -> None:
         """The 'Personas remember me' switch. Off: no persona reads or writes about them."""
         self._check_open()
-        await self.store.set_memory_on(user_id, on)
+        await self._store.set_memory_on(user_id, on)
 
     async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
         """'This persona forgets me': stops that persona's reads and writes about them."""
         self._check_open()
-        await self.store.set_muted(user_id, persona, muted)
+        await self._store.set_muted(user_id, persona, muted)
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
         """Every row, open and closed, that any persona keeps about ``user_id``."""
         ids.check_user_id(user_id)
         self._check_open()
-        return await self.store.memories_about(user_id)
+        return await self._store.memories_about(user_id)
 
     async def delete_memory(self, user_id: int, memory_id: int) -> None:
         """Physically delete one row about ``user_id`` (the human's delete), in turn with the
@@ -166,20 +167,20 @@ class Memory:
         if isinstance(memory_id, bool) or not isinstance(memory_id, int):
             raise InvalidInput(f"memory_id must be an int, got {memory_id!r}")
         self._check_open()
-        persona = await self.store.read(lambda conn: writes.memory_persona(conn, user_id, memory_id))
-        await self._supervisor.edit(persona, lambda: self.store.delete_memory(user_id, memory_id))
+        persona = await self._store.memory_persona(user_id, memory_id)
+        await self._supervisor.edit(persona, DeleteMemory(user_id, memory_id))
 
     async def user_controls(self, user_id: int) -> UserControls:
         """The user's switches and note (the defaults if they never set anything)."""
         ids.check_user_id(user_id)
         self._check_open()
-        return (await self.store.user_controls([user_id]))[user_id]
+        return (await self._store.user_controls([user_id]))[user_id]
 
     async def personas_for(self, user_id: int) -> list[str]:
         """Personas that hold rows about the user, shared a room with them, or were muted."""
         ids.check_user_id(user_id)
         self._check_open()
-        return await self.store.read(lambda conn: humans.personas_for(conn, user_id))
+        return await self._store.personas_for(user_id)
 
     async def evidence(self, user_id: int, memory_id: int) -> list[TranscriptLine]:
         """The transcript lines a row about the user cites ("where did you get that?").
@@ -193,7 +194,7 @@ class Memory:
         row = await self._own_row(user_id, memory_id)
         if user_id not in row.witnessed:
             return []
-        return await self.store.read(lambda conn: humans.cited_lines(conn, row.room_id, list(row.evidence)))
+        return await self._store.cited_lines(row.room_id, list(row.evidence))
 
     async def meter(self, user_id: int, persona: str) -> tuple[int, int]:
         """(chars used, limit) of the block ``persona`` would build for a private chat with the
@@ -201,10 +202,10 @@ class Memory:
         ids.check_user_id(user_id)
         ids.check_persona(persona)
         self._check_open()
-        version, rows = await self.store.persona_rows(persona)
+        version, rows = await self._store.persona_rows(persona)
         index = RowIndex()
         index.load(version, rows)
-        controls = await self.store.user_controls([user_id])
+        controls = await self._store.user_controls([user_id])
         built = build_block(
             persona,
             Audience(present=frozenset({user_id}), private=True),
@@ -226,18 +227,10 @@ class Memory:
         if persona is not None:
             ids.check_persona(persona)
         self._check_open()
-        holders = await self.store.read(lambda conn: humans.persona_of_rows(conn, user_id))
         deleted = 0
-        for holder in holders:
-            if persona is not None and holder != persona:
-                continue
-            now = self._clock.now()
-            deleted += await self._supervisor.edit(
-                holder,
-                lambda holder=holder, now=now: self.store.write(
-                    lambda conn: humans.delete_all_about(conn, user_id, holder, now)
-                ),
-            )
+        for holder in await self._store.holders_of_rows_about(user_id):
+            if persona is None or holder == persona:
+                deleted += await self._supervisor.edit(holder, ClearMemories(user_id))
         return deleted
 
     async def export(self, user_id: int) -> dict:
@@ -289,7 +282,7 @@ class Memory:
         if isinstance(memory_id, bool) or not isinstance(memory_id, int):
             raise InvalidInput(f"memory_id must be an int, got {memory_id!r}")
         self._check_open()
-        for row in await self.store.memories_about(user_id):
+        for row in await self._store.memories_about(user_id):
             if row.id == memory_id:
                 return row
         raise NotYourMemory(f"memory {memory_id} does not exist or is not about u:{user_id}")
@@ -298,7 +291,7 @@ class Memory:
         """The user's toasts, newest first: who noted what, with the ids each announced."""
         ids.check_user_id(user_id)
         self._check_open()
-        return await self.store.read(lambda conn: writes.notices(conn, user_id))
+        return await self._store.notices(user_id)
 
     async def undo(self, user_id: int, notice_id: int) -> list[int]:
         """Undo a toast: delete exactly the rows it announced (those about ``user_id``), and
@@ -311,11 +304,8 @@ class Memory:
         if isinstance(notice_id, bool) or not isinstance(notice_id, int):
             raise InvalidInput(f"notice_id must be an int, got {notice_id!r}")
         self._check_open()
-        persona = await self.store.read(lambda conn: writes.notice_persona(conn, user_id, notice_id))
-        now = self._clock.now()
-        return await self._supervisor.edit(
-            persona, lambda: self.store.write(lambda conn: writes.undo(conn, user_id, notice_id, now))
-        )
+        persona = await self._store.notice_persona(user_id, notice_id)
+        return await self._supervisor.edit(persona, UndoNotice(user_id, notice_id))
 
     async def sweep(self, *, parked_only: bool = False) -> datetime | None:
         """Queue the write path wherever a persona's cursor fell behind its room's transcript
@@ -329,10 +319,10 @@ class Memory:
         """
         self._check_open()
         now = self._clock.now()
-        if parked_only and not await self.store.read(lambda conn: writes.parked_due(conn, now)):
+        if parked_only and not await self._store.parked_due(now):
             return None
         later: list[datetime] = []
-        for item in await self.store.read(writes.rooms_behind):
+        for item in await self._store.rooms_behind():
             if item.parked_until is not None and item.parked_until > now:
                 later.append(item.parked_until)
                 continue
@@ -430,23 +420,22 @@ async def open_memory(
                 write_path=write_path,
                 park_seconds=settings.write.park_backoff_max_seconds,
             )
-            async with trio.open_nursery() as nursery:
-                supervisor = Supervisor(nursery, context, settings.actors, settings.supervisor)
+            async with open_supervisor(context, settings.actors, settings.supervisor) as supervisor:
                 memory = Memory(supervisor, store, clock)
-                nursery.start_soon(supervisor.run_retirement, name="retirement")
-                nursery.start_soon(
-                    memory.run_sweeps,
-                    settings.write.sweep_interval_seconds,
-                    settings.write.park_backoff_initial_seconds,
-                    name="sweep",
-                )
-                try:
-                    yield memory
-                finally:
-                    with trio.CancelScope(shield=True):
-                        with trio.move_on_after(settings.supervisor.shutdown_deadline_seconds):
-                            await supervisor.aclose()
-                    nursery.cancel_scope.cancel()
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(
+                        memory.run_sweeps,
+                        settings.write.sweep_interval_seconds,
+                        settings.write.park_backoff_initial_seconds,
+                        name="sweep",
+                    )
+                    try:
+                        yield memory
+                    finally:
+                        # Close intake and let the writes land first; the sweep may be in a
+                        # database call meanwhile, and is cancelled after.
+                        await supervisor.shut_down()
+                        nursery.cancel_scope.cancel()
     finally:
         with trio.CancelScope(shield=True):
             if mind is not None:

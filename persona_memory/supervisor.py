@@ -31,15 +31,17 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from collections import deque
-from typing import Awaitable, Callable, TypeVar
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
 
 import attrs
 import outcome
 import trio
 
-from .actors.envelopes import Delivered, Envelope, FlushRequested
-from .actors.lane import EditJob, QuietJob, WriteLane, run_writer
+from .actors.envelopes import CatchUp, Closing, Delivered, EditRequested, Envelope, FlushRequested
+from .actors.lane import HumanEdit, Reply, WriteLane, run_writer
 from .actors.persona import ActorContext, PersonaActor
 from .errors import MemoryClosed, NotInRoom, StorageError, UnknownRoom, WriterCrashedTooOften
 from .messages import RoomArchived, RoomEvent, RoomOpened
@@ -49,7 +51,13 @@ from .settings import ActorSettings, SupervisorSettings
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
+@attrs.define(eq=False)
+class _Delivery:
+    """An envelope on its way to an actor's mailbox; ``done`` once it is in (or never will be)."""
+
+    envelope: Envelope
+    done: trio.Event = attrs.field(factory=trio.Event)
+    failed: bool = False
 
 
 @attrs.define
@@ -57,8 +65,11 @@ class _Running:
     actor: PersonaActor
     mailbox: trio.MemorySendChannel[Envelope]
     lane: WriteLane
+    outbox: trio.MemorySendChannel[_Delivery]
+    outbox_out: trio.MemoryReceiveChannel[_Delivery]
     finished: trio.Event = attrs.field(factory=trio.Event)
     sent: int = 0
+    closing: bool = False
 
     @property
     def idle(self) -> bool:
@@ -85,6 +96,7 @@ class Supervisor:
         self._intake_send, intake = trio.open_memory_channel[_Intake](actor_settings.mailbox_size)
         self._intake_done = trio.Event()
         self._closed = False
+        self._shut_down = False
         self.restarts = 0
         self.parked_jobs = 0
         nursery.start_soon(self._run_intake, intake, name="intake")
@@ -111,7 +123,8 @@ class Supervisor:
             raise MemoryClosed("the memory is closed; open it again with open_memory()") from None
         with trio.CancelScope(shield=True):
             await taken.done.wait()
-        taken.result[0].unwrap()
+        for running, delivery in taken.result[0].unwrap():
+            await self._delivered(running, delivery)
 
     async def _run_intake(self, intake: trio.MemoryReceiveChannel[_Intake]) -> None:
         """The intake task: apply each event to the registry, then deliver it, one at a time."""
@@ -120,11 +133,11 @@ class Supervisor:
                 async for taken in intake:
                     try:
                         self._check_open()
-                        await self._record_and_deliver(taken.event)
+                        deliveries = await self._record_and_deliver(taken.event)
                     except Exception as exc:  # the sender's to see
                         taken.result.append(outcome.Error(exc))
                     else:
-                        taken.result.append(outcome.Value(None))
+                        taken.result.append(outcome.Value(deliveries))
                     finally:  # cancelled mid-delivery, the sender still hears back
                         if not taken.result:
                             taken.result.append(outcome.Error(MemoryClosed(
@@ -140,36 +153,71 @@ class Supervisor:
                 taken.result.append(outcome.Error(MemoryClosed("the memory closed before this event was taken")))
                 taken.done.set()
 
-    async def _record_and_deliver(self, event: RoomEvent) -> None:
+    async def _record_and_deliver(self, event: RoomEvent) -> list[tuple[_Running, _Delivery]]:
         before = self.rooms.get(event.room_id)
         room = apply(self.rooms, event, next(self._generations))
         if isinstance(event, RoomArchived):
             del self.rooms[event.room_id]
         else:
             self.rooms[event.room_id] = room
+        deliveries = []
         for persona in room.personas:
-            await self._deliver(self._running(persona), Delivered(event, room))
+            running = self._running(persona)
+            deliveries.append((running, self._deliver(running, Delivered(event, room))))
         if isinstance(event, RoomOpened) and before is not None:
             # Reopened without some persona: for it, the room as it knew it is over.
             gone = attrs.evolve(before, archived=True, generation=room.generation)
             for persona in before.personas:
                 if persona not in room.personas:
-                    await self._deliver(
-                        self._running(persona), Delivered(RoomArchived(room_id=event.room_id), gone)
-                    )
+                    running = self._running(persona)
+                    archived = Delivered(RoomArchived(room_id=event.room_id), gone)
+                    deliveries.append((running, self._deliver(running, archived)))
+        return deliveries
 
-    async def _deliver(self, running: _Running, envelope: Envelope) -> None:
-        running.sent += 1
+    def _deliver(self, running: _Running, envelope: Envelope) -> _Delivery:
+        """Put ``envelope`` in ``running``'s outbox, in order, without waiting: a persona whose
+        mailbox is full delays its own events only, never another persona's."""
+        delivery = _Delivery(envelope)
         try:
-            await running.mailbox.send(envelope)
+            running.outbox.send_nowait(delivery)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
-            running.sent -= 1
             raise MemoryClosed(
                 f"the memory closed while an event for {running.actor.persona} was being delivered"
             ) from None
-        except BaseException:
-            running.sent -= 1
-            raise
+        running.sent += 1
+        return delivery
+
+    async def _delivered(self, running: _Running, delivery: _Delivery) -> None:
+        """Wait until ``delivery`` is in the actor's mailbox.
+
+        Raises:
+            MemoryClosed: the actor stopped first.
+        """
+        await _first_of(delivery.done, running.finished)
+        if delivery.failed or not delivery.done.is_set():
+            raise MemoryClosed(
+                f"the memory closed while an event for {running.actor.persona} was being delivered"
+            )
+
+    async def _feed(self, running: _Running) -> None:
+        """Move the outbox into the bounded mailbox, in order; close the mailbox after it."""
+        try:
+            async with running.outbox_out, running.mailbox:
+                async for delivery in running.outbox_out:
+                    try:
+                        await running.mailbox.send(delivery.envelope)
+                    except (trio.ClosedResourceError, trio.BrokenResourceError):
+                        delivery.failed = True
+                        running.sent -= 1
+                    delivery.done.set()
+        finally:
+            while True:  # what is left will never arrive: its senders hear back
+                try:
+                    delivery = running.outbox_out.receive_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel, trio.ClosedResourceError):
+                    break
+                delivery.failed = True
+                delivery.done.set()
 
     async def block(self, persona: str, room_id: str) -> str:
         """The block ``persona`` has for ``room_id`` with its current cast."""
@@ -190,13 +238,10 @@ class Supervisor:
         self._check_open()
         waits = []
         for running in list(self._actors.values()):
+            if running.closing:
+                continue  # retiring: it had nothing left to write
             done = trio.Event()
-            try:
-                await self._deliver(running, FlushRequested(done))
-            except MemoryClosed:
-                if self._actors.get(running.actor.persona) is not running:
-                    continue  # retired meanwhile, so it had nothing left to write
-                raise
+            self._deliver(running, FlushRequested(done))
             waits.append((running, done))
         for running, done in waits:
             await _first_of(done, running.finished)
@@ -205,33 +250,29 @@ class Supervisor:
                     f"the memory closed before {running.actor.persona}'s queued writes landed"
                 )
 
-    async def edit(self, persona: str, edit: Callable[[], Awaitable[T]]) -> T:
-        """Run a human's edit of ``persona``'s rows on that persona's writer lane; return its
-        result or raise its error. The actor's next build sees the change.
+    async def edit(self, persona: str, edit: HumanEdit) -> object:
+        """Have ``persona``'s actor run a human's edit of its rows (``DeleteMemory``,
+        ``UndoNotice``, ``ClearMemories``) in turn with its writes; return the result once the
+        actor's blocks no longer show what it deleted, or raise the edit's error.
 
         Raises:
             MemoryClosed: the memory closed before the edit ran.
         """
         self._check_open()
         running = self._running(persona)
-        job = EditJob(edit)
-        try:
-            await running.lane.submit(job)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise MemoryClosed(f"the memory closed before {persona}'s edit could run") from None
-        await _first_of(job.done, running.finished)
-        if not job.done.is_set():
+        reply = Reply()
+        delivery = self._deliver(running, EditRequested(edit, reply))
+        await self._delivered(running, delivery)
+        await _first_of(reply.done, running.finished)
+        if not reply.done.is_set():
             raise MemoryClosed(f"the memory closed before {persona}'s edit ran")
-        return job.outcome[0].unwrap()
+        return reply.result[0].unwrap()
 
     async def queue_write(self, persona: str, room: RoomState) -> None:
-        """Queue the write path for ``persona`` in ``room`` (the sweep's catch-up)."""
+        """Have ``persona``'s actor queue the write path for ``room`` (the sweep's catch-up)."""
         self._check_open()
         running = self._running(persona)
-        try:
-            await running.lane.submit(QuietJob(room))
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise MemoryClosed(f"the memory closed before {persona}'s write could be queued") from None
+        await self._delivered(running, self._deliver(running, CatchUp(room)))
 
     def _check_open(self) -> None:
         if self._closed:
@@ -247,8 +288,9 @@ class Supervisor:
 
     def _spawn(self, persona: str) -> _Running:
         send, receive = trio.open_memory_channel[Envelope](self._actor_settings.mailbox_size)
-        lane = WriteLane(self._actor_settings.write_queue_size)
-        running = _Running(PersonaActor(persona, self._ctx, lane), send, lane)
+        outbox, outbox_out = trio.open_memory_channel[_Delivery](math.inf)
+        lane = WriteLane(self._actor_settings.write_queue_size, waker=send.clone())
+        running = _Running(PersonaActor(persona, self._ctx, lane), send, lane, outbox, outbox_out)
         self._actors[persona] = running
         self._nursery.start_soon(self._run_actor, running, receive, name=f"actor:{persona}")
         return running
@@ -257,12 +299,22 @@ class Supervisor:
         try:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._supervise_writer, running)
-                await running.actor.run_mailbox(mailbox)
-                await running.actor.finish()
-                running.lane.close()
+                nursery.start_soon(self._feed, running)
+                await running.actor.run(mailbox)
         finally:
             running.actor.stop()
             running.finished.set()
+
+    def _close_actor(self, running: _Running) -> None:
+        """No more envelopes for this actor: after what is in its outbox, it closes."""
+        if running.closing:
+            return
+        running.closing = True
+        try:
+            running.outbox.send_nowait(_Delivery(Closing()))
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+        running.outbox.close()
 
     async def _supervise_writer(self, running: _Running) -> None:
         s = self._settings
@@ -327,7 +379,7 @@ class Supervisor:
         for persona, running in list(self._actors.items()):
             if persona not in busy and running.idle and now - running.actor.last_active >= idle_after:
                 del self._actors[persona]
-                running.mailbox.close()
+                self._close_actor(running)
                 retired.append(persona)
                 log.info("%s's actor retired after %.0f s idle", persona, now - running.actor.last_active)
         return retired
@@ -348,13 +400,25 @@ class Supervisor:
 
     # ---- shutdown ----------------------------------------------------------------------
 
+    async def shut_down(self) -> None:
+        """``aclose`` within ``supervisor.shutdown_deadline_seconds``, shielded from outside
+        cancellation, then cancel whatever of the actors is left; once only (a second call
+        returns at once)."""
+        if self._shut_down:
+            return
+        self._shut_down = True
+        with trio.CancelScope(shield=True):
+            with trio.move_on_after(self._settings.shutdown_deadline_seconds):
+                await self.aclose()
+        self._nursery.cancel_scope.cancel()  # past the deadline: what is left is cancelled
+
     async def aclose(self) -> None:
         """Refuse new messages, then wait while every actor drains its mailbox and lane."""
         self._closed = True
         self._intake_send.close()
         await self._intake_done.wait()
         for running in self._actors.values():
-            running.mailbox.close()
+            self._close_actor(running)
         for running in list(self._actors.values()):
             await running.finished.wait()
 
@@ -380,3 +444,33 @@ async def _first_of(a: trio.Event, b: trio.Event) -> None:
 async def _set_then_cancel(event: trio.Event, scope: trio.CancelScope) -> None:
     await event.wait()
     scope.cancel()
+
+
+async def run_supervisor(
+    context: ActorContext,
+    actor_settings: ActorSettings,
+    supervisor_settings: SupervisorSettings,
+    *,
+    task_status=trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Run a supervisor — its intake, its actors, their retirement — until cancelled; report
+    it with ``task_status.started(supervisor)``. An escalation leaves as an exception."""
+    async with trio.open_nursery() as nursery:
+        supervisor = Supervisor(nursery, context, actor_settings, supervisor_settings)
+        nursery.start_soon(supervisor.run_retirement, name="retirement")
+        task_status.started(supervisor)
+
+
+@asynccontextmanager
+async def open_supervisor(
+    context: ActorContext, actor_settings: ActorSettings, supervisor_settings: SupervisorSettings
+) -> AsyncIterator[Supervisor]:
+    """A running supervisor for the block; leaving it closes intake and lets the actors drain
+    within ``supervisor.shutdown_deadline_seconds`` (shielded), then cancels what is left."""
+    async with trio.open_nursery() as nursery:
+        supervisor = await nursery.start(run_supervisor, context, actor_settings, supervisor_settings)
+        try:
+            yield supervisor
+        finally:
+            await supervisor.shut_down()
+            nursery.cancel_scope.cancel()

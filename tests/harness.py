@@ -904,7 +904,7 @@ class BusyRooms:
         match op:
             case AddRows(rows=specs):
                 rows = [await self._memory_row(spec) for spec in specs]
-                stored = await memory.store.insert_memories(rows)
+                stored = await memory._store.insert_memories(rows)
                 for row in stored:
                     self._remember(row)
                 self.stats.rows_inserted += len(stored)
@@ -916,7 +916,7 @@ class BusyRooms:
                 new = None
                 if replace:
                     text, _ = self._text(old.persona, old.subject, 10, False)
-                    base = await memory.store.read(
+                    base = await memory._store.read(
                         lambda conn: pm.MemoryRow.from_row(
                             conn.execute("SELECT * FROM persona_memory WHERE id = ?", (old.id,)).fetchone()
                         )
@@ -935,7 +935,7 @@ class BusyRooms:
                     )
                     return added
 
-                added = await memory.store.write(close)
+                added = await memory._store.write(close)
                 self.rows[old.id] = attrs.evolve(old, open=False)
                 if added is not None:
                     self._remember(added)

@@ -27,7 +27,7 @@ from persona_memory import (
     RoomWentQuiet,
     WriterCrashedTooOften,
 )
-from persona_memory.actors.envelopes import Delivered, FlushRequested
+from persona_memory.actors.envelopes import Closing, Delivered, FlushRequested
 from persona_memory.actors.lane import WriteLane, run_writer
 from persona_memory.actors.persona import ActorContext, PersonaActor
 from persona_memory.core.block import BlockRules
@@ -207,7 +207,7 @@ async def test_a_job_that_keeps_crashing_the_writer_is_parked_and_the_persona_go
         await memory.send(RoomWentQuiet(room_id="r1"))
         await memory.send(RoomWentQuiet(room_id="r2"))
         await memory.drain()
-        parked = await memory.store.read(
+        parked = await memory._store.read(
             lambda conn: conn.execute("SELECT persona, room_id, error FROM parked_slices").fetchall()
         )
         assert memory.supervisor.parked_jobs == 1
@@ -247,7 +247,7 @@ async def test_a_blocked_writer_does_not_stall_the_mailbox(open_test_memory) -> 
     writes.gates["r1"] = trio.Event()
     with deadlock_guard():
         async with open_test_memory(write_path=writes) as memory:
-            await memory.store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+            await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
             await memory.send(private("r1"))
             await settle(memory, "r1")
             await memory.send(RoomWentQuiet(room_id="r1"))
@@ -419,12 +419,12 @@ async def test_touches_that_found_the_lane_full_still_land_before_close(open_tes
             await memory.send(RoomWentQuiet(room_id="r1"))
             await writes.entered["warren@r1"].wait()
             await memory.send(RoomWentQuiet(room_id="r1"))  # takes the queue's only slot
-            [row] = await memory.store.insert_memories([world_row("The Fed held rates in September.")])
+            [row] = await memory._store.insert_memories([world_row("The Fed held rates in September.")])
             await memory.send(private("r2", human=17))
             assert "The Fed held rates in September." in await memory.block("warren", "r2")
             writes.gates["r1"].set()
         async with open_test_memory() as memory:
-            [touched] = [r for r in (await memory.store.persona_rows("warren"))[1] if r.id == row.id]
+            [touched] = [r for r in (await memory._store.persona_rows("warren"))[1] if r.id == row.id]
     assert (touched.last_recalled, touched.recall_count) == (NOW, 1)
     assert writes.rooms_done() == ["r1", "r1"]
 
@@ -451,7 +451,7 @@ async def test_an_idle_actor_is_retired_and_a_later_message_respawns_it(
         await trio.sleep_until(quiet_since + 126)
         assert memory.supervisor.live_personas == frozenset()
 
-        await memory.store.insert_memories([world_row("The Fed held rates in September.")])
+        await memory._store.insert_memories([world_row("The Fed held rates in September.")])
         await memory.send(private("r2", human=17))
         assert memory.supervisor.live_personas == {"warren"}
         assert "The Fed held rates in September." in await memory.block("warren", "r2")
@@ -605,7 +605,7 @@ async def test_a_build_that_fails_raises_from_block_and_the_actor_lives_on(open_
     embedder = GatedEmbedder()
     with deadlock_guard():
         async with open_test_memory(embedder=embedder) as memory:
-            await memory.store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+            await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
             await memory.send(private("r1", topic=BAD_TOPIC))
             for _ in range(2):
                 with pytest.raises(RuntimeError, match="the embedder has a bug"):
@@ -636,15 +636,15 @@ async def lone_actor(tmp_path, clock):
         )
         rules = BlockRules(v1_proven=False)
         context = ActorContext(store=store, embedder=HashingEmbedder(DIM), clock=clock, rules=rules)
-        lane = WriteLane(16)
-        actor = PersonaActor("warren", context, lane)
         send, receive = trio.open_memory_channel(16)
+        lane = WriteLane(16, waker=send.clone())
+        actor = PersonaActor("warren", context, lane)
         nursery = await stack.enter_async_context(trio.open_nursery())
         nursery.start_soon(run_writer, lane, actor.perform)
-        nursery.start_soon(actor.run_mailbox, receive)
+        nursery.start_soon(actor.run, receive)
         async with send:
             yield actor, send
-        lane.close()
+            await send.send(Closing())
 
 
 async def handled(mailbox) -> None:
@@ -685,6 +685,6 @@ async def test_a_stale_rebuild_is_skipped(lone_actor) -> None:
 
 async def test_a_topic_that_cannot_be_embedded_still_gets_its_block(open_test_memory) -> None:
     async with open_test_memory(embedder=GatedEmbedder()) as memory:
-        await memory.store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+        await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
         await memory.send(private("r1", topic=DOWN_TOPIC))
         assert "Odyssey" in await memory.block("warren", "r1")

@@ -93,7 +93,7 @@ async def seed(memory: pm.Memory, clock: pm.ManualClock) -> None:
     await memory.send(pm.RoomOpened(room_id="dm-ana", humans=frozenset({ANA}), topic="Hello", **dm))
     await memory.send(pm.RoomOpened(room_id="dm-ana-nolan", humans=frozenset({ANA}), topic="Hi",
                                     **{**dm, "personas": ("nolan",)}))
-    await memory.store.insert_memories([
+    await memory._store.insert_memories([
         MemoryRow(persona="warren", subject="u:43", kind="fact", importance=5, created=now,
                   text="u:43 works as a nurse in Pudong.", room_id="dm-ana", witnessed={ANA}),
         MemoryRow(persona="warren", subject="u:43", kind="preference", importance=4, created=now,
@@ -105,12 +105,12 @@ async def seed(memory: pm.Memory, clock: pm.ManualClock) -> None:
 
     await memory.send(pm.RoomOpened(room_id=EVIL_ROOM, humans=frozenset({EVE}), topic="hi", **dm))
     said = await chat(memory, clock, EVIL_ROOM, [("u:66", PAYLOADS[0]), ("u:66", PAYLOADS[1])])
-    rows = await memory.store.insert_memories([
+    rows = await memory._store.insert_memories([
         MemoryRow(persona="warren", subject="u:66", kind="fact", importance=5, created=now, text=text,
                   room_id=EVIL_ROOM, witnessed={EVE}, evidence=said)
         for text in PAYLOADS
     ])
-    await memory.store.write(lambda conn: conn.execute(
+    await memory._store.write(lambda conn: conn.execute(
         "INSERT INTO notices (user_id, persona, room_id, text, memory_ids, created) VALUES (?, ?, ?, ?, ?, ?)",
         (EVE, "warren", EVIL_ROOM, "Warren noted: " + PAYLOADS[1], json.dumps([rows[1].id]), now.isoformat()),
     ))

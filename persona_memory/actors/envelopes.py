@@ -1,5 +1,13 @@
-"""What travels in a persona actor's mailbox: a room event with the room as it now stands,
-or a request to flush. A closed union, dispatched with ``match``."""
+"""What travels in a persona actor's mailbox: a closed union, dispatched with ``match``.
+
+- ``Delivered``: a room event, with the room as it now stands.
+- ``EditRequested``: a human's edit (delete, undo, clear-all) for the actor to run in turn with
+  its writes; the outcome goes to ``reply``.
+- ``CatchUp``: the sweep found this persona's cursor behind in a room: queue its write.
+- ``FlushRequested``: set ``done`` once everything sent before has been written.
+- ``Wake``: the writer left reports (nothing else to do).
+- ``Closing``: the supervisor is done with this actor: queue the last touches, close the lane.
+"""
 
 from __future__ import annotations
 
@@ -25,4 +33,30 @@ class FlushRequested:
     done: trio.Event
 
 
-Envelope = Delivered | FlushRequested
+@attrs.frozen(eq=False)
+class EditRequested:
+    """A human's edit of this persona's rows (a ``lane.HumanEdit``); the outcome goes to
+    ``reply`` (a ``lane.Reply``) once the actor has applied it."""
+
+    edit: object
+    reply: object
+
+
+@attrs.frozen
+class CatchUp:
+    """Queue the write path for ``room`` (the sweep found this persona's cursor behind)."""
+
+    room: RoomState
+
+
+@attrs.frozen
+class Wake:
+    """The writer left reports for the actor."""
+
+
+@attrs.frozen
+class Closing:
+    """No more envelopes from the supervisor: finish the touches and close the lane."""
+
+
+Envelope = Delivered | CatchUp | FlushRequested | EditRequested | Wake | Closing

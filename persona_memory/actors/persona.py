@@ -1,22 +1,26 @@
-"""A persona's memory actor: the only code that writes its persona's rows or touches its blocks.
+"""A persona's memory actor: the one owner of its persona's block cache, row index and touches.
 
 Rules:
-- The mailbox loop handles room events in order. Open, join and leave (re)build that room's
-  block at once; quiet and archive queue work on the writer lane, so a slow write never
-  stalls the mailbox.
+- One task owns the actor's state. ``run`` handles the mailbox in order — room events, a
+  human's edits, flush requests — and the writer's reports, which it applies itself before the
+  next envelope. Nothing else changes the block cache, the row index or the pending touches.
+- Open, join and leave (re)build that room's block at once; quiet and archive hand a
+  ``QuietJob`` to the writer lane, so a slow write never stalls the mailbox.
+- The writer only does I/O (``perform``): model calls and transactions. What it did comes back
+  as a report — ``Wrote``, ``Edited``, ``Touched`` — applied here, in order.
 - A block is cached per room with the room's generation. ``block()`` answers from the cache
   without touching the database; a caller asking for a newer generation waits for its build.
   A delivery older than the cached generation is stale and skipped — an archive included: it
   forgets only the life of the room it archived, never a newer one.
 - A build that fails is cached as the failure: ``block()`` raises it, the actor lives on.
-- A human's delete (an edit on the lane) is the one exception to "rebuilt only on open, join
-  or leave": every cached block that showed a deleted row is rebuilt at once, so a deleted
-  line is never served again.
+- A human's edit (delete, undo, clear-all) is a typed job the actor puts on the lane; once its
+  report comes back, every cached block that showed a row now gone is rebuilt at once (the one
+  exception to "rebuilt only on open, join or leave"), and only then does the caller hear back.
 - When the actor stops (retired, shut down, or its writer escalated), every ``block()`` still
   waiting for a build raises ``MemoryClosed`` instead of waiting forever.
-- Rows that loaded into a block are touched later, in one write on the lane, coalesced. Stamps
-  that found the lane full are queued again after the next job, and once more when the
-  mailbox closes, so none is lost.
+- Rows that loaded into a block are touched later, in one write on the lane, coalesced: one
+  ``TouchJob`` at a time, carrying a snapshot of the stamps; stamps that found the lane full
+  go with the next one, and the last ones are queued when the actor closes, so none is lost.
 - An incognito room's block is empty and costs no read.
 - A topic the embedder cannot embed (the provider is down) costs the block its relevance term,
   never the block itself.
@@ -36,13 +40,27 @@ from ..clock import WallClock
 from ..core.block import BlockRules, build_from_table
 from ..core.ranking import Topic
 from ..embedding import Embedder
-from ..errors import MemoryClosed, ProviderError
+from ..errors import InvalidInput, MemoryClosed, ProviderError
 from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
 from ..rooms import RoomState
 from ..storage import writes
 from ..storage.store import Store
-from .envelopes import Delivered, Envelope, FlushRequested
-from .lane import EditJob, FlushJob, QuietJob, TouchJob, WriteJob, WriteLane
+from .envelopes import CatchUp, Closing, Delivered, EditRequested, Envelope, FlushRequested, Wake
+from .lane import (
+    ClearMemories,
+    DeleteMemory,
+    Edited,
+    EditJob,
+    FlushJob,
+    QuietJob,
+    Report,
+    Touched,
+    TouchJob,
+    UndoNotice,
+    WriteJob,
+    WriteLane,
+    Wrote,
+)
 from .row_index import RowIndex
 
 try:
@@ -96,26 +114,37 @@ class PersonaActor:
         self._built = trio.Event()
         self._pending_touches: dict[int, tuple] = {}
         self._touch_queued = False
+        self._edits_to_purge: list[tuple[EditJob, outcome.Outcome]] = []
         self._stopped = False
         self.handled = 0
         self.last_active = trio.current_time()
 
     # ---- the mailbox -------------------------------------------------------------------
 
-    async def run_mailbox(self, mailbox: trio.MemoryReceiveChannel[Envelope]) -> None:
-        """Handle envelopes until the supervisor closes the mailbox."""
+    async def run(self, mailbox: trio.MemoryReceiveChannel[Envelope]) -> None:
+        """Handle envelopes and the writer's reports until the mailbox ends (the supervisor
+        sent ``Closing`` and closed its side; the writer closed the lane's waker)."""
         async with mailbox:
             async for envelope in mailbox:
+                await self._take_reports()
                 self.last_active = trio.current_time()
                 await self._handle(envelope)
-                self.handled += 1
+                if not isinstance(envelope, Wake):
+                    self.handled += 1
+                await self._take_reports()
                 self.last_active = trio.current_time()
+        await self._take_reports()
 
-    async def finish(self) -> None:
-        """After the mailbox closed: queue the last touches before the lane closes."""
-        if self._pending_touches and not self._touch_queued:
-            await self._lane.submit(TouchJob())
-            self._touch_queued = True
+    async def _take_reports(self) -> None:
+        """Apply the writer's reports; after an edit, purge the blocks, then answer its caller."""
+        self._apply_reports()
+        while self._edits_to_purge:
+            job, result = self._edits_to_purge.pop(0)
+            if not isinstance(result, outcome.Error):
+                await self._purge_deleted()
+            job.reply.set(result)
+
+    run_mailbox = run
 
     def stop(self) -> None:
         """The actor is gone: wake every ``block()`` still waiting, to raise ``MemoryClosed``."""
@@ -138,10 +167,43 @@ class PersonaActor:
                     self._topics.pop(room.room_id, None)
             case Delivered():
                 raise AssertionError(f"unexpected event {envelope.event!r}")
+            case CatchUp(room=room):
+                await self._lane.submit(QuietJob(room))
+            case EditRequested(edit=edit, reply=reply):
+                await self._lane.submit(EditJob(edit, reply))
             case FlushRequested(done=done):
+                self._queue_touches()
                 await self._lane.submit(FlushJob(done))
+            case Wake():
+                pass  # the reports were applied before and are applied after
+            case Closing():
+                self._queue_touches(final=True)
+                self._lane.close()
             case _:
                 assert_never(envelope)
+
+    def _apply_reports(self) -> None:
+        """Apply what the writer reported, in the order it happened."""
+        reports = self._lane.reports
+        while reports:
+            self._apply(reports.popleft())
+
+    def _apply(self, report: Report) -> None:
+        match report:
+            case Wrote():
+                pass  # the next build sees the persona's new version and reloads its rows
+            case Touched(stamps=stamps, committed=committed):
+                self._touch_queued = False
+                for row_id, stamp in stamps.items():
+                    if self._pending_touches.get(row_id) == stamp:
+                        del self._pending_touches[row_id]
+                if committed:
+                    self._index.apply_touches(stamps)
+                self._queue_touches()
+            case Edited(job=job, result=result):
+                self._edits_to_purge.append((job, result))
+            case _:
+                assert_never(report)
 
     def _cached_text(self, room_id: str) -> str:
         cached = self._blocks.get(room_id)
@@ -242,49 +304,62 @@ class PersonaActor:
         for row_id in row_ids:
             _, times = self._pending_touches.get(row_id, (now, 0))
             self._pending_touches[row_id] = (now, times + 1)
-        if self._pending_touches and not self._touch_queued:
-            self._touch_queued = self._lane.submit_nowait(TouchJob())
+        self._queue_touches()
 
-    # ---- the writer lane ---------------------------------------------------------------
+    def _queue_touches(self, *, final: bool = False) -> None:
+        """Hand the pending stamps to the writer, one ``TouchJob`` at a time. A full lane
+        keeps them for the next try (after the next report); ``final`` queues them even past
+        one already queued, as the lane is about to close."""
+        if not self._pending_touches or (self._touch_queued and not final):
+            return
+        if self._lane.submit_nowait(TouchJob(dict(self._pending_touches))):
+            self._touch_queued = True
+        elif final:
+            log.warning("%s: the lane was full at close; %d recall stamps were not written",
+                        self.persona, len(self._pending_touches))
+
+    # ---- the writer lane: I/O only, reported back --------------------------------------
 
     async def perform(self, job: WriteJob) -> None:
-        """Perform one job of this persona's lane (called by the supervised writer)."""
-        self.last_active = trio.current_time()
+        """Perform one job of this persona's lane (called by the supervised writer). It does
+        the I/O and reports what it did; it never changes the actor's state."""
+        ctx = self._ctx
         match job:
-            case TouchJob():
-                self._touch_queued = False
-                stamps = dict(self._pending_touches)
-                await self._ctx.store.touch(stamps)
-                for row_id, stamp in stamps.items():
-                    if self._pending_touches.get(row_id) == stamp:
-                        del self._pending_touches[row_id]
-                self._index.apply_touches(stamps)
+            case TouchJob(stamps=stamps):
+                await ctx.store.touch(stamps)
+                self._lane.report(Touched(stamps))
             case QuietJob(room=room, archiving=archiving, block=block):
-                if self._ctx.write_path is None:
+                if ctx.write_path is None:
                     log.info(
                         "%s: no write path configured; room %r stays unread past the cursor",
                         self.persona,
                         room.room_id,
                     )
                 elif not room.incognito:  # the write path reads only the lines it heard
-                    await self._ctx.write_path(self.persona, room, archiving=archiving, block=block)
-            case EditJob(edit=edit, done=done, outcome=result):
+                    await ctx.write_path(self.persona, room, archiving=archiving, block=block)
+                self._lane.report(Wrote(room.room_id))
+            case EditJob(edit=edit):
                 try:
-                    result.append(outcome.Value(await edit()))
-                except Exception as exc:  # the caller's to see; the writer carries on
-                    result.append(outcome.Error(exc))
-                else:
-                    await self._purge_deleted()
-                done.set()
+                    result = outcome.Value(await self._edit(edit))
+                except InvalidInput as exc:  # the caller's to see; the writer carries on
+                    result = outcome.Error(exc)
+                self._lane.report(Edited(job, result))
             case FlushJob(done=done):
-                if self._pending_touches:
-                    await self.perform(TouchJob())
                 done.set()
             case _:
                 assert_never(job)
-        if self._pending_touches and not self._touch_queued:
-            self._touch_queued = self._lane.submit_nowait(TouchJob())
-        self.last_active = trio.current_time()
+
+    async def _edit(self, edit) -> object:
+        store, now = self._ctx.store, self._ctx.clock.now()
+        match edit:
+            case DeleteMemory(user_id=user_id, memory_id=memory_id):
+                return await store.delete_memory(user_id, memory_id, persona=self.persona)
+            case UndoNotice(user_id=user_id, notice_id=notice_id):
+                return await store.undo(user_id, notice_id, now, persona=self.persona)
+            case ClearMemories(user_id=user_id):
+                return await store.clear_about(user_id, self.persona, now)
+            case _:
+                raise AssertionError(f"unknown edit {edit!r}")
 
     async def abandon(self, job: WriteJob, error: Exception) -> None:
         """Give up on a job that kept crashing the writer (a poison job), keeping its error.
@@ -299,13 +374,12 @@ class PersonaActor:
                 await self._ctx.store.write(
                     lambda conn: writes.park(conn, self.persona, room.room_id, reason, retry_at)
                 )
-            case EditJob(done=done, outcome=result):
-                if not result:
-                    result.append(outcome.Error(error))
-                done.set()
-            case TouchJob():
-                self._touch_queued = False
-                self._pending_touches.clear()
+                self._lane.report(Wrote(room.room_id))
+            case EditJob():
+                self._lane.report(Edited(job, outcome.Error(error)))
+            case TouchJob(stamps=stamps):
+                log.warning("%s: %d recall stamps were dropped with the failing job", self.persona, len(stamps))
+                self._lane.report(Touched(stamps, committed=False))
             case FlushJob(done=done):
                 done.set()
             case _:
@@ -313,4 +387,4 @@ class PersonaActor:
 
     @property
     def idle(self) -> bool:
-        return self._lane.idle and not self._pending_touches
+        return self._lane.idle and not self._pending_touches and not self._edits_to_purge

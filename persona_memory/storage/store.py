@@ -22,7 +22,7 @@ import attrs
 import trio
 
 from ..clock import as_utc
-from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, StorageError
+from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice, StorageError
 from ..ids import check_persona, check_user_id, user_ref
 from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
@@ -212,14 +212,15 @@ class Store:
 
         return await self.read(query)
 
-    async def delete_memory(self, user_id: int, memory_id: int) -> MemoryRow:
-        """Physically delete one row about ``user_id``; return what was deleted.
+    async def delete_memory(self, user_id: int, memory_id: int, *, persona: str | None = None) -> MemoryRow:
+        """Physically delete one row about ``user_id`` (kept by ``persona``, if named);
+        return what was deleted.
 
         Raises:
             NotYourMemory: no such row, or it is not about this user. Nothing changes.
         """
         ref = user_ref(user_id)
-        if isinstance(memory_id, bool) or not isinstance(memory_id, int) or memory_id <= 0:
+        if isinstance(memory_id, bool) or not isinstance(memory_id, int) or not 0 < memory_id < 2**63:
             raise InvalidInput(f"memory_id must be a positive int, got {memory_id!r}")
 
         def delete(conn: sqlite3.Connection) -> MemoryRow:
@@ -227,12 +228,70 @@ class Store:
                 "SELECT * FROM persona_memory WHERE id = ? AND (subject = ? OR counterpart = ?)",
                 (memory_id, ref, ref),
             ).fetchone()
-            if found is None:
+            if found is None or (persona is not None and found["persona"] != persona):
                 raise NotYourMemory(f"memory {memory_id} does not exist or is not about {ref}")
             conn.execute("DELETE FROM persona_memory WHERE id = ?", (memory_id,))
             return MemoryRow.from_row(found)
 
         return await self.write(delete)
+
+    async def memory_persona(self, user_id: int, memory_id: int) -> str:
+        """The persona holding ``memory_id``, if the row is about ``user_id``.
+
+        Raises:
+            NotYourMemory: no such row, or it is not about this user.
+        """
+        return await self.read(lambda conn: writes.memory_persona(conn, user_id, memory_id))
+
+    async def undo(self, user_id: int, notice_id: int, now: datetime, *, persona: str) -> list[int]:
+        """Undo one of ``persona``'s notices to the user: delete exactly the rows it announced,
+        reopen what they closed, mark it undone (one transaction). Returns the ids deleted.
+
+        Raises:
+            NotYourNotice: no such notice of this persona to this user, or it was undone.
+        """
+        def undo(conn: sqlite3.Connection) -> list[int]:
+            if writes.notice_persona(conn, user_id, notice_id) != persona:
+                raise NotYourNotice(f"notice {notice_id} does not exist, is not u:{user_id}'s, or was undone")
+            return writes.undo(conn, user_id, notice_id, now)
+
+        return await self.write(undo)
+
+    async def notice_persona(self, user_id: int, notice_id: int) -> str:
+        """The persona whose notice to ``user_id`` this is (not undone).
+
+        Raises:
+            NotYourNotice: no such notice for this user, or it was undone.
+        """
+        return await self.read(lambda conn: writes.notice_persona(conn, user_id, notice_id))
+
+    async def notices(self, user_id: int) -> list:
+        """The user's notices not undone, newest first."""
+        return await self.read(lambda conn: writes.notices(conn, user_id))
+
+    async def clear_about(self, user_id: int, persona: str, now: datetime) -> int:
+        """Delete every row ``persona`` keeps about the user (one transaction); how many went."""
+        return await self.write(lambda conn: humans.delete_all_about(conn, user_id, persona, now))
+
+    async def holders_of_rows_about(self, user_id: int) -> list[str]:
+        """The personas that keep rows about the user."""
+        return await self.read(lambda conn: humans.persona_of_rows(conn, user_id))
+
+    async def personas_for(self, user_id: int) -> list[str]:
+        """Personas that hold rows about the user, shared a room with them, or were muted."""
+        return await self.read(lambda conn: humans.personas_for(conn, user_id))
+
+    async def cited_lines(self, room_id: str | None, line_ids: list[int]) -> list[TranscriptLine]:
+        """The transcript lines with these ids in ``room_id``, oldest first."""
+        return await self.read(lambda conn: humans.cited_lines(conn, room_id, line_ids))
+
+    async def rooms_behind(self) -> list:
+        """Every (persona, room) with lines past the persona's cursor (the sweep's work)."""
+        return await self.read(writes.rooms_behind)
+
+    async def parked_due(self, now: datetime) -> int:
+        """How many parked slices may be retried at ``now``."""
+        return await self.read(lambda conn: writes.parked_due(conn, now))
 
     # ---- the humans' controls ----------------------------------------------------------
 
@@ -458,3 +517,7 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, read_connections
             for reader in readers:
                 await reader.aclose()
             await writer.aclose()
+
+
+# The query modules build on the values above (and import them), so they come last.
+from . import humans, writes  # noqa: E402
