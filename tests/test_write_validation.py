@@ -103,7 +103,7 @@ def test_each_rule_refuses_a_bad_candidate(overrides, reason):
 def test_injection_text_is_never_stored(text):
     kept, dropped = one(good(text=text))
     assert kept == []
-    assert "instructions or links" in dropped[0]
+    assert dropped[0].startswith(("link or domain: ", "order or authority claim: "))
 
 
 def test_a_third_persons_claim_is_not_stored_about_them():
@@ -144,9 +144,16 @@ def test_a_human_who_is_not_writable_is_refused():
     assert kept == [] and "may remember" in dropped[0]
 
 
-def test_display_names_of_present_people_become_ids():
-    kept, _ = one(good(text="Dan owns a flat in Xuhui near Cara."))
-    assert kept[0].text == "u:42 owns a flat in Xuhui near u:17."
+def test_the_subjects_display_name_becomes_their_id():
+    kept, _ = one(good(text="Dan owns a flat in Xuhui."))
+    assert kept[0].text == "u:42 owns a flat in Xuhui."
+
+
+def test_another_present_users_name_refuses_the_row():
+    # Once, "near Cara" became "near u:17" and was filed under Dan: Cara could neither see nor
+    # delete that row on her page. Now any other user's name or id refuses it (guards rule 4).
+    kept, dropped = one(good(text="Dan owns a flat in Xuhui near Cara."))
+    assert kept == [] and dropped[0].startswith("names another user: 'Cara'")
 
 
 def test_repeats_within_one_answer_are_dropped():

@@ -9,13 +9,15 @@ A candidate is dropped — with its reason — unless:
 4. its importance is an int 1..10 and at least ``importance_min`` (3: the mundane is dropped);
 5. its evidence is a non-empty list of ids of lines of this slice;
 6. its ``valid_from``, if any, parses as a date;
-7. its text carries no instructions or links (URLs, markdown images, "from now on…",
-   "in every reply…", "ignore previous…"): a memory is a fact about a person, not an order;
-8. a row about a human is backed by a line that human said: what one person states about
+7. a row about a human is backed by a line that human said: what one person states about
    another is not a memory about that other person; a ``self`` row (the persona's promise) is
    backed by a line the persona said;
+8. what its text says passes the content rules of ``guards`` — no secret, no order or claim
+   of authority, no link or domain, no other user named, no third party's sensitive fact, and
+   words its evidence lines support. Those rules live in ``guards.py``, for every mind;
 9. it does not repeat an earlier candidate of the same answer (same subject, same text).
-A present human's display name in the text is replaced by their ``u:`` id (ids survive renames).
+The display name of the human a row is about (a ``self`` row: its counterpart) is replaced by
+their ``u:`` id first (ids survive renames); any other user's name refuses the row (rule 8).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import attrs
 
 from .. import ids
 from ..rows import KINDS, TEXT_LIMIT
+from . import guards
 
 
 @attrs.frozen
@@ -58,7 +61,13 @@ class Dropped:
 
 @attrs.frozen
 class SliceFacts:
-    """What validation checks a candidate against."""
+    """What validation checks a candidate against.
+
+    ``names`` are the display names of the present, writable humans (a row's own subject's is
+    replaced by its id); ``known_names`` every display name the memory knows, present or not
+    (any of them but the subject's refuses a row). ``line_texts`` are the slice's lines by id,
+    for the evidence rule; left empty, that rule is skipped.
+    """
 
     persona: str
     line_speakers: Mapping[int, str]
@@ -69,14 +78,6 @@ class SliceFacts:
     line_texts: Mapping[int, str] = attrs.field(factory=dict)
 
 
-_INSTRUCTION = re.compile(
-    r"https?://|www\.|\]\(|!\[|<\s*(script|img|a)\b|"
-    r"\bfrom now on\b|\bin (every|each|all) (reply|replies|response|responses|answer|message)s?\b|"
-    r"\bignore (all |any )?(the )?(previous|prior|above|earlier|preceding)\b|\bdisregard\b|"
-    r"\bsystem prompt\b|\byou (must|should) (always|never)\b|\balways (respond|reply|answer|say)\b|"
-    r"\bnever (mention|say|respond|reply)\b|\bact as\b|\bpretend (to be|you)\b",
-    re.IGNORECASE,
-)
 _ABBREVIATIONS = re.compile(
     r"(\b(Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Mt|Prof|Inc|Ltd)|(?<![\w.])[A-Z])\.$", re.IGNORECASE
 )
@@ -118,7 +119,8 @@ def _check(raw: Any, facts: SliceFacts) -> Candidate:
     kind = raw.get("kind")
     if kind not in KINDS:
         raise _Refused(f"kind {kind!r} is not one of {', '.join(KINDS)}")
-    text = _text(raw.get("text"), facts)
+    about = ids.parse_user_ref(counterpart if subject == ids.SELF else subject)
+    text = _text(raw.get("text"), about, facts)
     importance = raw.get("importance")
     if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 10:
         raise _Refused(f"importance {importance!r} is not an int from 1 to 10")
@@ -126,6 +128,18 @@ def _check(raw: Any, facts: SliceFacts) -> Candidate:
         raise _Refused(f"importance {importance} is below the bar of {facts.importance_min}")
     evidence = _evidence(raw.get("evidence"), facts)
     _check_source(subject, counterpart, evidence, facts)
+    refusal = guards.refusal(
+        text,
+        subject=subject,
+        counterpart=counterpart,
+        evidence=[(facts.line_speakers[i], facts.line_texts.get(i, "")) for i in evidence]
+        if facts.line_texts
+        else None,
+        persona=facts.persona,
+        known_names=_known_names(facts),
+    )
+    if refusal is not None:
+        raise _Refused(refusal)
     return Candidate(
         subject=subject,
         counterpart=counterpart,
@@ -155,15 +169,16 @@ def _subject(raw: dict, facts: SliceFacts) -> tuple[str, str | None]:
     return subject, None
 
 
-def _text(text: Any, facts: SliceFacts) -> str:
+def _known_names(facts: SliceFacts) -> dict[int, str]:
+    return {**facts.known_names, **{uid: name for uid, name in facts.names.items() if name}}
+
+
+def _text(text: Any, about: int | None, facts: SliceFacts) -> str:
     if not isinstance(text, str) or not text.strip():
         raise _Refused("text must be a non-empty sentence")
     text = " ".join(text.split())
-    if _INSTRUCTION.search(text):
-        raise _Refused("text carries instructions or links; a memory is a fact, not an order")
-    for uid, name in facts.names.items():
-        if name and uid in facts.writable:
-            text = re.sub(rf"(?<![\w:]){re.escape(name)}(?!\w)", f"u:{uid}", text)
+    if about is not None and about in facts.writable:
+        text = guards.own_name_to_id(text, about, _known_names(facts))
     if len(text) > TEXT_LIMIT:
         raise _Refused(f"text is {len(text)} chars; the limit is {TEXT_LIMIT}")
     if not is_one_sentence(text):

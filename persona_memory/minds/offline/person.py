@@ -12,6 +12,7 @@ Rules:
   are``, ``I was`` → ``they were``).
 - ``we``/``our``/``us`` are the speaker with company: "we went camping" → "u:42 and family went
   camping" (the company is taken from the line — "my kids", "my husband" — else "family").
+- A ``u:`` id (``u:17``) is a user, never "you": it is left as it is.
 - ``you`` is the listener. When the caller names the listener (a human speaking to the
   persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
   guys" — the sentence is refused (``None``): nobody later could tell whom it meant.
@@ -88,7 +89,7 @@ _FIRST_PERSON = re.compile(
 )
 _FIRST_PERSON_SUBJECT = re.compile(r"\bI\b|\bI'(?:m|ve|ll|d)\b|\b[Ww]e(?:'re|'ve|'ll|'d)?\b")
 _SECOND_PERSON = re.compile(
-    r"\b(?:[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself|[Yy]ourselves|YOU|ya|u)(?:'[a-z]+)?\b"
+    r"\b(?:[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself|[Yy]ourselves|YOU|ya|u(?!:\d))(?:'[a-z]+)?\b"
 )
 _YOU_MANY = re.compile(r"\b(?:you|your) (?:two|both|guys|all|folks|lot)\b|\by'all\b", re.I)
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*|\s+|.", re.DOTALL)
@@ -290,9 +291,14 @@ class _Turner:
                 return "theirs" if self.named else f"{self._speaker()}'s"
             case "ourselves":
                 return "themselves"
-        if lower in _SECOND or token in ("ya", "u"):
+        if lower in _SECOND or token == "ya" or token == "u" and not self._user_id_at(i):
             return self._listener(i, lower)
         return None
+
+    def _user_id_at(self, i: int) -> bool:
+        """Whether the token ``u`` at ``i`` opens a user id (``u:17``): an id is never "you"."""
+        following = "".join(self.tokens[i + 1 : i + 3])
+        return len(following) == 2 and following[0] == ":" and following[1].isdigit()
 
     def _expand(self, i: int, contraction: str, plural: bool = False) -> str:
         if contraction == "m":

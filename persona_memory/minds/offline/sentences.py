@@ -2,8 +2,10 @@
 
 Rules:
 - An attachment note in the transcript ("[shares a photo of …]") is what the speaker showed.
-- A line that carries a link or an instruction to the persona ("from now on…", "ignore
-  previous…", "in every reply…") yields nothing at all: a memory is a fact, not an order.
+- A line that carries a link or a domain, an instruction to the persona ("from now on…",
+  "ignore previous…", "in every reply…") or a secret (a password, a card number) yields
+  nothing at all: a memory is a fact, not an order. The matchers are ``write.guards``' — the
+  same ones that check every mind's rows.
 - A line is cut at ``.``, ``!``, ``?``, line breaks, dashes between clauses ("I joined a
   mentorship program - it's rewarding", but not "special to me - a gift from my grandma"), and
   before a clause of the speaker's own after "; ", ", but" or ", so" ("It's tough to pick,
@@ -23,16 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-_LINK_OR_ORDER = re.compile(
-    r"https?://|\bwww\.|!\[|\]\(|<\s*(script|img|a)\b|"
-    r"\bfrom now on\b|\b(in|on) (every|each|all|your) (reply|replies|response|responses|answer|"
-    r"answers|message|messages)\b|\bignore (all |any )?(the |your |my )?(previous|prior|above|"
-    r"earlier|preceding|other)\b|\bdisregard\b|\bsystem prompt\b|\byou (must|should|will) "
-    r"(always|never)\b|(?:^|[.!?,]\s*|\byou\s+|\bplease\s+)(?:always|never) (respond|reply|answer|say|"
-    r"call me|end|start|mention|tell)\b|\bact as\b|\bpretend (to be|you)\b|"
-    r"\bnew instructions?\b|\bremember to always\b",
-    re.IGNORECASE,
-)
+from ...write.guards import link_or_domain, name_regex, order_or_authority, secret
 
 _ABBREVIATION = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Mt|Prof|Inc|Ltd|No)|\be\.g|\bi\.e|\b[A-HJ-Z])\.$"
@@ -92,12 +85,14 @@ _IMPERATIVE = re.compile(
 )
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+_USER_ID = re.compile(r"(?<![\w:])u:\d+\b", re.IGNORECASE)
 _SPEAKER_FIRST = re.compile(r"^(?:I|I'm|I've|I'd|I'll|[Ww]e|[Ww]e're|[Mm]y|[Oo]ur)\b")
 
 
 def carries_link_or_order(text: str) -> bool:
-    """True when a line holds a URL, a markdown image or an instruction to the persona."""
-    return bool(_LINK_OR_ORDER.search(text))
+    """True when a line holds a link or a domain, an instruction to the persona or a secret
+    (``write.guards`` rules 1–3): such a line yields no memory at all."""
+    return bool(link_or_domain(text) or order_or_authority(text) or secret(text))
 
 
 def normalise(text: str) -> str:
@@ -200,6 +195,9 @@ def is_chatter(sentence: str) -> bool:
 
 
 def mentions_name(sentence: str, names: Iterable[str]) -> bool:
-    """True when a display name of someone in the room still stands in the sentence."""
-    pattern = _name_pattern(names)
-    return bool(pattern) and re.search(rf"\b(?:{pattern})\b", sentence) is not None
+    """True when a display name of someone in the room (or a word of it, found as
+    ``write.guards`` finds names), or a user's ``u:`` id, still stands in the sentence."""
+    if _USER_ID.search(sentence):
+        return True
+    forms = {part for name in names for part in name.split() if len(part) >= 2}
+    return any(name_regex(form).search(sentence) for form in forms)
