@@ -37,6 +37,14 @@ def check_user_id(value: object, field: str = "user_id") -> int:
     return value
 
 
+def check_row_id(value: object, field: str = "memory_id") -> int:
+    """Return ``value`` if it is an int a stored id can be (a memory or notice id); else raise
+    ``InvalidInput``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_USER_ID:
+        raise InvalidInput(f"{field} must be a positive int (an id the page or API gave), got {value!r}")
+    return value
+
+
 def check_persona(value: object, field: str = "persona") -> str:
     """Return ``value`` if it is a persona slug like ``"warren"``; else raise ``InvalidInput``."""
     if not isinstance(value, str) or not _SLUG.fullmatch(value):

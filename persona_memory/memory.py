@@ -69,9 +69,14 @@ class Memory:
     async def post_line(self, room_id: str, speaker: str, text: str, at: datetime | None = None) -> int:
         """Append a line to a room's transcript; return its id (what ``evidence`` cites).
 
+        The line records who is in the room now (the speaker included): only the personas
+        present may ever read it, and a row citing it counts only the humans present as its
+        witnesses. A line posted to an incognito room is not kept at all: the answer is 0. A
+        line posted while its room is not open is kept, but no persona's write path reads it.
+
         Args:
             speaker: ``"u:42"`` for a human, the slug for a persona.
-            at: when it was said (UTC-aware); ``None`` for now.
+            at: when it was said (UTC-aware, 1970..2199); ``None`` for now.
         """
         ids.check_room_id(room_id)
         ids.check_speaker(speaker)
@@ -81,6 +86,9 @@ class Memory:
         when = self._clock.now() if at is None else as_utc(at)
         self._check_open()
         room = self._supervisor.rooms.get(room_id)
+        if room is None:
+            log.warning("a line was posted to room %r, which is not open: it is kept, but no "
+                        "persona will read it (send RoomOpened first)", room_id)
         presence = None if room is None else _heard_by(room.presence, speaker)
         return await self._store.post_line(room_id, speaker, text, when, presence)
 
@@ -164,8 +172,7 @@ class Memory:
             NotYourMemory: no such row, or it is not about ``user_id``. Nothing changes.
         """
         ids.check_user_id(user_id)
-        if isinstance(memory_id, bool) or not isinstance(memory_id, int):
-            raise InvalidInput(f"memory_id must be an int, got {memory_id!r}")
+        ids.check_row_id(memory_id, "memory_id")
         self._check_open()
         persona = await self._store.memory_persona(user_id, memory_id)
         await self._supervisor.edit(persona, DeleteMemory(user_id, memory_id))
@@ -279,8 +286,7 @@ class Memory:
         }
 
     async def _own_row(self, user_id: int, memory_id: int) -> MemoryRow:
-        if isinstance(memory_id, bool) or not isinstance(memory_id, int):
-            raise InvalidInput(f"memory_id must be an int, got {memory_id!r}")
+        ids.check_row_id(memory_id, "memory_id")
         self._check_open()
         for row in await self._store.memories_about(user_id):
             if row.id == memory_id:
@@ -301,8 +307,7 @@ class Memory:
             NotYourNotice: no such notice for this user, or it was undone already.
         """
         ids.check_user_id(user_id)
-        if isinstance(notice_id, bool) or not isinstance(notice_id, int):
-            raise InvalidInput(f"notice_id must be an int, got {notice_id!r}")
+        ids.check_row_id(notice_id, "notice_id")
         self._check_open()
         persona = await self._store.notice_persona(user_id, notice_id)
         return await self._supervisor.edit(persona, UndoNotice(user_id, notice_id))

@@ -20,6 +20,7 @@ import trio.testing
 from conftest import DIM, NOW
 from rowfactory import make_row
 
+import persona_memory as pm
 from persona_memory import (
     MemoryClosed,
     RoomArchived,
@@ -33,7 +34,7 @@ from persona_memory.actors.persona import ActorContext, PersonaActor
 from persona_memory.core.block import BlockRules
 from persona_memory.embedding import HashingEmbedder
 from persona_memory.errors import ProviderUnreachable, StorageError
-from persona_memory.messages import MemberJoined
+from persona_memory.messages import MemberJoined, MemberLeft
 from persona_memory.rooms import RoomState
 from persona_memory.storage.store import open_store
 
@@ -614,6 +615,53 @@ async def test_a_build_that_fails_raises_from_block_and_the_actor_lives_on(open_
             assert "Odyssey" in await memory.block("warren", "r2")
             await memory.send(private("r1", topic="films"))
             assert "Odyssey" in await memory.block("warren", "r1")
+
+
+# ---- one owner: no persona delays another, no edit races a build ---------------------------
+
+
+async def test_a_persona_that_cannot_take_an_event_never_delays_another_personas_rooms(
+    open_test_memory,
+) -> None:
+    embedder = GatedEmbedder()
+    with deadlock_guard():
+        async with open_test_memory({"actors.mailbox_size": 1}, embedder=embedder) as memory:
+            await memory.send(private("r1", topic=SLOW_TOPIC))  # Warren's build waits
+            await embedder.entered.wait()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(memory.send, private("r2"))  # fills Warren's mailbox
+                nursery.start_soon(memory.send, private("r3"))  # waits for Warren
+                await trio.testing.wait_all_tasks_blocked()
+                with trio.fail_after(5):
+                    await memory.send(private("n1", persona="nolan", human=17))
+                    assert await memory.block("nolan", "n1") == ""
+                    await memory.send(pm.RoomArchived(room_id="n1"))
+                embedder.gate.set()
+            assert await memory.block("warren", "r3") == ""
+
+
+async def test_a_delete_racing_a_leave_never_brings_back_the_departed_humans_lines(
+    open_test_memory,
+) -> None:
+    group = RoomOpened(room_id="g", personas=("warren",), humans={42, 17})
+    with deadlock_guard():
+        async with open_test_memory({"scope.v1_proven": False}) as memory:
+            for round_ in range(6):
+                rows = await memory._store.insert_memories([
+                    make_row(id=None, subject="u:42", text=f"u:42 keeps bees, hive {round_}.", created=NOW),
+                    make_row(id=None, subject="u:42", text=f"u:42 rows a boat, season {round_}.", created=NOW),
+                    make_row(id=None, subject="u:17", text=f"u:17 plays the oboe, piece {round_}.", created=NOW),
+                ])
+                await memory.send(group)
+                assert f"hive {round_}" in await memory.block("warren", "g")
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(memory.delete_memory, 42, rows[0].id)
+                    nursery.start_soon(memory.send, MemberLeft(room_id="g", user_id=17))
+                block = await memory.block("warren", "g")
+                assert f"piece {round_}" not in block  # u:17 left
+                assert f"hive {round_}" not in block  # deleted
+                assert f"season {round_}" in block
+                await memory.send(pm.RoomArchived(room_id="g"))
 
 
 # ---- the actor alone: deliveries out of order ------------------------------------------------

@@ -120,3 +120,13 @@ def test_every_router_outcome_maps_back_to_real_rows(answer, event, target):
 def test_an_invented_or_malformed_answer_is_refused_never_guessed(answer):
     with pytest.raises(RoutingRefused):
         interpret(answer, CANDIDATE, OFFERED)
+
+
+def test_an_odd_router_label_is_refused_not_parsed():
+    offered = [row(1, "u:42 lives in Berlin."), row(2, "u:42 lives in Porto.")]
+    candidate = Candidate(subject="u:42", kind="fact", text="u:42 lives in Lisbon.", importance=5, evidence=(1,))
+    for label in ("²", "١", " 1x", "01", "-1", 1.0, None, True):
+        with pytest.raises(RoutingRefused):
+            interpret({"event": "UPDATE", "old_id": label}, candidate, offered)
+    assert interpret({"event": "UPDATE", "old_id": " 1 "}, candidate, offered).target is offered[1]
+    assert interpret({"event": "CLOSE", "old_id": 0}, candidate, offered).target is offered[0]
