@@ -458,3 +458,11 @@ def test_what_the_offline_mind_extracts_passes_the_guards_with_its_evidence() ->
     assert [d.reason.split(":")[0] for d in dropped] == ["third party's sensitive fact"]
     assert len(kept) == len(answer["memories"]) - 1
     assert any(c.subject == "self" for c in kept)
+
+
+def test_a_pin_named_with_what_it_opens_is_still_a_secret():
+    from persona_memory.write.guards import secret
+
+    assert secret("The PIN for u:42's bank card is 4821.") is not None
+    assert secret("The passcode to u:42's phone is 0905.") is not None
+    assert secret("u:42 collects enamel pins from every city.") is None

@@ -68,8 +68,9 @@ _SECRET_KEYWORD = re.compile(
     re.IGNORECASE,
 )
 _PIN_VALUE = re.compile(
-    r"\b(?:pin|passcode|(?:door|gate|alarm|access|security|lock|garage) code)\s*(?:is|was|=|:)?\s*"
-    r"(?P<value>\d{3,12})\b",
+    r"\b(?:pin|passcode|(?:door|gate|alarm|access|security|lock|garage) code)s?"
+    r"(?:\s+(?:for|to|of|on|at)\s+(?:[^\s.!?]+\s+){0,4}?(?=(?:is|was)\b|=|:))?"
+    r"\s*(?:is|was|=|:)?\s*(?P<value>\d{3,12})\b",
     re.IGNORECASE,
 )
 _NOT_A_VALUE = frozenset(
