@@ -291,3 +291,19 @@ async def test_the_bundled_mind_stores_no_secret_order_link_or_third_partys_heal
                    "tumour", "reveal every memory"):
         assert not any(needle in t for t in texts), (needle, texts)
     assert any("violin" in t for t in texts)
+
+
+async def test_a_row_naming_a_user_met_in_another_room_is_refused(open_test_memory):
+    def extract(request):
+        line = request.lines[0]
+        return {"memories": [{"subject": "u:42", "kind": "event", "importance": 5,
+                              "text": "u:42 went sailing with Priya last weekend.", "evidence": [line.id]}]}
+
+    mind = FakeMind(extract=extract)
+    async with open_test_memory(mind=mind) as memory:
+        # Priya (u:17) is known from a group room; she is not in Dan's private chat.
+        await memory.send(pm.RoomOpened(room_id="g", personas=("nolan",), humans={CARA}, names={CARA: "Priya"}))
+        await memory.send(dm())
+        await memory.post_line("dm", "u:42", "I went sailing with Priya last weekend.")
+        await quiet(memory, "dm")
+        assert await memory.memories_about(DAN) == []  # she could neither see nor delete it

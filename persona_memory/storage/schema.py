@@ -141,7 +141,9 @@ MIGRATIONS: tuple[str, ...] = (
     #     incognito. A line whose ``humans`` is NULL was said while the room was not open:
     #     nobody's slice reads it. Lines stored before this migration take their room's
     #     recorded cast and flags (what the write path assumed for them until now). Rooms keep
-    #     the display names the runtime last gave, for the sweep.
+    #     the display names the runtime last gave, for the sweep; ``user_names`` keeps the
+    #     latest display name of every user (``first_word`` folded), so a row that names
+    #     another user by name can be refused wherever that user was met.
     """
     ALTER TABLE transcript_lines ADD COLUMN humans TEXT;
     ALTER TABLE transcript_lines ADD COLUMN personas TEXT;
@@ -155,6 +157,13 @@ MIGRATIONS: tuple[str, ...] = (
         incognito = coalesce(
             (SELECT r.incognito FROM rooms r WHERE r.room_id = transcript_lines.room_id), 0);
     ALTER TABLE rooms ADD COLUMN names TEXT NOT NULL DEFAULT '{}';
+    CREATE TABLE user_names (
+        user_id    INTEGER PRIMARY KEY CHECK (user_id > 0),
+        name       TEXT    NOT NULL,
+        first_word TEXT    NOT NULL,
+        updated    TEXT    NOT NULL
+    );
+    CREATE INDEX user_names_by_name ON user_names (first_word);
     """,
 )
 

@@ -372,7 +372,35 @@ class Store:
                 ),
             )
 
+            for uid, name in room.names.items():
+                conn.execute(
+                    "INSERT INTO user_names (user_id, name, first_word, updated) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (user_id) DO UPDATE SET name = excluded.name, "
+                    "first_word = excluded.first_word, updated = excluded.updated",
+                    (uid, name, _first_word(name), opened),
+                )
+
         await self.write(save)
+
+    async def names_among(self, words: Iterable[str]) -> dict[int, str]:
+        """The known display names (latest, by user id) whose first word is one of ``words``
+        (any case): the users a text may be naming."""
+        wanted = sorted({w.casefold() for w in words if w})
+        if not wanted:
+            return {}
+
+        def query(conn: sqlite3.Connection) -> dict[int, str]:
+            out: dict[int, str] = {}
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for r in conn.execute(
+                    f"SELECT user_id, name FROM user_names WHERE first_word IN ({marks})", chunk
+                ):
+                    out[r["user_id"]] = r["name"]
+            return out
+
+        return await self.read(query)
 
     async def room_incognito(self, room_id: str) -> bool | None:
         """Whether a known room id is incognito; ``None`` if it was never opened."""
@@ -473,6 +501,10 @@ def insert_memory(conn: sqlite3.Connection, row: MemoryRow) -> MemoryRow:
         params,
     )
     return attrs.evolve(row, id=int(cur.lastrowid))
+
+
+def _first_word(name: str) -> str:
+    return (name.split() or [""])[0].casefold()
 
 
 def incognito_is_fixed(room_id: str, incognito: bool) -> InvalidInput:

@@ -29,6 +29,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
@@ -164,12 +165,13 @@ class WritePipeline:
             personas=room.personas,
         )
         answer = await self._mind.extract(request)
+        known_names = {**await store.names_among(_words_of(answer)), **room.names}
         facts = SliceFacts(
             persona=persona,
             line_speakers={l.id: l.speaker for l in lines},
             writable=present,
             names={u: n for u, n in room.names.items() if u in present},
-            known_names=dict(room.names),
+            known_names=known_names,
             line_texts={l.id: l.text for l in lines},
             importance_min=self._settings.importance_min,
         )
@@ -279,6 +281,21 @@ def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:
     posted = writes.post_plan(conn, plan, now)
     writes.unpark(conn, plan.persona, plan.room_id)
     return posted
+
+
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _words_of(answer: object) -> set[str]:
+    """Every word of the candidates' texts: what could be someone's name."""
+    items = answer.get("memories") if isinstance(answer, dict) else answer
+    words: set[str] = set()
+    if isinstance(items, list):
+        for item in items:
+            text = item.get("text") if isinstance(item, dict) else None
+            if isinstance(text, str):
+                words.update(w.casefold() for w in _WORD.findall(text[:1000]))
+    return words
 
 
 def _may_read(line: TranscriptLine, writable: frozenset[int]) -> bool:
