@@ -102,7 +102,8 @@ class CachedBlock:
 
 
 class PersonaActor:
-    """One persona's memory. The supervisor runs ``run_mailbox`` and the lane's writer."""
+    """One persona's memory. The supervisor runs ``run`` (the owner) and the lane's writer
+    (``perform``, restarted when it crashes; ``abandon`` for a poison job)."""
 
     def __init__(self, persona: str, context: ActorContext, lane: WriteLane) -> None:
         self.persona = persona
@@ -143,8 +144,6 @@ class PersonaActor:
             if not isinstance(result, outcome.Error):
                 await self._purge_deleted()
             job.reply.set(result)
-
-    run_mailbox = run
 
     def stop(self) -> None:
         """The actor is gone: wake every ``block()`` still waiting, to raise ``MemoryClosed``."""
