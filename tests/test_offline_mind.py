@@ -105,8 +105,8 @@ def test_first_person_statements_become_third_person_sentences(said: str, text: 
         ("Next week I start a pottery course.", "open_loop"),
         ("I'll finish my thesis draft by Friday.", "open_loop"),
         ("I sold my Tesla shares.", "event"),
-        ("I went to a LGBTQ support group yesterday.", "event"),
-        ("Last weekend I ran a charity race for mental health.", "event"),
+        ("I went to a climbing meetup yesterday.", "event"),
+        ("Last weekend I swam a charity relay for the hospice.", "event"),
         ("My sister just had a baby girl.", "relationship"),
         ("My husband works nights at the port.", "relationship"),
         ("My best friend lives in Lisbon.", "relationship"),
@@ -133,8 +133,8 @@ def test_ask_me_how_it_went_joins_the_plan_it_follows() -> None:
     ]
 
 
-def test_i_will_let_you_know_joins_the_statement_before_it_in_the_same_line() -> None:
-    memory = one(dan("I have a second-round interview at ByteDance tomorrow. I'll let you know how it goes."))
+def test_a_promise_to_report_back_joins_the_statement_before_it_in_the_same_line() -> None:
+    memory = one(dan("I have a second-round interview at ByteDance tomorrow. I'll tell you how it goes."))
     assert memory["text"] == (
         "u:42 has a second-round interview at ByteDance on 2026-08-11 and will report back on how it goes."
     )
@@ -434,30 +434,30 @@ def test_extraction_is_deterministic() -> None:
     assert len(first["memories"]) == 3
 
 
-def test_real_chat_from_a_locomo_style_session() -> None:
+def test_a_real_chat_with_small_talk_a_dated_event_and_a_plan() -> None:
     at = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
-    mel = Person(1, "Melanie")
+    ana = Person(1, "Ana")
     found = extract_memories(
         ExtractionRequest(
-            persona="caroline",
+            persona="rosa",
             lines=(
-                Line(1, "caroline", "Hey Mel! Good to see you! How have you been?", at),
-                Line(2, "u:1", "Hey Caroline! Good to see you! I'm swamped with the kids & work. What's up with you?", at),
-                Line(3, "caroline", "I went to a LGBTQ support group yesterday and it was so powerful.", at),
-                Line(4, "u:1", "Wow, that's cool, Caroline! Did you hear any inspiring stories?", at),
-                Line(5, "u:1", "Yeah, I painted that lake sunrise last year! It's special to me.", at),
-                Line(6, "u:1", "Yep, Caroline. Taking care of ourselves is vital. I'm off to go swimming with the kids. Talk to you soon!", at),
+                Line(1, "rosa", "Hi Ana! Lovely to hear from you. How are things?", at),
+                Line(2, "u:1", "Hi Rosa! Lovely to hear from you! I'm buried under deadlines & school runs. How about you?", at),
+                Line(3, "rosa", "I went to a choir rehearsal yesterday and it was so uplifting.", at),
+                Line(4, "u:1", "Oh, that's lovely, Rosa! Did you sing a solo?", at),
+                Line(5, "u:1", "Yes, I carved that walnut bowl last year! It means a lot to me.", at),
+                Line(6, "u:1", "Sure, Rosa. Rest matters. I'm off to go cycling with the kids. Speak soon!", at),
             ),
-            present=(mel,),
+            present=(ana,),
             block="",
             today=at.date(),
             private=True,
         )
     )["memories"]
     assert [(m["evidence"], m["kind"], m["text"], m.get("valid_from")) for m in found] == [
-        ([2], "fact", "u:1 is swamped with the kids & work.", None),
-        ([5], "event", "u:1 painted that lake sunrise in 2022.", "2022"),
-        ([6], "open_loop", "u:1 is off to go swimming with the kids.", None),
+        ([2], "fact", "u:1 is buried under deadlines & school runs.", None),
+        ([5], "event", "u:1 carved that walnut bowl in 2022.", "2022"),
+        ([6], "open_loop", "u:1 is off to go cycling with the kids.", None),
     ]
 
 

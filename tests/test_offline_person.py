@@ -26,7 +26,7 @@ DAN = Voice(ref="u:42")
         ("I am a nurse", "u:42 is a nurse"),
         ("I do pottery", "u:42 does pottery"),
         ("I don't eat meat", "u:42 doesn't eat meat"),
-        ("I really enjoy the upside-down poses", "u:42 really enjoys the upside-down poses"),
+        ("I really enjoy the spicy dishes", "u:42 really enjoys the spicy dishes"),
         ("I sold my flat", "u:42 sold their flat"),
         ("I went to Paris", "u:42 went to Paris"),
         ("I can swim", "u:42 can swim"),
@@ -96,12 +96,12 @@ def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
     ("chat", "restored"),
     [
         ("Gonna continue my edu", "I'm going to continue my edu"),
-        ("Just signed up for a pottery class", "I just signed up for a pottery class"),
+        ("Just signed up for a woodworking class", "I just signed up for a woodworking class"),
         ("Researching adoption agencies", "I'm researching adoption agencies"),
-        ("Been running farther to de-stress", "I've been running farther to de-stress"),
+        ("Been swimming longer to unwind", "I've been swimming longer to unwind"),
         ("Went hiking with my dad", "I went hiking with my dad"),
-        ("Here's a pic of my family camping", "I shared a pic of my family camping"),
-        ("Still working on opening a dance studio", "I'm still working on opening a dance studio"),
+        ("Here's a pic of my nephew fishing", "I shared a pic of my nephew fishing"),
+        ("Still working on opening a bike repair shop", "I'm still working on opening a bike repair shop"),
     ],
 )
 def test_a_subject_the_chat_left_out_is_put_back(chat: str, restored: str) -> None:

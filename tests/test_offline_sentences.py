@@ -23,18 +23,18 @@ NAMES = ("Melanie", "Caroline")
 
 
 def test_a_line_is_cut_at_sentence_ends_and_clause_dashes() -> None:
-    assert split_sentences("I went to a LGBTQ support group yesterday! It was so powerful. What now?") == [
-        "I went to a LGBTQ support group yesterday!",
-        "It was so powerful.",
+    assert split_sentences("I went to a choir rehearsal yesterday! It was so uplifting. What now?") == [
+        "I went to a choir rehearsal yesterday!",
+        "It was so uplifting.",
         "What now?",
     ]
-    assert split_sentences("Last weekend I joined a mentorship program - it's really rewarding.") == [
-        "Last weekend I joined a mentorship program",
-        "it's really rewarding.",
+    assert split_sentences("Last weekend I joined a rowing crew - it's really demanding.") == [
+        "Last weekend I joined a rowing crew",
+        "it's really demanding.",
     ]
-    assert split_sentences("It's tough to pick just one, but I really enjoy the upside-down poses.") == [
-        "It's tough to pick just one",
-        "I really enjoy the upside-down poses.",
+    assert split_sentences("It's hard to choose a single one, but I mostly cook the spicy dishes.") == [
+        "It's hard to choose a single one",
+        "I mostly cook the spicy dishes.",
     ]
 
 

@@ -17,7 +17,7 @@ Rules:
   persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
   guys" — the sentence is refused (``None``): nobody later could tell whom it meant.
 - A subject the chat left out is put back first: "Gonna continue my edu" → "I'm going to
-  continue my edu", "Just signed up for a pottery class" → "I just signed up…",
+  continue my edu", "Just signed up for a woodworking class" → "I just signed up…",
   "Researching adoption agencies" → "I'm researching adoption agencies", "Here's a pic of my
   family" → "I shared a pic of my family".
 """

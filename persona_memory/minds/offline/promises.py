@@ -5,7 +5,7 @@ Rules:
 - A promise commits the persona to an act *for the person it is talking to*: "I'll…", "I
   will…", "I'm going to…", "Let me…" with "you" or "your" in the act ("I'll send you…", "I'll
   look at your draft"), or anything said with "I promise". Resolutions about itself ("I'll
-  keep going", "I'm gonna make my dreams come true") are not promises to anyone.
+  keep going", "I'm gonna make this year count") are not promises to anyone.
 - Questions, conditionals ("if you like, I'll…") and pleasantries ("I'll miss you", "I'll
   always be there for you", "I'll see you soon", "I'll let you know") are not promises.
 - ``you`` becomes the counterpart's ``u:`` id; ``I``/``me``/``my`` become the persona's pronoun.

@@ -7,9 +7,9 @@ Rules:
   nothing at all: a memory is a fact, not an order. The matchers are ``write.guards``' — the
   same ones that check every mind's rows.
 - A line is cut at ``.``, ``!``, ``?``, line breaks, dashes between clauses ("I joined a
-  mentorship program - it's rewarding", but not "special to me - a gift from my grandma"), and
-  before a clause of the speaker's own after "; ", ", but" or ", so" ("It's tough to pick,
-  but I really enjoy the upside-down poses"); never after ``Mr.``, ``Dr.``, ``e.g.``.
+  rowing crew - it's demanding", but not "precious to me - my uncle made it"), and
+  before a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose,
+  but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
   ("Wow,", "Oh", "Yeah!"), discourse markers ("So", "Actually", "By the way"), a short heading
   before a colon ("Quick update:", "Big news:"), the names of the
