@@ -11,6 +11,12 @@ of the evidence turns is built with the question as the room topic — the same 
 actors run, without touching recall stamps — and the question counts as covered when a row in
 the block cites one of its evidence turns. The last line is ``block-recall: NN.N%``.
 
+Before it: ``answer-recall`` (categories 1, 3, 4: the block's text holds at least half of the
+answer's content words, as ``content_words`` defines them), beside the same measure for a
+baseline — the same characters of the human's own raw turns ranked by BM25 against the
+question — and ``note-recall`` (the block or the recall note built from the question cites
+an evidence turn). ``--sweep`` prints both recalls for a grid of the topic rules.
+
 LoCoMo (Maharana et al., ACL 2024) is CC BY-NC 4.0: it is read for evaluation only.
 """
 
@@ -33,9 +39,11 @@ import trio
 import persona_memory as pm
 from persona_memory.actors.row_index import RowIndex
 from persona_memory.compose import block_rules, make_embedder
-from persona_memory.core import ranking
+from persona_memory.compose import recall_rules as make_recall_rules
+from persona_memory.core import lexical, ranking
 from persona_memory.core.audience import Audience
-from persona_memory.core.block import build_block
+from persona_memory.core.block import build_from_table, score
+from persona_memory.core.recall import RecallRules, recall_note
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -68,6 +76,7 @@ class Conversation:
     uids: dict[str, int]
     line_to_turn: dict[int, str] = attrs.field(factory=dict)
     turn_speaker: dict[str, str] = attrs.field(factory=dict)
+    own_turns: dict[str, list[str]] = attrs.field(factory=dict)
     sessions: int = 0
     last_time: datetime | None = None
 
@@ -97,6 +106,7 @@ async def play(memory: pm.Memory, clock: pm.ManualClock, sample: dict, index: in
             ))
         for turn in conv[f"session_{n}"]:
             c.turn_speaker[turn["dia_id"]] = turn["speaker"]
+            c.own_turns.setdefault(turn["speaker"], []).append(turn_text(turn))
             for persona, room_id in rooms.items():
                 speaker = c.slugs[persona] if turn["speaker"] == persona else f"u:{c.uids[turn['speaker']]}"
                 line_id = await memory.post_line(room_id, speaker, turn_text(turn), at=when)
@@ -114,65 +124,178 @@ async def play(memory: pm.Memory, clock: pm.ManualClock, sample: dict, index: in
     return c, lines, writing
 
 
+ANSWER_STOP_WORDS = frozenset(
+    """
+    the and but for nor yet not any all some that this these those there then than with from
+    into onto upon about after before over under between through during without within
+    his her hers him she they them their theirs its our ours you your yours who whom whose
+    what which when where why how was were are been being has have had does did doing can
+    could would should will shall may might must also just very too only more most
+    """.split()
+)
+"""Answer-recall's stop list: articles, pronouns, prepositions, auxiliaries and conjunctions
+(words of one or two letters never count). A content word is a lower-cased ``[a-z0-9]+`` run
+of more than two letters that is not in this list."""
+
+ANSWER_CATEGORIES = (1, 3, 4)
+
+
+def content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", str(text).lower()) if len(w) > 2 and w not in ANSWER_STOP_WORDS}
+
+
+def holds_answer(text: str, answer: object) -> bool | None:
+    """Whether ``text`` holds at least half of the answer's content words (``None``: the
+    answer has none, so the question is not counted)."""
+    wanted = content_words(str(answer))
+    if not wanted:
+        return None
+    return 2 * len(wanted & content_words(text)) >= len(wanted)
+
+
+@attrs.frozen
+class Question:
+    category: int
+    wanted: frozenset[str]
+    speakers: frozenset[str]
+    answer: object
+    topic: ranking.Topic
+    raw_answered: bool | None  # the raw-turn baseline, for answer-recall questions
+
+
 @attrs.frozen
 class Outcome:
     category: int
     covered: bool
     at5: bool
     at10: bool
+    answered: bool | None  # None: not an answer-recall question
+    raw_answered: bool | None
+    noted: bool
 
 
-async def ask(memory: pm.Memory, embedder, conv: Conversation, qa: list[dict], rules) -> list[Outcome]:
-    indexes = {}
-    for speaker in conv.speakers:
-        persona = conv.slugs[speaker]
-        version, rows = await memory._store.persona_rows(persona)
-        index = RowIndex()
-        index.load(version, rows)
-        indexes[speaker] = index
+def raw_turns_block(turns: list[str], question: str, char_limit: int) -> str:
+    """The baseline: a human's own turns, ranked by BM25 against the question, taken best
+    first while they fit ``char_limit`` (each turn plus its newline)."""
+    words = lexical.LexicalIndex.from_texts(turns)
+    scores = words.scores(lexical.terms(question), np.arange(len(turns), dtype=np.int64))
+    taken, used = [], 0
+    for i in np.argsort(-scores, kind="stable").tolist():
+        if scores[i] <= 0:
+            break
+        if used + len(turns[i]) + 1 <= char_limit:
+            taken.append(turns[i])
+            used += len(turns[i]) + 1
+    return "\n".join(taken)
+
+
+async def questions_of(embedder, conv: Conversation, qa: list[dict], char_limit: int) -> list[Question]:
+    """The questions of categories 1-4 with evidence, each with its topic and its baseline."""
     out = []
-    for q in qa:
-        if q.get("category") not in CATEGORIES:
-            continue
+    asked = [q for q in qa if q.get("category") in CATEGORIES]
+    vectors = await embedder.embed([q["question"] for q in asked]) if asked else []
+    for q, vector in zip(asked, vectors):
         wanted = evidence_ids(q.get("evidence", []))
-        speakers = {conv.turn_speaker[t] for t in wanted if t in conv.turn_speaker}
+        speakers = frozenset(conv.turn_speaker[t] for t in wanted if t in conv.turn_speaker)
         if not speakers:
             continue
-        topic_vector = (await embedder.embed([q["question"]]))[0]
-        topic = ranking.Topic(vector=topic_vector, embedder=embedder.name)
-        covered = at5 = at10 = False
-        for about in speakers:
-            persona_speaker = next(s for s in conv.speakers if s != about)
-            index = indexes[persona_speaker]
-            uid = conv.uids[about]
-            block = build_block(
-                conv.slugs[persona_speaker], Audience(present=frozenset({uid}), private=True),
-                index.open_rows.values(), vectors=index.vectors, replaced=index.replaced,
-                controls={}, topic=topic, names={uid: about}, now=conv.last_time, rules=rules,
-            )
-            cites = lambda row_id: any(conv.line_to_turn.get(l) in wanted for l in index.open_rows[row_id].evidence)
-            covered |= any(cites(i) for i in block.loaded_ids)
-            rows = list(index.open_rows.values())
-            if rows:
-                scores = ranking.scores(rows, [index.vectors.get(r.id) for r in rows], now=conv.last_time, topic=topic, weights=rules.weights)
-                order = np.argsort(-scores, kind="stable")
-                at5 |= any(cites(rows[i].id) for i in order[:5])
-                at10 |= any(cites(rows[i].id) for i in order[:10])
-        out.append(Outcome(q["category"], covered, at5, at10))
+        answer = q.get("answer", q.get("adversarial_answer", ""))
+        raw = None
+        if q["category"] in ANSWER_CATEGORIES:
+            held = [holds_answer(raw_turns_block(conv.own_turns.get(s, []), q["question"], char_limit), answer)
+                    for s in sorted(speakers)]
+            raw = None if held[0] is None else any(held)
+        out.append(Question(q["category"], frozenset(wanted), speakers, answer,
+                            ranking.Topic.of(q["question"], vector, embedder.name), raw))
     return out
 
 
-def report(outcomes: list[Outcome], label: str = "") -> float:
+def ask(memory_indexes: dict[str, RowIndex], conv: Conversation, questions: list[Question],
+        rules, recall_rules: RecallRules) -> list[Outcome]:
+    """Build each question's block (and recall note) with the question as the topic."""
+    out = []
+    for q in questions:
+        covered = at5 = at10 = noted = False
+        held = []
+        for about in sorted(q.speakers):
+            persona_speaker = next(s for s in conv.speakers if s != about)
+            index = memory_indexes[persona_speaker]
+            uid = conv.uids[about]
+            audience = Audience(present=frozenset({uid}), private=True)
+            persona = conv.slugs[persona_speaker]
+            block = build_from_table(
+                persona, audience, index.table, controls={}, topic=q.topic,
+                names={uid: about}, now=conv.last_time, rules=rules,
+            )
+            note = recall_note(persona, audience, index.table, controls={}, query=q.topic,
+                               shown=block.loaded_ids, rules=rules, recall=recall_rules)
+            cites = lambda row_id: any(conv.line_to_turn.get(l) in q.wanted for l in index.open_rows[row_id].evidence)
+            in_block = any(cites(i) for i in block.loaded_ids)
+            covered |= in_block
+            noted |= in_block or any(cites(i) for i in note.ids)
+            if q.category in ANSWER_CATEGORIES:
+                held.append(holds_answer(block.text, q.answer))
+            table = index.table
+            if len(table):
+                every = np.arange(len(table), dtype=np.int64)
+                scores = score(table, every, topic=q.topic, now=conv.last_time, weights=rules.topic_weights)
+                order = np.lexsort((every, -scores))
+                at5 |= any(cites(table.ids[i]) for i in order[:5])
+                at10 |= any(cites(table.ids[i]) for i in order[:10])
+        answered = None if not held or held[0] is None else any(held)
+        out.append(Outcome(q.category, covered, at5, at10, answered, q.raw_answered, noted))
+    return out
+
+
+def pct(flags: list[bool]) -> float:
+    return 100.0 * sum(flags) / max(1, len(flags))
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, float]:
+    scored = [o for o in outcomes if o.answered is not None]
+    return {
+        "block": pct([o.covered for o in outcomes]),
+        "answer": pct([bool(o.answered) for o in scored]),
+        "raw": pct([bool(o.raw_answered) for o in scored]),
+        "note": pct([o.noted for o in outcomes]),
+        "answered_n": len(scored),
+    }
+
+
+def report(outcomes: list[Outcome]) -> None:
     by_cat = collections.defaultdict(list)
     for o in outcomes:
         by_cat[o.category].append(o)
     for cat, name in CATEGORIES.items():
         items = by_cat.get(cat, [])
         if items:
-            pct = 100 * sum(o.covered for o in items) / len(items)
-            print(f"  {label}category {cat} ({name}): {pct:5.1f}% of {len(items)}")
-    total = 100 * sum(o.covered for o in outcomes) / max(1, len(outcomes))
-    return total
+            print(f"  category {cat} ({name}): {pct([o.covered for o in items]):5.1f}% of {len(items)}")
+
+
+def sweep(indexes, questions, rules, recall_rules) -> None:
+    """Block-recall and answer-recall over the same written memories, for the topic rules."""
+    print("sweep (rooms with a topic; the rows already written):")
+    print("  diversity  per_human  riders  recency  importance  lexical  block-recall  answer-recall")
+    grid = [
+        (div, cap, riders, rec, imp, lex)
+        for div in (2, 0)
+        for cap in (10, 100)
+        for riders in (3, 0)
+        for rec in (0.1, 0.0)
+        for imp in (0.25, 0.0)
+        for lex in (0.0, 0.25, 0.5, 0.75)
+    ]
+    for div, cap, riders, rec, imp, lex in grid:
+        swept = attrs.evolve(
+            rules, topic_per_kind_first=div, topic_per_human=cap, topic_riders_per_human=riders,
+            topic_weights=attrs.evolve(rules.topic_weights, recency=rec, importance=imp, lexical_share=lex),
+        )
+        got = []
+        for (conv, qs), idx in zip(questions, indexes):
+            got += ask(idx, conv, qs, swept, recall_rules)
+        s = summary(got)
+        print(f"  {div:<10d} {cap:<10d} {riders:<7d} {rec:<8g} {imp:<11g} {lex:<8g} "
+              f"{s['block']:5.1f}%        {s['answer']:5.1f}%")
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -197,36 +320,40 @@ async def main_async(args: argparse.Namespace) -> None:
                     rows_written += len(await memory.memories_about(uid))
             sessions = sum(conv.sessions * 2 for conv, _ in convs)
             rules = block_rules(settings)
-            outcomes = []
+            recall_rules = make_recall_rules(settings)
+            indexes, questions = [], []
             for conv, qa in convs:
-                outcomes += await ask(memory, embedder, conv, qa, rules)
-            print(f"LoCoMo: {len(convs)} conversations, {sessions // 2} sessions (each played both ways), "
-                  f"{len(outcomes)} questions of categories 1-4 with evidence")
-            print(f"mind: {settings.mind.kind}; embedder: {embedder.name}; weights: recency "
-                  f"{rules.weights.recency:g}, importance {rules.weights.importance:g}, relevance {rules.weights.relevance:g}")
-            print(f"memories written: {rows_written} ({rows_written / max(1, sessions):.1f} per session per persona)")
-            print(f"write path: {total_lines} transcript lines in {total_write:.1f} s of quiet-room writes "
-                  f"= {total_lines / max(total_write, 1e-9):.0f} lines/s")
-            print(f"R@5: {100 * sum(o.at5 for o in outcomes) / max(1, len(outcomes)):.1f}%  "
-                  f"R@10: {100 * sum(o.at10 for o in outcomes) / max(1, len(outcomes)):.1f}%")
-            if args.sweep:
-                print("sweep (relevance weight 1; block-recall over the same written memories):")
-                print("  recency  importance  riders/human  block-recall")
-                for w_rec in (1.0, 0.5, 0.25, 0.1, 0.0):
-                    for w_imp in (1.0, 0.5, 0.25, 0.0):
-                        for riders in (rules.riders_per_human, 0):
-                            swept = attrs.evolve(
-                                rules,
-                                riders_per_human=riders,
-                                weights=attrs.evolve(rules.weights, recency=w_rec, importance=w_imp),
-                            )
-                            got = []
-                            for conv, qa in convs:
-                                got += await ask(memory, embedder, conv, qa, swept)
-                            pct = 100 * sum(o.covered for o in got) / max(1, len(got))
-                            print(f"  {w_rec:<8g} {w_imp:<11g} {riders:<13d} {pct:5.1f}%")
-            total = report(outcomes)
-            print(f"block-recall: {total:.1f}%")
+                per_speaker = {}
+                for speaker in conv.speakers:
+                    version, rows = await memory._store.persona_rows(conv.slugs[speaker])
+                    index = RowIndex()
+                    index.load(version, rows)
+                    per_speaker[speaker] = index
+                indexes.append(per_speaker)
+                questions.append((conv, await questions_of(embedder, conv, qa, rules.char_limit)))
+        outcomes = []
+        for (conv, qs), idx in zip(questions, indexes):
+            outcomes += ask(idx, conv, qs, rules, recall_rules)
+        w = rules.topic_weights
+        print(f"LoCoMo: {len(convs)} conversations, {sessions // 2} sessions (each played both ways), "
+              f"{len(outcomes)} questions of categories 1-4 with evidence")
+        print(f"mind: {settings.mind.kind}; embedder: {embedder.name}; with a topic: weights recency "
+              f"{w.recency:g}, importance {w.importance:g}, relevance {w.relevance:g} "
+              f"(lexical share {w.lexical_share:g}); diversity {rules.topic_per_kind_first}, "
+              f"per human {rules.topic_per_human}, riders {rules.topic_riders_per_human}")
+        print(f"memories written: {rows_written} ({rows_written / max(1, sessions):.1f} per session per persona)")
+        print(f"write path: {total_lines} transcript lines in {total_write:.1f} s of quiet-room writes "
+              f"= {total_lines / max(total_write, 1e-9):.0f} lines/s")
+        print(f"R@5: {pct([o.at5 for o in outcomes]):.1f}%  R@10: {pct([o.at10 for o in outcomes]):.1f}%")
+        if args.sweep:
+            sweep(indexes, questions, rules, recall_rules)
+        s = summary(outcomes)
+        report(outcomes)
+        print(f"raw-turn BM25 answer-recall: {s['raw']:.1f}% (the human's own turns, same "
+              f"{rules.char_limit} characters, {s['answered_n']} questions of categories 1, 3, 4)")
+        print(f"answer-recall: {s['answer']:.1f}%")
+        print(f"note-recall: {s['note']:.1f}%")
+        print(f"block-recall: {s['block']:.1f}%")
 
 
 def main(argv: list[str] | None = None) -> None:

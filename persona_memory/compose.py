@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import attrs
 import trio
 
 from .core.block import BlockRules
 from .core.ranking import Weights
+from .core.recall import RecallRules
 from .embedding import Embedder, HashingEmbedder, WordLlamaEmbedder
 from .embedding.http import HttpEmbedder
 from .minds.http import HttpMind
@@ -54,17 +56,31 @@ def make_mind(settings: Settings, limiter: trio.CapacityLimiter | None = None) -
 
 def block_rules(settings: Settings) -> BlockRules:
     """The read path's numbers from ``[block]``, ``[ranking]`` and ``[scope]``."""
-    r = settings.ranking
+    r, b = settings.ranking, settings.block
+    weights = Weights(
+        recency=r.recency_weight,
+        importance=r.importance_weight,
+        relevance=r.relevance_weight,
+        decay_per_day=r.recency_decay_per_day,
+        lexical_share=r.lexical_share,
+    )
     return BlockRules(
-        char_limit=settings.block.char_limit,
-        per_human=settings.block.per_human,
-        per_kind_first=settings.block.per_kind_first,
-        riders_per_human=settings.block.riders_per_human,
-        weights=Weights(
-            recency=r.recency_weight,
-            importance=r.importance_weight,
-            relevance=r.relevance_weight,
-            decay_per_day=r.recency_decay_per_day,
+        char_limit=b.char_limit,
+        per_human=b.per_human,
+        per_kind_first=b.per_kind_first,
+        riders_per_human=b.riders_per_human,
+        weights=weights,
+        topic_per_human=b.topic_per_human,
+        topic_per_kind_first=b.topic_per_kind_first,
+        topic_riders_per_human=b.topic_riders_per_human,
+        topic_weights=attrs.evolve(
+            weights, recency=r.topic_recency_weight, importance=r.topic_importance_weight
         ),
         v1_proven=settings.scope.v1_proven,
     )
+
+
+def recall_rules(settings: Settings) -> RecallRules:
+    """The recall note's numbers from ``[recall]``."""
+    c = settings.recall
+    return RecallRules(limit=c.limit, char_limit=c.char_limit, min_score=c.min_score)

@@ -24,7 +24,7 @@ from . import ids
 from .actors.lane import ClearMemories, DeleteMemory, UndoNotice
 from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
-from .compose import block_rules, make_embedder, make_limiter, make_mind
+from .compose import block_rules, make_embedder, make_limiter, make_mind, recall_rules
 from .embedding import Embedder
 from .actors.row_index import RowIndex
 from .core.audience import Audience
@@ -45,6 +45,10 @@ log = logging.getLogger(__name__)
 LINE_LIMIT = 20_000
 
 _EVENTS = (RoomOpened, MemberJoined, MemberLeft, RoomWentQuiet, RoomArchived)
+
+
+MAX_RECALL_TEXT = 20_000
+"""The longest message ``recall`` takes: a chat message, not a document."""
 
 
 class Memory:
@@ -135,6 +139,34 @@ class Memory:
         ids.check_room_id(room_id)
         self._check_open()
         return await self._supervisor.block(persona, room_id)
+
+    async def recall(self, persona: str, room_id: str, text: str) -> str:
+        """The recall note for a human's message (design §3, retrieval on demand).
+
+        Run it on each human message and hand the note to the persona in that user turn. It
+        searches only the rows the audience rule admits for the people present now, leaves
+        out those already in the room's block, ranks them by the same hybrid relevance, and
+        returns at most ``recall.limit`` lines within ``recall.char_limit`` characters under a
+        one-line header — or ``""`` when nothing clears ``recall.min_score``, and always in an
+        incognito room. It makes no model call, never changes the cached block, and touches
+        the rows it returns.
+
+        Raises:
+            InvalidInput: ``text`` is not a string, or is over ``MAX_RECALL_TEXT`` characters.
+        """
+        ids.check_persona(persona)
+        ids.check_room_id(room_id)
+        if not isinstance(text, str):
+            raise InvalidInput(f"recall text must be a str, not {type(text).__name__}")
+        if len(text) > MAX_RECALL_TEXT:
+            raise InvalidInput(
+                f"recall text is {len(text)} characters; pass the message itself, at most {MAX_RECALL_TEXT}"
+            )
+        self._check_open()
+        if not text.strip():
+            self._supervisor.room_of(persona, room_id)
+            return ""
+        return await self._supervisor.recall(persona, room_id, text)
 
     async def drain(self) -> None:
         """Wait until every queued write has landed."""
@@ -423,6 +455,7 @@ async def open_memory(
                 clock=clock,
                 rules=block_rules(settings),
                 write_path=write_path,
+                recall=recall_rules(settings),
                 park_seconds=settings.write.park_backoff_max_seconds,
             )
             async with open_supervisor(context, settings.actors, settings.supervisor) as supervisor:

@@ -33,14 +33,27 @@ class BlockSettings:
     per_human: int
     per_kind_first: int
     riders_per_human: int
+    topic_per_human: int
+    topic_per_kind_first: int
+    topic_riders_per_human: int
 
 
 @attrs.frozen
 class RankingSettings:
     recency_weight: float
     importance_weight: float
+    topic_recency_weight: float
+    topic_importance_weight: float
     relevance_weight: float
+    lexical_share: float
     recency_decay_per_day: float
+
+
+@attrs.frozen
+class RecallSettings:
+    limit: int
+    char_limit: int
+    min_score: float
 
 
 @attrs.frozen
@@ -135,6 +148,7 @@ class Settings:
     storage: StorageSettings
     block: BlockSettings
     ranking: RankingSettings
+    recall: RecallSettings
     scope: ScopeSettings
     embedder: EmbedderSettings
     mind: MindSettings
@@ -150,6 +164,7 @@ _SECTIONS: dict[str, type] = {
     "storage": StorageSettings,
     "block": BlockSettings,
     "ranking": RankingSettings,
+    "recall": RecallSettings,
     "scope": ScopeSettings,
     "embedder": EmbedderSettings,
     "mind": MindSettings,
@@ -177,9 +192,18 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "block.per_human": _between(1, 100),
     "block.per_kind_first": _between(1, 100),
     "block.riders_per_human": _between(0, 100),
+    "block.topic_per_human": _between(1, 1000),
+    "block.topic_per_kind_first": _between(0, 100),
+    "block.topic_riders_per_human": _between(0, 100),
     "ranking.recency_weight": _NON_NEGATIVE,
     "ranking.importance_weight": _NON_NEGATIVE,
+    "ranking.topic_recency_weight": _NON_NEGATIVE,
+    "ranking.topic_importance_weight": _NON_NEGATIVE,
     "ranking.relevance_weight": _NON_NEGATIVE,
+    "ranking.lexical_share": _between(0.0, 1.0),
+    "recall.limit": _between(0, 100),
+    "recall.char_limit": _between(0, 20000),
+    "recall.min_score": _between(0.0, 1.0),
     "ranking.recency_decay_per_day": ((lambda v: 0 < v <= 1), "in (0, 1]"),
     "embedder.kind": ((lambda v: v in ("wordllama", "hashing", "http")), "'wordllama', 'hashing' or 'http'"),
     "embedder.dim": _between(8, 4096),

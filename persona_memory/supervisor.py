@@ -37,13 +37,23 @@ from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
 import attrs
+import numpy as np
 import outcome
 import trio
 
-from .actors.envelopes import CatchUp, Closing, Delivered, EditRequested, Envelope, FlushRequested
+from .actors.envelopes import (
+    CatchUp,
+    Closing,
+    Delivered,
+    EditRequested,
+    Envelope,
+    FlushRequested,
+    RecallRequested,
+)
 from .actors.lane import HumanEdit, Reply, WriteLane, run_writer
 from .actors.persona import ActorContext, PersonaActor
-from .errors import MemoryClosed, NotInRoom, StorageError, UnknownRoom, WriterCrashedTooOften
+from .core.ranking import Topic
+from .errors import MemoryClosed, NotInRoom, ProviderError, StorageError, UnknownRoom, WriterCrashedTooOften
 from .messages import RoomArchived, RoomEvent, RoomOpened
 from .rooms import RoomState, apply
 from .restart import RestartPolicy
@@ -221,13 +231,46 @@ class Supervisor:
 
     async def block(self, persona: str, room_id: str) -> str:
         """The block ``persona`` has for ``room_id`` with its current cast."""
+        room = self.room_of(persona, room_id)
+        return await self._running(persona).actor.block(room_id, room.generation)
+
+    def room_of(self, persona: str, room_id: str) -> RoomState:
+        """The open room ``room_id`` as it stands, with ``persona`` in it."""
         self._check_open()
         room = self.rooms.get(room_id)
         if room is None:
             raise UnknownRoom(f"room {room_id!r} is not open; send RoomOpened for it first")
         if persona not in room.personas:
             raise NotInRoom(f"persona {persona!r} is not in room {room_id!r} (it has {', '.join(room.personas)})")
-        return await self._running(persona).actor.block(room_id, room.generation)
+        return room
+
+    async def recall(self, persona: str, room_id: str, text: str) -> str:
+        """``persona``'s recall note for the message ``text`` in ``room_id`` with its current
+        cast, made by its actor after every event sent before (so against the block built for
+        the people present now). The message is embedded here, off the actor; if the embedder
+        fails, the note ranks by its words alone.
+
+        Raises:
+            MemoryClosed: the memory closed before the note was made.
+        """
+        room = self.room_of(persona, room_id)
+        if room.incognito:
+            return ""
+        embedder = self._ctx.embedder
+        try:
+            query = Topic.of(text, (await embedder.embed([text]))[0], embedder.name)
+        except ProviderError as exc:
+            log.warning("%s: could not embed a message in room %r (%s); recalling by its words",
+                        persona, room_id, exc)
+            query = Topic.of(text, np.zeros(1, dtype=np.float32), "")
+        room = self.room_of(persona, room_id)  # as it stands after the embedding
+        running = self._running(persona)
+        reply = Reply()
+        await self._delivered(running, self._deliver(running, RecallRequested(room, query, reply)))
+        await _first_of(reply.done, running.finished)
+        if not reply.done.is_set():
+            raise MemoryClosed(f"the memory closed before {persona}'s recall note was made")
+        return reply.result[0].unwrap()
 
     async def drain(self) -> None:
         """Return when every message sent before this call has been handled and written.

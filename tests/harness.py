@@ -363,22 +363,32 @@ class RoomView:
     private: bool
     incognito: bool
     names: Mapping[int, str] = attrs.field(factory=dict)
+    topic: bool = False  # the room was opened with a topic
 
 
 @attrs.frozen
 class Rules:
     """The settings the oracle needs. ``riders_per_human``: how many open loops and promises
-    per human ride before anything else (``None``: all of them)."""
+    per human ride before anything else (``None``: all of them). A room with a topic is
+    shaped by the ``topic_*`` numbers instead (``for_room``)."""
 
     char_limit: int
     per_human: int
     v1_proven: bool
     riders_per_human: int | None = None
+    topic_per_human: int | None = None
+    topic_riders_per_human: int | None = None
 
     @classmethod
     def from_settings(cls, settings: pm.Settings) -> Rules:
         b = settings.block
-        return cls(b.char_limit, b.per_human, settings.scope.v1_proven, getattr(b, "riders_per_human", None))
+        return cls(b.char_limit, b.per_human, settings.scope.v1_proven, b.riders_per_human,
+                   b.topic_per_human, b.topic_riders_per_human)
+
+    def for_room(self, room: RoomView) -> Rules:
+        if not room.topic or self.topic_per_human is None:
+            return self
+        return attrs.evolve(self, per_human=self.topic_per_human, riders_per_human=self.topic_riders_per_human)
 
 
 @attrs.frozen
@@ -455,6 +465,7 @@ def _line_bound(row: ModelRow) -> int:
 
 def check_block(text: str, persona: str, room: RoomView, world: WorldView, rules: Rules) -> list[str]:
     """Everything wrong with ``text`` as ``persona``'s block in ``room`` given ``world``."""
+    rules = rules.for_room(room)
     exp = expected_view(world, persona, room, rules)
     problems = [f"shows {why} ({token})" for token, why in exp.forbidden.items() if token in text]
     if room.incognito or not (exp.allowed or exp.notes):
@@ -577,9 +588,10 @@ class RoomModel:
     kit: str | None = None
     names: Mapping[int, str] = attrs.field(factory=dict)
     created_incognito: bool | None = None  # fixed when the room id is first opened
+    topic: bool = False
 
     def view(self) -> RoomView:
-        return RoomView(self.room_id, self.present, self.private, self.incognito, dict(self.names))
+        return RoomView(self.room_id, self.present, self.private, self.incognito, dict(self.names), self.topic)
 
     @property
     def writable(self) -> bool:
@@ -836,6 +848,7 @@ class BusyRooms:
         self._forget(room.room_id)
         room.open, room.personas, room.present = True, personas, humans
         room.private, room.incognito, room.kit, room.names = op.private, op.incognito, kit, names
+        room.topic = topic is not None
         await self._check_room(index, room)
 
     async def _check_room(self, index: int, room: RoomModel) -> None:

@@ -15,13 +15,16 @@ from datetime import timedelta
 
 import attrs
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rowfactory import EMBEDDER, NOW, make_row
 
 from persona_memory.core.audience import Audience, Visible
-from persona_memory.core.block import Block, BlockRules, build_block
-from persona_memory.core.ranking import Topic
+from persona_memory.core import block as block_module
+from persona_memory.core.block import Block, BlockRules, build_block, build_from_table, relevance
+from persona_memory.core.ranking import Topic, Weights
+from persona_memory.core.table import RowTable
 from persona_memory.core.render import TAIL, render_line
 from persona_memory.rows import KINDS, MemoryRow, UserControls
 
@@ -339,7 +342,7 @@ def test_the_topic_pulls_the_relevant_row_in():
     far = make_row(text="Dan has a cat.", importance=3, vector=[0.0, 1.0, 0.0])
     vectors = {near.id: np.array([1.0, 0.0, 0.0]), far.id: np.array([0.0, 1.0, 0.0])}
     topic = Topic(vector=np.array([1.0, 0.0, 0.0]), embedder=EMBEDDER)
-    rules = BlockRules(per_human=1)
+    rules = BlockRules(per_human=1, topic_per_human=1)
     rows = [near, far]
     with_topic = read(build(rows, PRIVATE_WITH_DAN, rules=rules, vectors=vectors, topic=topic), rows)
     without = read(build(rows, PRIVATE_WITH_DAN, rules=rules, vectors=vectors), rows)
@@ -477,3 +480,68 @@ def test_any_block_keeps_the_cap_the_audience_rule_and_the_riders(scene):
             by_group.setdefault(r.counterpart if r.subject == "self" else r.subject, []).append(r)
         for group in by_group.values():
             assert sum(r.id in loaded for r in group) >= min(len(group), rules.riders_per_human)
+
+
+def test_with_a_topic_relevance_is_the_hybrid_of_words_and_vectors() -> None:
+    # "garden" is the topic's one term; A holds it, B's vector is the topic's.
+    a = make_row(text="Dan has a garden.", vector=[0.0, 1.0, 0.0])
+    b = make_row(text="Dan likes films.", vector=[1.0, 0.0, 0.0])
+    vectors = {a.id: np.array([0.0, 1.0, 0.0]), b.id: np.array([1.0, 0.0, 0.0])}
+    topic = Topic.of("garden", np.array([1.0, 0.0, 0.0]), EMBEDDER)
+    table = RowTable.from_rows([a, b], vectors, {})
+    # BM25 of A over the two rows (lengths 2 and 3), divided by the query's ceiling idf·(k1+1):
+    lexical_a = (2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 2.5))) / 2.2
+    every = np.arange(2)
+    assert relevance(table, every, topic, 0.5) == pytest.approx([0.5 * lexical_a, 0.5 * 1.0])
+    assert relevance(table, every, topic, 0.75) == pytest.approx([0.75 * lexical_a, 0.25 * 1.0])
+
+    def shown(share: float) -> tuple[MemoryRow, ...]:
+        weights = Weights(recency=0.0, importance=0.0, lexical_share=share)
+        rules = BlockRules(topic_per_human=1, topic_weights=weights)
+        return read(build([a, b], PRIVATE_WITH_DAN, rules=rules, vectors=vectors, topic=topic), [a, b]).rows["u:42"]
+
+    assert shown(0.5) == (b,)  # 0.5 > 0.2475: the vector wins
+    assert shown(0.75) == (a,)  # 0.371 > 0.25: the word wins
+
+
+def test_with_a_topic_the_budget_decides_without_diversity_or_riders_by_default() -> None:
+    rows = [make_row(text=f"Dan fact number {n}.", importance=10 - n % 10) for n in range(40)]
+    rows.append(make_row(kind="open_loop", text="Dan will hear back about the loan.", importance=1))
+    topic = Topic.of("fact number", np.array([1.0, 0.0, 0.0]), EMBEDDER)
+    seen = read(build(rows, PRIVATE_WITH_DAN, topic=topic), rows)
+    facts = [r for r in seen.rows["u:42"] if r.kind == "fact"]
+    assert len(facts) > 10  # past the 10 per human and the 2 per kind of a room without a topic
+    assert seen.used > 1200 - 40  # until the budget is full
+    assert rows[-1] not in seen.rows["u:42"]  # the open loop shares no word: it does not ride
+    assert rows[-1] in read(build(rows, PRIVATE_WITH_DAN), rows).rows["u:42"]  # without a topic it rides
+
+
+def test_pruning_the_groups_never_changes_the_block(monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    humans = [DAN, CARA, 5, 6]
+    rows, vectors = [], {}
+    for n in range(900):
+        subject = rng.choice(["world", "self", *(f"u:{h}" for h in humans)])
+        extra = {"counterpart": f"u:{rng.choice(humans)}"} if subject == "self" else {}
+        kind = str(rng.choice(["promise", "open_loop"])) if subject == "self" else str(rng.choice(KINDS))
+        words = " ".join(rng.choice(["garden", "loan", "cello", "trip", "exam", "boat", "rain"], size=int(rng.integers(1, 12))))
+        vector = rng.normal(size=3)
+        row = make_row(
+            subject=str(subject), kind=kind, text=f"Row {n} about {words}.", importance=int(rng.integers(1, 11)),
+            created=NOW - timedelta(days=float(rng.uniform(0, 200))), vector=vector, **extra,
+        )
+        rows.append(row)
+        vectors[row.id] = vector / np.linalg.norm(vector)
+    table = RowTable.from_rows(rows, vectors, {})
+    topic = Topic.of("the garden in the rain", np.array([0.6, 0.8, 0.0]), EMBEDDER)
+    cases = [
+        (Audience(present=frozenset(humans[:k])), t, r)
+        for k in (1, 2, 4)
+        for t in (None, topic)
+        for r in (BlockRules(v1_proven=False), BlockRules(v1_proven=False, char_limit=3000, per_human=40))
+    ]
+    pruned = [build_from_table("warren", a, table, controls={}, topic=t, names={}, now=NOW, rules=r) for a, t, r in cases]
+    monkeypatch.setattr(block_module, "PRUNE_FACTOR", 10**6)
+    whole = [build_from_table("warren", a, table, controls={}, topic=t, names={}, now=NOW, rules=r) for a, t, r in cases]
+    assert [b.text for b in pruned] == [b.text for b in whole]
+    assert all(b.loaded_ids for b in pruned)

@@ -3,6 +3,8 @@
 - ``Delivered``: a room event, with the room as it now stands.
 - ``EditRequested``: a human's edit (delete, undo, clear-all) for the actor to run in turn with
   its writes; the outcome goes to ``reply``.
+- ``RecallRequested``: the recall note for a human's message in a room; the text goes to
+  ``reply``.
 - ``CatchUp``: the sweep found this persona's cursor behind in a room: queue its write.
 - ``FlushRequested``: set ``done`` once everything sent before has been written.
 - ``Wake``: the writer left reports (nothing else to do).
@@ -42,6 +44,16 @@ class EditRequested:
     reply: object
 
 
+@attrs.frozen(eq=False)
+class RecallRequested:
+    """The recall note for a message whose query is ``query`` (a ``ranking.Topic``) in
+    ``room`` as it stands; the text goes to ``reply`` (a ``lane.Reply``)."""
+
+    room: RoomState
+    query: object
+    reply: object
+
+
 @attrs.frozen
 class CatchUp:
     """Queue the write path for ``room`` (the sweep found this persona's cursor behind)."""
@@ -59,4 +71,4 @@ class Closing:
     """No more envelopes from the supervisor: finish the touches and close the lane."""
 
 
-Envelope = Delivered | CatchUp | FlushRequested | EditRequested | Wake | Closing
+Envelope = Delivered | CatchUp | FlushRequested | EditRequested | RecallRequested | Wake | Closing

@@ -21,7 +21,10 @@ Rules:
 - Rows that loaded into a block are touched later, in one write on the lane, coalesced: one
   ``TouchJob`` at a time, carrying a snapshot of the stamps; stamps that found the lane full
   go with the next one, and the last ones are queued when the actor closes, so none is lost.
-- An incognito room's block is empty and costs no read.
+- An incognito room's block is empty and costs no read; so is its recall note.
+- The recall note (``RecallRequested``) is computed here, in turn with the room's events, so
+  it sees the people present now and the block built for them; it reads the humans'
+  switches fresh, never changes a cached block, and its rows are touched like a block's.
 - A topic the embedder cannot embed (the provider is down) costs the block its relevance term,
   never the block itself.
 """
@@ -39,13 +42,23 @@ import trio
 from ..clock import WallClock
 from ..core.block import BlockRules, build_from_table
 from ..core.ranking import Topic
+from ..core.recall import RecallRules, recall_note
 from ..embedding import Embedder
 from ..errors import InvalidInput, MemoryClosed, ProviderError
 from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
 from ..rooms import RoomState
 from ..storage import writes
 from ..storage.store import Store
-from .envelopes import CatchUp, Closing, Delivered, EditRequested, Envelope, FlushRequested, Wake
+from .envelopes import (
+    CatchUp,
+    Closing,
+    Delivered,
+    EditRequested,
+    Envelope,
+    FlushRequested,
+    RecallRequested,
+    Wake,
+)
 from .lane import (
     ClearMemories,
     DeleteMemory,
@@ -89,6 +102,7 @@ class ActorContext:
     clock: WallClock
     rules: BlockRules
     write_path: WritePath | None = None
+    recall: RecallRules = RecallRules()
     park_seconds: float = 21600.0  # how long a poison slice waits before the sweep retries it
 
 
@@ -170,6 +184,12 @@ class PersonaActor:
                 await self._lane.submit(QuietJob(room))
             case EditRequested(edit=edit, reply=reply):
                 await self._lane.submit(EditJob(edit, reply))
+            case RecallRequested(room=room, query=query, reply=reply):
+                try:
+                    reply.set(outcome.Value(await self._recall(room, query)))
+                except Exception as exc:
+                    log.exception("%s: the recall note for room %r failed", self.persona, room.room_id)
+                    reply.set(outcome.Error(exc))
             case FlushRequested(done=done):
                 self._queue_touches()
                 await self._lane.submit(FlushJob(done))
@@ -264,6 +284,30 @@ class PersonaActor:
         self._touch_later(built.loaded_ids, now)
         return built.text, frozenset(built.loaded_ids)
 
+    async def _recall(self, room: RoomState, query: Topic) -> str:
+        """The recall note for ``query`` in ``room`` (design §3, retrieval on demand)."""
+        if room.incognito:
+            return ""
+        ctx = self._ctx
+        version, controls = await ctx.store.read_state(self.persona, room.present)
+        if version != self._index.version:
+            version, rows = await ctx.store.persona_rows(self.persona)
+            self._index.load(version, rows)
+        cached = self._blocks.get(room.room_id)
+        note = recall_note(
+            self.persona,
+            room.audience,
+            self._index.table,
+            controls=controls,
+            query=query,
+            shown=cached.loaded if cached is not None else (),
+            rules=ctx.rules,
+            recall=ctx.recall,
+        )
+        if note.ids:
+            self._touch_later(note.ids, ctx.clock.now())
+        return note.text
+
     async def _purge_deleted(self) -> None:
         """After a human's delete: rebuild every cached block that showed a row now gone, so
         no deleted line is served again (its generation stays: the room did not change)."""
@@ -295,7 +339,7 @@ class PersonaActor:
                 exc,
             )
             return None
-        topic = Topic(vector=vector, embedder=self._ctx.embedder.name)
+        topic = Topic.of(room.topic, vector, self._ctx.embedder.name)
         self._topics[room.room_id] = (room.topic, topic)
         return topic
 

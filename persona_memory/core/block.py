@@ -23,22 +23,48 @@ import numpy as np
 
 from ..rows import MemoryRow, UserControls
 from . import ranking
-from .audience import Audience, admitted
+from .audience import Admitted, Audience, admitted
 from .render import Section, render_block
 from .selection import take
 from .table import EMPTY, RowTable
 
 
 @attrs.frozen
+class Shape:
+    """How ranked lines become a block: the caps, the diversity pass, the riders, the weights."""
+
+    per_human: int
+    per_kind_first: int  # 0: no diversity pass
+    riders_per_human: int
+    weights: ranking.Weights
+
+
+@attrs.frozen
 class BlockRules:
-    """The tunable numbers of the read path (``[block]``, ``[ranking]``, ``[scope]``)."""
+    """The tunable numbers of the read path (``[block]``, ``[ranking]``, ``[scope]``).
+
+    A room without a topic is shaped by the design's numbers (``per_human``,
+    ``per_kind_first``, ``riders_per_human``, ``weights``); a room with one by the
+    ``topic_*`` numbers, where relevance leads (see ``defaults.toml`` for how they were chosen).
+    """
 
     char_limit: int = 1200
     per_human: int = 10
     per_kind_first: int = 2
     riders_per_human: int = 3
     weights: ranking.Weights = ranking.Weights()
+    topic_per_human: int = 100
+    topic_per_kind_first: int = 0
+    topic_riders_per_human: int = 0
+    topic_weights: ranking.Weights = ranking.Weights(recency=0.05, importance=0.1)
     v1_proven: bool = True
+
+    def shape(self, topic: ranking.Topic | None) -> Shape:
+        if topic is None:
+            return Shape(self.per_human, self.per_kind_first, self.riders_per_human, self.weights)
+        return Shape(
+            self.topic_per_human, self.topic_per_kind_first, self.topic_riders_per_human, self.topic_weights
+        )
 
 
 @attrs.frozen
@@ -49,6 +75,63 @@ class Block:
     loaded_ids: tuple[int, ...]
     used: int
     limit: int
+
+
+@attrs.frozen(eq=False)
+class Candidates:
+    """What a room may show of a table: the audience rule's decision applied to the rows.
+
+    ``groups`` are the block's groups in order (each present human ascending, then the world,
+    ``None``); ``admitted`` those the rule lets in; ``positions`` the table positions of every
+    admitted row, ascending.
+    """
+
+    let: Admitted
+    groups: tuple[int | None, ...]
+    admitted: tuple[int | None, ...]
+    positions: np.ndarray
+
+
+def candidates(
+    persona: str, audience: Audience, table: RowTable, controls: Mapping[int, UserControls], *, v1_proven: bool
+) -> Candidates:
+    """The rows of ``table`` this audience may see — the one place the block and the recall
+    note apply the audience rule (``core.audience.admitted``) to a persona's rows."""
+    let = admitted(persona, audience, controls, v1_proven=v1_proven)
+    groups: tuple[int | None, ...] = (*sorted(audience.present), None)
+    keys = tuple(k for k in groups if (let.world if k is None else k in let.humans))
+    parts = [table.about(k) for k in keys]
+    idx = np.sort(np.concatenate(parts)) if parts else EMPTY
+    return Candidates(let, groups, keys, idx)
+
+
+def relevance(
+    table: RowTable, positions: np.ndarray, topic: ranking.Topic | None, lexical_share: float
+) -> np.ndarray:
+    """The hybrid relevance (``ranking.hybrid``) of every row to ``topic``, BM25 counted over
+    ``positions`` (the candidates); 0 outside them and without a topic."""
+    fused = np.zeros(len(table))
+    if topic is not None and positions.size:
+        cosine = table.cosine(topic)[positions]
+        words = table.lexical.relevance(topic.terms, positions)[positions]
+        fused[positions] = ranking.hybrid(cosine, words, lexical_share)
+    return fused
+
+
+def score(
+    table: RowTable, positions: np.ndarray, *, topic: ranking.Topic | None, now: datetime, weights: ranking.Weights
+) -> np.ndarray:
+    """The rank score of every row in ``positions`` (0 elsewhere)."""
+    scores = np.zeros(len(table))
+    if positions.size:
+        fused = relevance(table, positions, topic, weights.lexical_share)
+        scores[positions] = ranking.combine(
+            ranking.decay(table.stamps[positions], now, weights.decay_per_day),
+            table.importance[positions],
+            fused[positions],
+            weights,
+        )
+    return scores
 
 
 def build_block(
@@ -81,6 +164,46 @@ def build_block(
     )
 
 
+PRUNE_FACTOR = 4
+"""Before the diversity and take passes a group keeps this many times the lines it could
+show (its cap, or what the budget holds of its shortest line, whichever is less), plus the
+best of each kind and its riders, which may rank lower: the build's Python work grows with
+what the block shows, not with what the store holds."""
+
+
+def best_of_group(
+    members: np.ndarray,
+    scores: np.ndarray,
+    kind_codes: np.ndarray,
+    rides: np.ndarray,
+    *,
+    keep: int,
+    per_kind: int,
+    riders: int,
+) -> np.ndarray:
+    """``members`` (table positions) best first by ``scores``, pruned to what can matter.
+
+    Kept: the ``keep`` best (and any tied with the last of them); the ``per_kind`` best of
+    each kind (the diversity pass may pull them forward); the ``riders`` best of the rows
+    that ride (``rides``). Ties keep table order, as a stable sort over the whole group would.
+    """
+
+    def ordered(pos: np.ndarray) -> np.ndarray:
+        return pos[np.lexsort((pos, -scores[pos]))]
+
+    if members.size <= keep:
+        return ordered(members)
+    own = scores[members]
+    cut = float(-np.partition(-own, keep - 1)[keep - 1])
+    chosen = [members[own >= cut]]
+    subsets = [(per_kind, kind_codes[members] == code) for code in np.unique(kind_codes[members])] if per_kind else []
+    if riders:
+        subsets.append((riders, rides[members]))
+    for count, where in subsets:
+        chosen.append(ordered(members[where])[:count])
+    return ordered(np.unique(np.concatenate(chosen)))
+
+
 def build_from_table(
     persona: str,
     audience: Audience,
@@ -93,44 +216,41 @@ def build_from_table(
     rules: BlockRules,
 ) -> Block:
     """``build_block`` over rows already prepared as a ``RowTable`` (what the actors call)."""
-    let = admitted(persona, audience, controls, v1_proven=rules.v1_proven)
-    group_keys: list[int | None] = sorted(audience.present) + [None]
-    admitted_keys = [k for k in group_keys if (let.world if k is None else k in let.humans)]
-    parts = [table.about(k) for k in admitted_keys]
-    idx = np.sort(np.concatenate(parts)) if parts else EMPTY
+    shape = rules.shape(topic)
+    seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
+    idx = seen.positions
+    scores = score(table, idx, topic=topic, now=now, weights=shape.weights)
 
-    w = rules.weights
-    relevance = table.relevance(topic)[idx]
-    scores = np.zeros(len(table))
-    scores[idx] = ranking.combine(
-        ranking.decay(table.stamps[idx], now, w.decay_per_day), table.importance[idx], relevance, w
-    )
-
+    shortest = int(table.length_array[idx].min()) if idx.size else 0
+    fit = rules.char_limit // (shortest + 1) if idx.size else 0
+    keep = max(1, PRUNE_FACTOR * min(shape.per_human, fit))
     groups = []
-    for key in group_keys:
-        if key not in admitted_keys:
+    for key in seen.groups:
+        if key not in seen.admitted:
             groups.append([])
             continue
-        members = table.about(key)
-        order = members[np.argsort(-scores[members], kind="stable")].tolist()
-        groups.append(ranking.diversify(order, table.kinds, rules.per_kind_first))
+        best = best_of_group(
+            table.about(key), scores, table.kind_codes, table.rides,
+            keep=keep, per_kind=shape.per_kind_first, riders=shape.riders_per_human,
+        ).tolist()
+        groups.append(ranking.diversify(best, table.kinds, shape.per_kind_first) if shape.per_kind_first else best)
 
-    rank = np.zeros(len(table), dtype=np.int64)
-    rank[idx[np.argsort(-scores[idx], kind="stable")]] = np.arange(idx.size)
+    pooled = [p for group in groups for p in group]
+    rank = {p: n for n, p in enumerate(sorted(pooled, key=lambda p: (-scores[p], p)))}
     taken = take(
         groups,
         table.kinds,
         table.lengths.__getitem__,
-        per_group=rules.per_human,
+        per_group=shape.per_human,
         char_limit=rules.char_limit,
         rank_of=rank.__getitem__,
-        riders_per_group=rules.riders_per_human,
-        shortest=int(table.length_array[idx].min()) if idx.size else 0,
+        riders_per_group=shape.riders_per_human,
+        shortest=shortest,
     )
 
     sections = []
-    for key, chosen in zip(group_keys, taken.per_group):
-        person = controls.get(key) if key is not None and key in let.humans else None
+    for key, chosen in zip(seen.groups, taken.per_group):
+        person = controls.get(key) if key is not None and key in seen.let.humans else None
         note = person.memory_note if person is not None else ""
         sections.append(Section(key, tuple(table.lines[p] for p in chosen), note))
 

@@ -3,11 +3,18 @@
 Rules:
 - recency    = decay ** days since ``last_recalled`` (else ``created``); decay 0.98 per day.
 - importance = importance / 10.
-- relevance  = cosine between the row's vector and the room topic's vector; 0 with no topic,
-  no vector, or a vector from another embedder (two models' vectors are never compared).
+- relevance  = the hybrid of two signals of the room topic (0 with no topic), fused in one
+  way (``hybrid``) for the block and the recall note alike:
+  ``(1 - lexical_share) · max(cosine, 0) + lexical_share · lexical``, where ``cosine`` is
+  between the row's vector and the topic's (0 with no vector, or a vector from another
+  embedder: two models' vectors are never compared) and ``lexical`` is the row's BM25 score
+  (``lexical.LexicalIndex``) over the candidates, divided by the most that query could score
+  (each of its terms found by the candidates, at its idf times ``k1 + 1``). Both lie in
+  [0, 1], so the hybrid is an absolute score a threshold can be set on (``recall.min_score``).
 - Each term is min-max normalised over the candidates (a term equal for all candidates
-  normalises to 0: it cannot tell them apart), then weighted and summed. The weights start
-  equal (Generative Agents' α = 1) and are configurable.
+  normalises to 0: it cannot tell them apart), then weighted and summed. The weights started
+  equal (Generative Agents' α = 1); the defaults were chosen on LoCoMo's dev split
+  (``defaults.toml`` says how), and a room with a topic has its own weights.
 - Ties keep the candidates' given order (a stable sort).
 - Diversity (Kindroid's rule): walking down the ranking, at most ``per_kind_first`` items of a
   kind come first; the rest follow in rank order.
@@ -22,6 +29,7 @@ import attrs
 import numpy as np
 
 from ..rows import MemoryRow
+from . import lexical
 
 
 EQUAL_WITHIN = 1e-6
@@ -34,14 +42,24 @@ class Weights:
     importance: float = 1.0
     relevance: float = 1.0
     decay_per_day: float = 0.98
+    lexical_share: float = 0.5
 
 
 @attrs.frozen
 class Topic:
-    """The room topic's unit vector and the name of the embedder that made it."""
+    """A query to rank against: the room topic (or a human's message for the recall note).
+
+    ``vector`` is its unit vector, ``embedder`` the name of the embedder that made it, and
+    ``terms`` its BM25 terms (``lexical.terms``).
+    """
 
     vector: np.ndarray = attrs.field(eq=False)
     embedder: str
+    terms: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, text: str, vector: np.ndarray, embedder: str) -> Topic:
+        return cls(vector=vector, embedder=embedder, terms=tuple(lexical.terms(text)))
 
 
 def recency(rows: Sequence[MemoryRow], now: datetime, decay_per_day: float) -> np.ndarray:
@@ -74,6 +92,11 @@ def relevance(
     return out
 
 
+def hybrid(cosine: np.ndarray, lexical_scores: np.ndarray, lexical_share: float) -> np.ndarray:
+    """The fused relevance: ``(1 - share) · max(cosine, 0) + share · lexical`` (both in [0, 1])."""
+    return (1.0 - lexical_share) * np.maximum(cosine, 0.0) + lexical_share * lexical_scores
+
+
 def normalise(values: np.ndarray) -> np.ndarray:
     """Min-max to [0, 1]; values that differ by no more than ``EQUAL_WITHIN`` become 0.
 
@@ -97,11 +120,15 @@ def scores(
     topic: Topic | None,
     weights: Weights,
 ) -> np.ndarray:
-    """The score of each row: the weighted sum of its three normalised terms."""
+    """The score of each row: the weighted sum of its three normalised terms, the rows
+    themselves being the candidates."""
     importance = np.fromiter((r.importance / 10.0 for r in rows), dtype=np.float64, count=len(rows))
-    return combine(
-        recency(rows, now, weights.decay_per_day), importance, relevance(rows, vectors, topic), weights
-    )
+    fused = np.zeros(len(rows))
+    if topic is not None:
+        words = lexical.LexicalIndex.from_texts(r.text for r in rows)
+        every = np.arange(len(rows), dtype=np.int64)
+        fused = hybrid(relevance(rows, vectors, topic), words.relevance(topic.terms, every), weights.lexical_share)
+    return combine(recency(rows, now, weights.decay_per_day), importance, fused, weights)
 
 
 def combine(

@@ -10,7 +10,8 @@ Rules:
 - Per row, once: whom it concerns (a user id, ``None`` for the world), its rendered line
   (``render_line``, with its ``confidence`` tag and the arc it replaced) and that line's
   length, ``importance / 10``, the POSIX time recency counts from (``last_recalled``, else
-  ``created``), and its unit vector, stacked with the others of the same embedder.
+  ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
+  terms of its text (``lexical``).
 - A touch changes only where recency counts from: ``touched`` returns a table with new stamps.
 """
 
@@ -23,12 +24,15 @@ import attrs
 import numpy as np
 
 from .. import ids
-from ..rows import MemoryRow
+from ..rows import KINDS, MemoryRow
 from .audience import Visible, told_in_confidence
+from .lexical import LexicalIndex
 from .ranking import Topic
+from .selection import ALWAYS_RIDE
 from .render import render_line
 
 EMPTY = np.zeros(0, dtype=np.int64)
+KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
 
 
 @attrs.frozen(eq=False)
@@ -49,6 +53,9 @@ class RowTable:
     by_about: Mapping[int | None, np.ndarray]
     spaces: Mapping[str, tuple[np.ndarray, np.ndarray]]
     position: Mapping[int, int]
+    lexical: LexicalIndex
+    kind_codes: np.ndarray
+    rides: np.ndarray
 
     @classmethod
     def from_rows(
@@ -94,6 +101,9 @@ class RowTable:
                 for name, (p, s) in spaces.items()
             },
             position={row_id: pos for pos, row_id in enumerate(r.id for r in open_rows)},
+            lexical=LexicalIndex.from_texts(r.text for r in open_rows),
+            kind_codes=np.fromiter((KIND_CODES[r.kind] for r in open_rows), np.int64, len(open_rows)),
+            rides=np.fromiter((r.kind in ALWAYS_RIDE for r in open_rows), bool, len(open_rows)),
         )
 
     def __len__(self) -> int:
@@ -103,7 +113,7 @@ class RowTable:
         """Positions of the rows about user ``key`` (or the world, ``None``), ascending."""
         return self.by_about.get(key, EMPTY)
 
-    def relevance(self, topic: Topic | None) -> np.ndarray:
+    def cosine(self, topic: Topic | None) -> np.ndarray:
         """Cosine of every row's vector to ``topic``; 0 where they cannot be compared."""
         out = np.zeros(len(self.ids), dtype=np.float64)
         if topic is None:

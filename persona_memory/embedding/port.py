@@ -24,7 +24,8 @@ The contract every implementation keeps:
     (``InvalidInput``), since a ``str`` is a sequence of one-character texts.
     Model failures raise ``ProviderError`` (``EmbedderUnavailable`` if it cannot be
     loaded or reached). CPU-heavy implementations must not block the trio event loop:
-    they run the work in ``trio.to_thread.run_sync``.
+    they run the work in ``trio.to_thread.run_sync`` (a single short text may be embedded
+    inline when that costs less than the hop).
 ``await aclose()``
     Releases whatever the embedder holds (HTTP clients, threads). Idempotent.
 

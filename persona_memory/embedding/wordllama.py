@@ -66,11 +66,17 @@ def _import_inference() -> Any:
     return WordLlamaInference
 
 
+INLINE_CHARS = 400
+"""One text up to this long is embedded on the trio thread (about 0.1 ms, as much as a thread
+hop); anything longer, or several texts, goes to a worker thread."""
+
+
 @attrs.frozen
 class WordLlamaEmbedder:
     """WordLlama ``l2_supercat`` sentence embeddings; implements ``Embedder``.
 
-    Build it with ``WordLlamaEmbedder.load()``. ``embed`` runs on a worker thread.
+    Build it with ``WordLlamaEmbedder.load()``. ``embed`` runs on a worker thread (one short
+    text inline).
     Its vectors put "Where does Dan live?" near "Dan owns a flat in Xuhui", but it is a
     bag of tokens: word order and negation barely register.
     """
@@ -131,7 +137,8 @@ class WordLlamaEmbedder:
         return unit_rows(self._inference.embed(items, norm=False))
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` on a worker thread.
+        """Embed ``texts`` on a worker thread — or inline, for one short text (a room topic,
+        a message for the recall note): that costs less than the hop to a thread would.
 
         Args:
             texts: The texts to embed; may be empty.
@@ -145,6 +152,8 @@ class WordLlamaEmbedder:
         items = text_list(texts)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if len(items) == 1 and len(items[0]) <= INLINE_CHARS:
+            return self.embed_sync(items)
         return await trio.to_thread.run_sync(self.embed_sync, items)
 
     async def aclose(self) -> None:

@@ -1,0 +1,170 @@
+"""Lexical relevance: Okapi BM25 over the rows a room may show. Pure: no I/O.
+
+Dense cosine finds rows that mean the same thing in other words; it is weak where the words
+themselves matter — a name of a place, a pet, a product, a number. BM25 scores exactly those
+shared words, so the read path uses both (``ranking`` fuses them).
+
+Rules:
+- Terms: the text lower-cased, split into ``[a-z0-9]+`` runs; ``u:`` ids, words of one
+  letter and common function words (``STOP_WORDS``) are dropped; the rest are cut to a light
+  stem (``stem``), so "interviews", "interviewed" and "interviewing" are one term.
+- A row's terms are counted once, when its table is prepared (``LexicalIndex.from_texts``).
+- BM25 (Robertson & Zaragoza 2009) with ``k1 = 1.2``, ``b = 0.75`` and the non-negative idf
+  ``ln(1 + (N - df + 0.5) / (df + 0.5))``. ``N``, ``df`` and the average length are counted
+  over the candidates only — the rows this room may show — so a row the room may not see
+  never changes how the others score.
+- A query's repeated terms count once; a term no candidate has scores nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable, Sequence
+
+import attrs
+import numpy as np
+
+K1 = 1.2
+B = 0.75
+
+_WORD = re.compile(r"u:\d+|[a-z0-9]+")
+
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves also get got ever really much many
+    """.split()
+)
+"""English function words: articles, pronouns, prepositions, auxiliaries, conjunctions and a
+few fillers. They say nothing about what a row is about."""
+
+_SUFFIXES = ("ings", "ing", "ies", "ied", "ed", "es", "s")
+
+
+def stem(word: str) -> str:
+    """A light stemmer: one inflection off, then a final ``y`` → ``i`` and a final ``e`` off.
+
+    So "party"/"parties", "movie"/"movies", "hike"/"hiked"/"hiking" and "run"/"running" each
+    meet in one stem. A stem keeps at least three letters; ``-ss``, ``-us`` and ``-is`` words
+    keep their s ("class"), ``-eed`` words their ending ("speed"); numbers are left alone.
+    """
+    if word.isdigit() or len(word) <= 3:
+        return word
+    for suffix in _SUFFIXES:
+        if not word.endswith(suffix) or len(word) - len(suffix) < 3:
+            continue
+        if suffix == "s" and word.endswith(("ss", "us", "is")):
+            break
+        if suffix == "ed" and word.endswith("eed"):
+            break
+        base = word[: -len(suffix)]
+        if suffix in ("ies", "ied"):
+            base += "i"
+        elif suffix in ("ing", "ings", "ed") and len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+            base = base[:-1]  # "running" → "run", but "falling" → "fall"
+        word = base
+        break
+    if len(word) > 3 and word[-1] == "y":
+        return word[:-1] + "i"
+    if len(word) > 3 and word[-1] == "e":
+        return word[:-1]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """The BM25 terms of ``text``, in order, repeats kept."""
+    out = []
+    for word in _WORD.findall(text.lower()):
+        if len(word) < 2 or word in STOP_WORDS or word.startswith("u:"):
+            continue
+        out.append(stem(word))
+    return out
+
+
+@attrs.frozen(eq=False)
+class LexicalIndex:
+    """Term postings over a sequence of texts, indexed by position; build with ``from_texts``.
+
+    ``postings[term]`` is ``(positions, counts)``: the texts that hold the term (ascending)
+    and how often each does; ``lengths[i]`` is text ``i``'s number of terms.
+    """
+
+    postings: dict[str, tuple[np.ndarray, np.ndarray]]
+    lengths: np.ndarray
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> LexicalIndex:
+        found: dict[str, tuple[list[int], list[int]]] = {}
+        lengths: list[int] = []
+        for pos, text in enumerate(texts):
+            counts = Counter(terms(text))
+            lengths.append(sum(counts.values()))
+            for term, count in counts.items():
+                positions, tallies = found.setdefault(term, ([], []))
+                positions.append(pos)
+                tallies.append(count)
+        return cls(
+            postings={
+                t: (np.asarray(p, dtype=np.int64), np.asarray(c, dtype=np.float64))
+                for t, (p, c) in found.items()
+            },
+            lengths=np.asarray(lengths, dtype=np.float64),
+        )
+
+    def __len__(self) -> int:
+        return int(self.lengths.size)
+
+    def scores(self, query: Sequence[str], candidates: np.ndarray) -> np.ndarray:
+        """BM25 of every text against the ``query`` terms, counted over ``candidates``.
+
+        Args:
+            query: terms (``terms(text)``); repeats count once.
+            candidates: the positions that may be scored (ascending or not); the rest score 0
+                and do not count toward ``N``, ``df`` or the average length.
+
+        Returns:
+            One score per text (``len(self)``), 0 outside ``candidates``.
+        """
+        return self._bm25(query, candidates)[0]
+
+    def relevance(self, query: Sequence[str], candidates: np.ndarray) -> np.ndarray:
+        """``scores`` divided by the most ``query`` could score over ``candidates``: in [0, 1].
+
+        The ceiling is each query term that a candidate holds, at its idf times ``k1 + 1``
+        (the limit of a term's BM25 as its count grows); terms no candidate holds add nothing,
+        so a question's names and filler words do not dilute the words it shares with rows.
+        """
+        out, ceiling = self._bm25(query, candidates)
+        return out / ceiling if ceiling > 0 else out
+
+    def _bm25(self, query: Sequence[str], candidates: np.ndarray) -> tuple[np.ndarray, float]:
+        """The scores and the query's ceiling (see ``relevance``)."""
+        out = np.zeros(len(self), dtype=np.float64)
+        n = int(candidates.size)
+        if n == 0 or not query:
+            return out, 0.0
+        found = [(t, p) for t in dict.fromkeys(query) if (p := self.postings.get(t)) is not None]
+        if not found:
+            return out, 0.0
+        mask = np.zeros(len(self), dtype=bool)
+        mask[candidates] = True
+        average = float(self.lengths[candidates].mean()) or 1.0
+        ceiling = 0.0
+        for _, (positions, counts) in found:
+            inside = mask[positions]
+            df = int(inside.sum())
+            if df == 0:
+                continue
+            positions, counts = positions[inside], counts[inside]
+            idf = float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
+            norm = K1 * (1.0 - B + B * self.lengths[positions] / average)
+            out[positions] += idf * counts * (K1 + 1.0) / (counts + norm)
+            ceiling += idf * (K1 + 1.0)
+        return out, ceiling
