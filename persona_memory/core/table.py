@@ -26,6 +26,7 @@ import numpy as np
 from .. import ids
 from ..rows import KINDS, MemoryRow
 from .audience import Visible, told_in_confidence
+from .blas import one_thread
 from .lexical import LexicalIndex
 from .ranking import Topic
 from .selection import ALWAYS_RIDE
@@ -121,7 +122,8 @@ class RowTable:
         space = self.spaces.get(topic.embedder)
         if space is not None:
             positions, matrix = space
-            out[positions] = matrix @ topic.vector
+            with one_thread(len(positions)):
+                out[positions] = matrix @ topic.vector
         return out
 
     def touched(self, stamps: Mapping[int, datetime]) -> RowTable:
