@@ -118,9 +118,12 @@ WriteJob = TouchJob | QuietJob | EditJob | FlushJob
 
 @attrs.frozen(eq=False)
 class Wrote:
-    """The write path ran for a room (rows may have been written)."""
+    """The write path ran for a room (rows may have been written). ``posted``: what it
+    committed, when the write path says (a ``storage.writes.Posted``), for the actor to apply
+    to its row index."""
 
     room_id: str
+    posted: object = None
 
 
 @attrs.frozen(eq=False)

@@ -87,7 +87,9 @@ log = logging.getLogger(__name__)
 class WritePath(Protocol):
     """Turns a room's transcript since the persona's cursor into rows (the write path).
 
-    ``block`` is the persona's current block for the people present (``""`` if none).
+    ``block`` is the persona's current block for the people present (``""`` if none). What it
+    returns may carry ``posted`` (a ``storage.writes.Posted``: what it committed); the actor
+    applies that to its row index instead of reading every row again.
     """
 
     async def __call__(self, persona: str, room: RoomState, *, archiving: bool, block: str) -> object: ...
@@ -209,8 +211,11 @@ class PersonaActor:
 
     def _apply(self, report: Report) -> None:
         match report:
-            case Wrote():
-                pass  # the next build sees the persona's new version and reloads its rows
+            case Wrote(posted=posted):
+                # Its own write, applied to the row index when it began at the index's
+                # version; otherwise the next build sees a new version and reloads.
+                if isinstance(posted, writes.Posted):
+                    self._index.apply_posted(posted)
             case Touched(stamps=stamps, committed=committed):
                 self._touch_queued = False
                 for row_id, stamp in stamps.items():
@@ -372,6 +377,7 @@ class PersonaActor:
                 await ctx.store.touch(stamps)
                 self._lane.report(Touched(stamps))
             case QuietJob(room=room, archiving=archiving, block=block):
+                posted = None
                 if ctx.write_path is None:
                     log.info(
                         "%s: no write path configured; room %r stays unread past the cursor",
@@ -379,8 +385,9 @@ class PersonaActor:
                         room.room_id,
                     )
                 elif not room.incognito:  # the write path reads only the lines it heard
-                    await ctx.write_path(self.persona, room, archiving=archiving, block=block)
-                self._lane.report(Wrote(room.room_id))
+                    result = await ctx.write_path(self.persona, room, archiving=archiving, block=block)
+                    posted = getattr(result, "posted", None)
+                self._lane.report(Wrote(room.room_id, posted))
             case EditJob(edit=edit):
                 try:
                     result = outcome.Value(await self._edit(edit))

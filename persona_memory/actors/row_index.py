@@ -7,6 +7,9 @@ Rules:
   excepted); a copy whose version differs is reloaded before use. So rows written by anyone —
   the write path, the demo, a human's delete — show at the next build.
 - Touches are the actor's own: it applies them to the copy after they commit.
+- So are its writes: when a write committed at exactly the copy's version (nobody else changed
+  the rows in between), ``apply_posted`` applies its new and closed rows and takes the version
+  after it, without reading every row again; otherwise the next build reloads.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 from ..core.table import RowTable
 from ..embedding.vectors import unit_rows
 from ..rows import MemoryRow
+from ..storage.writes import Posted
 
 
 def decode_unit_rows(rows: list[MemoryRow], dim: int) -> np.ndarray:
@@ -60,6 +64,44 @@ class RowIndex:
         for dim, batch in encoded.items():
             self.vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
         self.table = RowTable.from_rows(self.open_rows.values(), self.vectors, self.replaced)
+
+    def apply_posted(self, posted: Posted) -> bool:
+        """Apply a write of this persona's that began at this copy's version; ``False`` (and
+        nothing changed) when it did not, so the next build reloads."""
+        if posted.versions is None or posted.versions[0] != self.version:
+            return False
+        replaced: dict[int, MemoryRow] = {}
+        closed_ids = []
+        for closing in posted.closed:
+            row = self.open_rows.pop(closing.row_id, None)
+            if row is None:
+                return self._forget()
+            closed_ids.append(closing.row_id)
+            self.vectors.pop(closing.row_id, None)
+            if closing.closed_by is not None:
+                replaced[closing.closed_by] = attrs.evolve(
+                    row, valid_to=closing.valid_to, closed_by=closing.closed_by
+                )
+        added = [r for r in posted.rows if r.valid_to is None]
+        vectors = {}
+        encoded: dict[int, list[MemoryRow]] = {}
+        for row in added:
+            assert row.id is not None
+            self.open_rows[row.id] = row
+            if row.embedding is not None and row.embedding_scale is not None:
+                encoded.setdefault(len(row.embedding), []).append(row)
+        for dim, batch in encoded.items():
+            vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
+        self.vectors.update(vectors)
+        self.replaced.update(replaced)
+        self.table = self.table.extended(added, vectors, self.replaced, closed_ids)
+        self.version = posted.versions[1]
+        return True
+
+    def _forget(self) -> bool:
+        """The copy no longer matches anything known: the next build reloads it."""
+        self.version = None
+        return False
 
     def apply_touches(self, stamps: Mapping[int, tuple[datetime, int]]) -> None:
         """Reflect committed touches: ``{row id: (last_recalled, times loaded)}``."""

@@ -121,6 +121,18 @@ class LexicalIndex:
     def __len__(self) -> int:
         return int(self.lengths.size)
 
+    def extended(self, more: LexicalIndex) -> LexicalIndex:
+        """This index with ``more``'s texts appended after its own."""
+        base = len(self)
+        postings = dict(self.postings)
+        for term, (positions, counts) in more.postings.items():
+            old = postings.get(term)
+            if old is None:
+                postings[term] = (positions + base, counts)
+            else:
+                postings[term] = (np.concatenate([old[0], positions + base]), np.concatenate([old[1], counts]))
+        return LexicalIndex(postings=postings, lengths=np.concatenate([self.lengths, more.lengths]))
+
     def scores(self, query: Sequence[str], candidates: np.ndarray) -> np.ndarray:
         """BM25 of every text against the ``query`` terms, counted over ``candidates``.
 

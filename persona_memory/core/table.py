@@ -13,6 +13,10 @@ Rules:
   ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
   terms of its text (``lexical``).
 - A touch changes only where recency counts from: ``touched`` returns a table with new stamps.
+- The actor's own write changes a few rows: ``extended`` returns a table with the new rows
+  appended (prepared as above) and the closed ones taken out of every group, without
+  preparing the others again. A closed row keeps its position until the next full load: it
+  belongs to no group, so no build sees it.
 """
 
 from __future__ import annotations
@@ -125,6 +129,51 @@ class RowTable:
             with one_thread(len(positions)):
                 out[positions] = matrix @ topic.vector
         return out
+
+    def extended(
+        self,
+        rows: Iterable[MemoryRow],
+        vectors: Mapping[int, np.ndarray],
+        replaced: Mapping[int, MemoryRow],
+        closed: Iterable[int],
+    ) -> RowTable:
+        """This table with ``rows`` (new, open) appended and the ``closed`` row ids gone."""
+        new = RowTable.from_rows(rows, vectors, replaced)
+        base = len(self)
+        gone = np.fromiter((self.position[i] for i in closed if i in self.position), np.int64)
+        about: dict[int | None, np.ndarray] = {}
+        for key in set(self.by_about) | set(new.by_about):
+            old = self.by_about.get(key, EMPTY)
+            if gone.size:
+                old = old[~np.isin(old, gone)]
+            about[key] = np.concatenate([old, new.by_about.get(key, EMPTY) + base])
+        spaces = dict(self.spaces)
+        for name, (positions, matrix) in new.spaces.items():
+            if name in spaces:
+                old_positions, old_matrix = spaces[name]
+                spaces[name] = (
+                    np.concatenate([old_positions, positions + base]),
+                    np.concatenate([old_matrix, matrix]),
+                )
+            else:
+                spaces[name] = (positions + base, matrix)
+        position = dict(self.position)
+        position.update((row_id, pos + base) for row_id, pos in new.position.items())
+        return RowTable(
+            ids=self.ids + new.ids,
+            kinds=self.kinds + new.kinds,
+            lines=self.lines + new.lines,
+            lengths=self.lengths + new.lengths,
+            length_array=np.concatenate([self.length_array, new.length_array]),
+            importance=np.concatenate([self.importance, new.importance]),
+            stamps=np.concatenate([self.stamps, new.stamps]),
+            by_about=about,
+            spaces=spaces,
+            position=position,
+            lexical=self.lexical.extended(new.lexical),
+            kind_codes=np.concatenate([self.kind_codes, new.kind_codes]),
+            rides=np.concatenate([self.rides, new.rides]),
+        )
 
     def touched(self, stamps: Mapping[int, datetime]) -> RowTable:
         """This table with recency counting from ``stamps[row id]`` for the rows named."""

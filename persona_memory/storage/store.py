@@ -147,7 +147,7 @@ class Store:
         def query(conn: sqlite3.Connection) -> tuple[int, list[MemoryRow]]:
             conn.execute("BEGIN")
             try:
-                version = _persona_version(conn, persona)
+                version = persona_version(conn, persona)
                 cur = conn.execute(
                     "SELECT * FROM persona_memory WHERE persona = ? AND "
                     "(valid_to IS NULL OR closed_by IS NOT NULL)",
@@ -166,7 +166,7 @@ class Store:
         wanted = sorted(set(user_ids))
 
         def query(conn: sqlite3.Connection) -> tuple[int, dict[int, UserControls]]:
-            return _persona_version(conn, persona), _controls(conn, wanted)
+            return persona_version(conn, persona), _controls(conn, wanted)
 
         return await self.read(query)
 
@@ -462,7 +462,8 @@ class Store:
         return await self.read(query)
 
 
-def _persona_version(conn: sqlite3.Connection, persona: str) -> int:
+def persona_version(conn: sqlite3.Connection, persona: str) -> int:
+    """The persona's row version: bumped by every change to its rows (touches excepted)."""
     found = conn.execute("SELECT version FROM persona_versions WHERE persona = ?", (persona,)).fetchone()
     return int(found[0]) if found else 0
 

@@ -24,16 +24,29 @@ from ..errors import NotYourMemory, NotYourNotice
 from ..ids import user_ref
 from ..rows import MemoryRow
 from ..write.plan import WritePlan
-from .store import StoredRoom, insert_memory
+from .store import StoredRoom, insert_memory, persona_version
+
+
+@attrs.frozen
+class Closed:
+    """A row a plan closed: when, and by which new row (``None``: nothing replaced it)."""
+
+    row_id: int
+    valid_to: str
+    closed_by: int | None
 
 
 @attrs.frozen
 class Posted:
-    """What a plan wrote: the new rows (with ids) and the notices' ids."""
+    """What a plan wrote: the new rows (with ids), the rows it closed, the notices' ids, and
+    the persona's row version just before and just after (``versions``), so a reader holding
+    the version before may apply the change instead of reading every row again."""
 
     rows: tuple[MemoryRow, ...]
     notice_ids: tuple[int, ...]
     replay: bool = False
+    closed: tuple[Closed, ...] = ()
+    versions: tuple[int, int] | None = None
 
 
 @attrs.frozen
@@ -60,14 +73,18 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime) -> Poste
     """Write ``plan`` (inside the caller's transaction)."""
     if cursor(conn, plan.persona, plan.room_id) != plan.cursor_from:
         return Posted((), (), replay=True)
+    before = persona_version(conn, plan.persona)
     rows = [insert_memory(conn, row) for row in plan.inserts]
+    closed = []
     for closing in plan.closings:
         closed_by = rows[closing.by_insert].id if closing.by_insert is not None else None
-        conn.execute(
+        cur = conn.execute(
             "UPDATE persona_memory SET valid_to = ?, closed_by = ? "
             "WHERE id = ? AND persona = ? AND valid_to IS NULL",
             (closing.valid_to, closed_by, closing.row_id, plan.persona),
         )
+        if cur.rowcount:
+            closed.append(Closed(closing.row_id, closing.valid_to, closed_by))
     conn.execute(
         "INSERT INTO cursors (persona, room_id, last_line_id) VALUES (?, ?, ?) "
         "ON CONFLICT (persona, room_id) DO UPDATE SET last_line_id = excluded.last_line_id",
@@ -88,7 +105,8 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime) -> Poste
             ),
         )
         notice_ids.append(int(cur.lastrowid))
-    return Posted(tuple(rows), tuple(notice_ids))
+    versions = (before, persona_version(conn, plan.persona))
+    return Posted(tuple(rows), tuple(notice_ids), closed=tuple(closed), versions=versions)
 
 
 def open_rows(conn: sqlite3.Connection, persona: str, subjects: Iterable[str]) -> list[MemoryRow]:

@@ -322,6 +322,7 @@ def _merged(persona: str, room_id: str, reports: Sequence[WriteReport]) -> Write
         return reports[0]
     rows = tuple(row for r in reports if r.posted for row in r.posted.rows)
     notices = tuple(n for r in reports if r.posted for n in r.posted.notice_ids)
+    closed = tuple(c for r in reports if r.posted for c in r.posted.closed)
     return WriteReport(
         persona,
         room_id,
@@ -329,9 +330,20 @@ def _merged(persona: str, room_id: str, reports: Sequence[WriteReport]) -> Write
         tuple(d for r in reports for d in r.decisions),
         tuple(d for r in reports for d in r.dropped),
         reports[-1].plan if reports else None,
-        writes.Posted(rows, notices) if reports else None,
+        writes.Posted(rows, notices, closed=closed, versions=_chained(reports)) if reports else None,
         next((r.parked for r in reports if r.parked), None),
     )
+
+
+def _chained(reports: Sequence[WriteReport]) -> tuple[int, int] | None:
+    """The version before the first slice's rows and after the last's, when each slice began
+    where the one before ended (nobody else changed the rows between); else ``None``."""
+    spans = [r.posted.versions for r in reports if r.posted is not None and r.posted.versions is not None]
+    if not spans or len(spans) != sum(r.posted is not None and not r.posted.replay for r in reports):
+        return None
+    if any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
+        return None
+    return spans[0][0], spans[-1][1]
 
 
 def _unit_vectors(rows: Sequence[MemoryRow], embedder: str) -> dict[int, np.ndarray]:

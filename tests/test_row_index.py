@@ -1,0 +1,80 @@
+"""The actor's row index applies its persona's own writes instead of reading every row again."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+from rowfactory import EMBEDDER, NOW, make_row
+
+import persona_memory as pm
+from persona_memory.actors.row_index import RowIndex
+from persona_memory.core.audience import Audience
+from persona_memory.core.block import BlockRules, build_from_table
+from persona_memory.core.ranking import Topic
+from persona_memory.storage.writes import Closed, Posted
+
+DAN, CARA = 42, 17
+
+
+def blocks(index: RowIndex) -> list[str]:
+    topic = Topic.of("the new job at the clinic", np.array([1.0, 0.0, 0.0]), EMBEDDER)
+    out = []
+    for audience in (Audience(frozenset({DAN}), private=True), Audience(frozenset({DAN, CARA}))):
+        for t in (None, topic):
+            built = build_from_table(
+                "warren", audience, index.table, controls={}, topic=t, names={}, now=NOW,
+                rules=BlockRules(v1_proven=False),
+            )
+            out.append(built.text)
+    return out
+
+
+def test_a_write_applied_to_the_index_gives_the_blocks_a_full_reload_gives() -> None:
+    old_job = make_row(text="Dan works at a bakery.", vector=[0.2, 1.0, 0.0], valid_from="2025")
+    rows = [old_job, make_row(subject="u:17", text="Cara runs marathons.", vector=[0.0, 0.0, 1.0]),
+            make_row(subject="world", kind="event", text="The clinic opened a new wing.", vector=[1.0, 0.0, 0.2])]
+    new_job = make_row(text="Dan started a new job at the clinic.", vector=[1.0, 0.1, 0.0], valid_from="2026-08")
+    loop = make_row(kind="open_loop", text="Dan waits to hear about the clinic's night shifts.", vector=[0.9, 0.0, 0.1])
+    index = RowIndex()
+    index.load(7, rows)
+    applied = index.apply_posted(
+        Posted((new_job, loop), (), closed=(Closed(old_job.id, "2026-08", new_job.id),), versions=(7, 10))
+    )
+    assert applied and index.version == 10
+    closed_old = attrs.evolve(old_job, valid_to="2026-08", closed_by=new_job.id)
+    fresh = RowIndex()
+    fresh.load(10, [closed_old, *rows[1:], new_job, loop])
+    assert blocks(index) == blocks(fresh)
+    assert all("bakery" not in text.split("was:")[0] for text in blocks(index))  # closed: only its arc shows
+    assert any('was: "Dan works at a bakery."' in text for text in blocks(index))
+
+
+def test_a_write_from_another_version_is_not_applied() -> None:
+    index = RowIndex()
+    index.load(3, [make_row(text="Dan keeps bees.")])
+    before = index.table
+    assert not index.apply_posted(Posted((make_row(text="Dan sold the hives."),), (), versions=(4, 5)))
+    assert index.version == 3 and index.table is before
+
+
+async def test_the_open_after_the_personas_own_write_reads_no_rows(open_test_memory) -> None:
+    async with open_test_memory() as memory:
+        store = memory._store
+        reads = []
+        real = store.persona_rows
+
+        async def counted(persona: str):
+            reads.append(persona)
+            return await real(persona)
+
+        store.persona_rows = counted  # type: ignore[method-assign]
+        await memory.send(pm.RoomOpened(room_id="r1", personas=("warren",), humans={DAN}, private=True))
+        await memory.block("warren", "r1")
+        assert reads == ["warren"]  # the first open loads every row
+        await memory.post_line("r1", "u:42", "I started a new job as a nurse at the city clinic.")
+        await memory.send(pm.RoomWentQuiet(room_id="r1"))
+        await memory.drain()
+        await memory.send(pm.RoomOpened(room_id="r2", personas=("warren",), humans={DAN}, private=True))
+        text = await memory.block("warren", "r2")
+        assert "nurse" in text
+        assert reads == ["warren"]  # the write was applied, not read back
