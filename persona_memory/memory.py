@@ -28,7 +28,7 @@ from .compose import block_rules, make_embedder, make_limiter, make_mind, recall
 from .embedding import Embedder
 from .actors.row_index import RowIndex
 from .core.audience import Audience
-from .core.block import build_block
+from .core.block import build_from_table
 from .errors import InvalidInput, MemoryClosed, NotYourMemory
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
@@ -245,12 +245,10 @@ class Memory:
         index = RowIndex()
         index.load(version, rows)
         controls = await self._store.user_controls([user_id])
-        built = build_block(
+        built = build_from_table(
             persona,
             Audience(present=frozenset({user_id}), private=True),
-            index.open_rows.values(),
-            vectors=index.vectors,
-            replaced=index.replaced,
+            index.table,
             controls=controls,
             topic=None,
             names={},

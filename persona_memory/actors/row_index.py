@@ -1,8 +1,9 @@
 """An actor's in-memory copy of its persona's rows, kept fresh by the store's version number.
 
 Rules:
-- The copy holds the persona's open rows, the closed rows they replaced (for arcs), and each
-  row's unit vector, decoded once.
+- The copy holds the persona's open rows, the closed rows they replaced (for arcs), and the
+  table the read path builds from (``core.table.RowTable``), which keeps the one float32 copy
+  of the unit vectors, decoded once per load in a batch.
 - Every change to a persona's rows in the database bumps ``persona_versions`` (touches
   excepted); a copy whose version differs is reloaded before use. So rows written by anyone —
   the write path, the demo, a human's delete — show at the next build.
@@ -43,7 +44,6 @@ class RowIndex:
         self.version: int | None = None
         self.open_rows: dict[int, MemoryRow] = {}
         self.replaced: dict[int, MemoryRow] = {}
-        self.vectors: dict[int, np.ndarray] = {}
         self.table = RowTable.from_rows((), {}, {})
 
     def load(self, version: int, rows: Iterable[MemoryRow]) -> None:
@@ -60,10 +60,10 @@ class RowIndex:
                     encoded.setdefault(len(row.embedding), []).append(row)
             elif row.closed_by is not None:
                 self.replaced[row.closed_by] = row
-        self.vectors = {}
+        vectors: dict[int, np.ndarray] = {}
         for dim, batch in encoded.items():
-            self.vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
-        self.table = RowTable.from_rows(self.open_rows.values(), self.vectors, self.replaced)
+            vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
+        self.table = RowTable.from_rows(self.open_rows.values(), vectors, self.replaced)
 
     def apply_posted(self, posted: Posted) -> bool:
         """Apply a write of this persona's that began at this copy's version; ``False`` (and
@@ -77,7 +77,6 @@ class RowIndex:
             if row is None:
                 return self._forget()
             closed_ids.append(closing.row_id)
-            self.vectors.pop(closing.row_id, None)
             if closing.closed_by is not None:
                 replaced[closing.closed_by] = attrs.evolve(
                     row, valid_to=closing.valid_to, closed_by=closing.closed_by
@@ -92,7 +91,6 @@ class RowIndex:
                 encoded.setdefault(len(row.embedding), []).append(row)
         for dim, batch in encoded.items():
             vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
-        self.vectors.update(vectors)
         self.replaced.update(replaced)
         self.table = self.table.extended(added, vectors, self.replaced, closed_ids)
         self.version = posted.versions[1]
