@@ -5,8 +5,9 @@ Rules:
   Read connections serve readers concurrently (WAL lets them read while the writer writes).
 - A persona's rows are written only by that persona's actor; this module does not enforce
   ownership, it offers the operations. The users' own fields are written by the facade.
-- Values cross this boundary as ``MemoryRow`` / ``UserControls`` (``from_row``), never as raw
-  tuples, and only after they were validated.
+- Values cross this boundary as ``MemoryRow`` / ``UserControls``, never as raw tuples. A value
+  is validated on its way in; rows read back from our own file are trusted
+  (``MemoryRow.from_rows``, which checks nothing again).
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class Store:
                     "(valid_to IS NULL OR closed_by IS NOT NULL)",
                     (persona,),
                 )
-                return version, [MemoryRow.from_row(r) for r in cur]
+                return version, MemoryRow.from_rows(cur)
             finally:
                 conn.execute("COMMIT")
 
@@ -208,7 +209,7 @@ class Store:
                 "ORDER BY persona, created, id",
                 (ref, ref),
             )
-            return [MemoryRow.from_row(r) for r in cur]
+            return MemoryRow.from_rows(cur)
 
         return await self.read(query)
 
