@@ -13,6 +13,7 @@ Rules:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 from contextlib import asynccontextmanager
@@ -31,6 +32,8 @@ from . import schema
 from .connection import SqliteConnection, open_sqlite
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -87,10 +90,17 @@ def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], 
     """A connect function for one worker thread: open, check (and migrate) the file, configure.
 
     The file is checked before any pragma that touches it, so a foreign file is refused
-    unmodified and the error names it.
+    unmodified and the error names it. The writer (``migrate``) also runs the integrity check
+    if the file was not closed cleanly (``schema.left_open``), and says so in the log.
     """
 
     def connect() -> sqlite3.Connection:
+        unclean = migrate and schema.left_open(path)  # before our connection opens the log
+        if unclean:
+            log.warning(
+                "%s was not closed cleanly (its SQLite log is still there: a crash, or another "
+                "process has it open); checking it with PRAGMA quick_check", path
+            )
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -99,7 +109,7 @@ def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], 
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             if migrate:
-                schema.migrate(conn, path)
+                schema.migrate(conn, path, integrity=unclean)
             else:
                 schema.check_ours(conn, path)
             schema.configure(conn, busy_timeout_ms)
