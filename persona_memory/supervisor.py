@@ -232,14 +232,17 @@ class Supervisor:
     async def drain(self) -> None:
         """Return when every message sent before this call has been handled and written.
 
+        Only the actors with work get a flush: one that is idle (everything sent to it was
+        handled, everything it queued was performed and reported) has nothing to wait for.
+
         Raises:
             MemoryClosed: the memory closed before those writes landed.
         """
         self._check_open()
         waits = []
         for running in list(self._actors.values()):
-            if running.closing:
-                continue  # retiring: it had nothing left to write
+            if running.closing or running.idle:
+                continue  # retiring, or idle: it has nothing left to write
             done = trio.Event()
             self._deliver(running, FlushRequested(done))
             waits.append((running, done))
