@@ -12,6 +12,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -29,14 +30,14 @@ from .embedding import Embedder
 from .actors.row_index import RowIndex
 from .core.audience import Audience
 from .core.block import build_from_table
-from .errors import InvalidInput, MemoryClosed, NotYourMemory
+from .errors import InvalidInput, MemoryClosed, NotYourMemory, StorageError
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
 from .rooms import Presence, RoomState
 from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import writes
-from .storage.store import Store, StoredRoom, TranscriptLine, incognito_is_fixed, open_store
+from .storage.store import Store, TranscriptLine, open_store
 from .supervisor import Supervisor, open_supervisor
 from .write.pipeline import WritePipeline, WriteReport
 
@@ -90,6 +91,8 @@ class Memory:
         when = self._clock.now() if at is None else as_utc(at)
         self._check_open()
         room = self._supervisor.rooms.get(room_id)
+        if room is None and self._supervisor.recorder.incognito(room_id):
+            return 0  # an incognito room keeps no line, open or not (its record may be pending)
         if room is None:
             log.warning("a line was posted to room %r, which is not open: it is kept, but no "
                         "persona will read it (send RoomOpened first)", room_id)
@@ -101,33 +104,18 @@ class Memory:
     async def send(self, event: RoomEvent) -> None:
         """Report a room event (``RoomOpened``, ``MemberJoined``, …) to the room's personas.
 
+        The room is recorded in the database in the background (see ``room_recorder``): the
+        block never waits for that write, and a store that refuses writes still serves blocks.
+
         Raises:
             UnknownRoom: the event needs an open room (send ``RoomOpened`` first).
-            InvalidInput: the event cannot happen (e.g. a second human in a private chat).
+            InvalidInput: the event cannot happen (e.g. a second human in a private chat, or a
+                reopen that flips the room's ``incognito``).
         """
         if not isinstance(event, _EVENTS):
             raise InvalidInput(f"send() takes a room event such as RoomOpened, got {event!r}")
         self._check_open()
-        if isinstance(event, RoomOpened):
-            live = self._supervisor.rooms.get(event.room_id)
-            if live is not None and live.incognito != event.incognito:
-                raise incognito_is_fixed(event.room_id, live.incognito)
-            await self._store.save_room(
-                StoredRoom(
-                    room_id=event.room_id,
-                    private=event.private,
-                    incognito=event.incognito,
-                    kit=event.kit,
-                    topic=event.topic,
-                    personas=event.personas,
-                    humans=event.humans,
-                    names=event.names,
-                ),
-                self._clock.now(),
-            )
         await self._supervisor.send(event)
-        if isinstance(event, RoomArchived):
-            await self._store.archive_room(event.room_id, self._clock.now())
 
     async def block(self, persona: str, room_id: str) -> str:
         """The memory block for ``persona``'s system prompt in ``room_id`` (cached).
@@ -219,6 +207,8 @@ class Memory:
         """Personas that hold rows about the user, shared a room with them, or were muted."""
         ids.check_user_id(user_id)
         self._check_open()
+        with contextlib.suppress(StorageError):  # refused: the page shows what the file holds
+            await self._supervisor.recorder.flush()  # the rooms they shared, recorded
         return await self._store.personas_for(user_id)
 
     async def evidence(self, user_id: int, memory_id: int) -> list[TranscriptLine]:
@@ -356,6 +346,7 @@ class Memory:
         now = self._clock.now()
         if parked_only and not await self._store.parked_due(now):
             return None
+        await self._supervisor.recorder.flush()  # the rooms opened so far, recorded
         later: list[datetime] = []
         for item in await self._store.rooms_behind():
             if item.parked_until is not None and item.parked_until > now:

@@ -14,6 +14,9 @@ Rules:
   cancelled once its event was taken waits (shielded) for the delivery. So every actor sees
   the room's events in registry order, and the registry is never ahead of the actors (which
   would leave ``block()`` waiting for a build that never comes).
+- Intake also hands each open and archive to the room recorder (``room_recorder``), which
+  refuses a flip of ``incognito`` from memory and writes the rooms table in the background:
+  no write stands between ``RoomOpened`` and its block.
 - An actor is idle when every envelope sent to it was handled and every job it queued was
   performed — counted, not guessed from queue lengths: an envelope handed to a waiting actor
   sits in no buffer until the actor wakes, and retiring it then would lose track of its work.
@@ -24,7 +27,8 @@ Rules:
   the storage itself is broken — escalates out of the nursery. It catches ``Exception`` only:
   cancellation always passes through.
 - Shutdown: ``aclose`` refuses new messages, closes every mailbox, and waits while the actors
-  drain their mailboxes and then their lanes. The caller puts the deadline around it.
+  drain their mailboxes and then their lanes, and the recorder its rooms. The caller puts the
+  deadline around it.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from .actors.envelopes import (
 )
 from .actors.lane import HumanEdit, Reply, WriteLane, run_writer
 from .actors.persona import ActorContext, PersonaActor
+from .actors.room_recorder import RoomRecorder, run_room_recorder
 from .core.ranking import Topic
 from .errors import MemoryClosed, NotInRoom, ProviderError, StorageError, UnknownRoom, WriterCrashedTooOften
 from .messages import RoomArchived, RoomEvent, RoomOpened
@@ -95,8 +100,10 @@ class Supervisor:
         context: ActorContext,
         actor_settings: ActorSettings,
         supervisor_settings: SupervisorSettings,
+        recorder: RoomRecorder,
     ) -> None:
         self._nursery = nursery
+        self.recorder = recorder
         self._ctx = context
         self._actor_settings = actor_settings
         self._settings = supervisor_settings
@@ -165,11 +172,14 @@ class Supervisor:
 
     async def _record_and_deliver(self, event: RoomEvent) -> list[tuple[_Running, _Delivery]]:
         before = self.rooms.get(event.room_id)
+        if isinstance(event, RoomOpened):
+            self.recorder.check(event)
         room = apply(self.rooms, event, next(self._generations))
         if isinstance(event, RoomArchived):
             del self.rooms[event.room_id]
         else:
             self.rooms[event.room_id] = room
+        self.recorder.record(event, self._ctx.clock.now())
         deliveries = []
         for persona in room.personas:
             running = self._running(persona)
@@ -275,14 +285,19 @@ class Supervisor:
     async def drain(self) -> None:
         """Return when every message sent before this call has been handled and written.
 
+        Only the actors with work get a flush: one that is idle (everything sent to it was
+        handled, everything it queued was performed and reported) has nothing to wait for.
+        The rooms opened and archived are recorded too.
+
         Raises:
             MemoryClosed: the memory closed before those writes landed.
+            StorageError: the rooms could not be recorded (they are tried again).
         """
         self._check_open()
         waits = []
         for running in list(self._actors.values()):
-            if running.closing:
-                continue  # retiring: it had nothing left to write
+            if running.closing or running.idle:
+                continue  # retiring, or idle: it has nothing left to write
             done = trio.Event()
             self._deliver(running, FlushRequested(done))
             waits.append((running, done))
@@ -292,6 +307,7 @@ class Supervisor:
                 raise MemoryClosed(
                     f"the memory closed before {running.actor.persona}'s queued writes landed"
                 )
+        await self.recorder.flush()
 
     async def edit(self, persona: str, edit: HumanEdit) -> object:
         """Have ``persona``'s actor run a human's edit of its rows (``DeleteMemory``,
@@ -456,7 +472,8 @@ class Supervisor:
         self._nursery.cancel_scope.cancel()  # past the deadline: what is left is cancelled
 
     async def aclose(self) -> None:
-        """Refuse new messages, then wait while every actor drains its mailbox and lane."""
+        """Refuse new messages, then wait while every actor drains its mailbox and lane, and
+        the recorder writes the rooms."""
         self._closed = True
         self._intake_send.close()
         await self._intake_done.wait()
@@ -464,6 +481,7 @@ class Supervisor:
             self._close_actor(running)
         for running in list(self._actors.values()):
             await running.finished.wait()
+        await self.recorder.aclose()
 
 
 @attrs.define(eq=False)
@@ -499,7 +517,8 @@ async def run_supervisor(
     """Run a supervisor — its intake, its actors, their retirement — until cancelled; report
     it with ``task_status.started(supervisor)``. An escalation leaves as an exception."""
     async with trio.open_nursery() as nursery:
-        supervisor = Supervisor(nursery, context, actor_settings, supervisor_settings)
+        recorder = await nursery.start(run_room_recorder, context.store, name="room recorder")
+        supervisor = Supervisor(nursery, context, actor_settings, supervisor_settings, recorder)
         nursery.start_soon(supervisor.run_retirement, name="retirement")
         task_status.started(supervisor)
 

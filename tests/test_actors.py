@@ -329,6 +329,37 @@ async def test_drain_waits_for_queued_writes(open_test_memory, autojump_clock) -
         assert writes.rooms_done() == ["r1", "r2"]
 
 
+async def test_drain_flushes_only_the_actors_with_work(open_test_memory, autojump_clock, monkeypatch) -> None:
+    """With a thousand idle actors, a drain waits for the one that has a write queued, and
+    sends the others nothing."""
+    flushes: Counter[str] = Counter()
+    handle = PersonaActor._handle
+
+    async def counting(self: PersonaActor, envelope) -> None:
+        if isinstance(envelope, FlushRequested):
+            flushes[self.persona] += 1
+        await handle(self, envelope)
+
+    monkeypatch.setattr(PersonaActor, "_handle", counting)
+    writes = FakeWritePath(sleep=5.0)
+    personas = [f"p{i:04d}" for i in range(1000)]
+    async with open_test_memory(write_path=writes) as memory:
+        for i, persona in enumerate(personas):
+            await memory.send(private(f"r{i}", persona=persona))
+        for i, persona in enumerate(personas):
+            assert await memory.block(persona, f"r{i}") == ""
+        await memory.drain()
+        flushes.clear()
+
+        await memory.send(RoomWentQuiet(room_id="r7"))
+        await memory.drain()
+
+        assert writes.rooms_done("p0007") == ["r7"]
+        assert flushes == {"p0007": 1}
+        await memory.drain()
+        assert flushes == {"p0007": 1}
+
+
 async def test_leaving_open_memory_lets_queued_writes_finish(open_test_memory, autojump_clock) -> None:
     writes = FakeWritePath(sleep=1.0)
     async with open_test_memory(write_path=writes) as memory:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -260,6 +262,12 @@ def _corrupt_persona_memory(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+def _corrupt_after_a_crash(path: Path) -> None:
+    """Damaged by the run that crashed: the log it left beside the file says so."""
+    _corrupt_persona_memory(path)
+    Path(f"{path}-wal").touch()
+
+
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -271,7 +279,7 @@ def _digest(path: Path) -> str:
         pytest.param(_random_bytes, id="random bytes"),
         pytest.param(_other_programs_db, id="another program's SQLite database"),
         pytest.param(_newer_persona_memory, id="a persona-memory file from a newer version"),
-        pytest.param(_corrupt_persona_memory, id="a corrupt persona-memory file"),
+        pytest.param(_corrupt_after_a_crash, id="a persona-memory file corrupted in a crash"),
     ],
 )
 async def test_a_file_that_is_not_ours_is_refused_at_open_and_left_as_it_was(
@@ -286,6 +294,102 @@ async def test_a_file_that_is_not_ours_is_refused_at_open_and_left_as_it_was(
             pytest.fail("open_store yielded a store for a file that is not ours")
 
     assert _digest(path) == before
+
+
+# ---- the integrity check, after an unclean shutdown only ----------------------------------
+
+
+def _count_checks(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record, for each open of the writer, whether it ran the integrity check."""
+    checks: list[bool] = []
+    real = schema.check_ours
+
+    def check_ours(conn: sqlite3.Connection, path: str, *, integrity: bool = False) -> int:
+        if integrity:
+            checks.append(True)
+        return real(conn, path, integrity=integrity)
+
+    monkeypatch.setattr(schema, "check_ours", check_ours)
+    return checks
+
+
+def _crash_while_writing(path: Path) -> None:
+    """Another process writes a note and dies without closing (what a kill -9 leaves)."""
+    code = (
+        "import os, sqlite3, sys\n"
+        "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "conn.execute(\"INSERT INTO users (user_id, memory_note) VALUES (42, 'Call me Dan.')\")\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+
+
+async def test_a_file_closed_cleanly_opens_without_the_integrity_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "memory.db"
+    async with open_store(str(path)) as store:
+        await store.set_memory_note(42, "Call me Dan.")
+    checks = _count_checks(monkeypatch)
+
+    async with open_store(str(path)) as store:
+        controls = await store.user_controls([42])
+
+    assert controls[42].memory_note == "Call me Dan."
+    assert checks == []
+    assert "not closed cleanly" not in caplog.text
+    assert not Path(f"{path}-wal").exists()
+
+
+async def test_after_a_crash_the_next_open_checks_the_file_and_the_one_after_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "memory.db"
+    async with open_store(str(path)):
+        pass
+    _crash_while_writing(path)
+    assert Path(f"{path}-wal").exists()
+    checks = _count_checks(monkeypatch)
+
+    async with open_store(str(path)) as store:
+        controls = await store.user_controls([42])
+    assert checks == [True]
+    assert f"{path} was not closed cleanly" in caplog.text
+    assert controls[42].memory_note == "Call me Dan."  # the crashed run's commit survived
+
+    caplog.clear()
+    async with open_store(str(path)):
+        pass
+    assert checks == [True]
+    assert "not closed cleanly" not in caplog.text
+
+
+async def test_while_another_process_has_the_file_open_the_check_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's open log looks like a crash: the check costs time, and stays right."""
+    path = tmp_path / "memory.db"
+    async with open_store(str(path)):
+        pass
+    other = _plain(path)
+    try:
+        other.execute("SELECT count(*) FROM users").fetchone()
+        checks = _count_checks(monkeypatch)
+        async with open_store(str(path)):
+            pass
+    finally:
+        other.close()
+    assert checks == [True]
+
+
+async def test_a_file_damaged_while_closed_cleanly_fails_when_the_damage_is_read(tmp_path: Path) -> None:
+    """No crash, no check at open: the damaged pages raise when a query reaches them."""
+    path = tmp_path / "memory.db"
+    _corrupt_persona_memory(path)
+
+    async with open_store(str(path)) as store:
+        with pytest.raises(StorageError, match="malformed"):
+            await store.lines("r1")  # the transcript's pages are among the damaged ones
 
 
 async def test_a_directory_at_the_path_is_refused_and_left_as_it_was(tmp_path: Path) -> None:

@@ -81,14 +81,39 @@ async def test_a_row_round_trips_every_field(store: Store) -> None:
 
     [inserted] = await store.insert_memories([written])
     [read] = await store.memories_about(42)
+    _, [loaded] = await store.persona_rows("warren")
+    deleted = await store.delete_memory(42, inserted.id)
 
     assert inserted.id is not None and inserted == attrs.evolve(written, id=inserted.id)
-    assert read == inserted
+    assert read == inserted and loaded == inserted and deleted == inserted
+    assert hash(read) == hash(inserted)
     assert read.witnessed == frozenset({42, 17})
     assert read.evidence == (31, 12, 40)
     assert read.created == datetime(2026, 8, 17, 12, 30, 15, 250, tzinfo=timezone.utc)
     assert read.created.utcoffset() == timedelta(0) and read.last_recalled.utcoffset() == timedelta(0)
     assert (read.embedding, read.embedding_scale, read.embedder) == (blob, scale, "hashing-64")
+
+
+async def test_a_row_read_back_unchecked_is_still_checked_when_changed(store: Store) -> None:
+    """Reading back trusts the file; a value made from a read row goes through the checks."""
+    [inserted] = await store.insert_memories([row(witnessed=(), evidence=[7])])
+    [read] = await store.memories_about(42)
+
+    assert read == inserted and read.witnessed == frozenset() and read.evidence == (7,)
+    assert (read.embedding, read.embedding_scale, read.embedder) == (None, None, None)
+    with pytest.raises(InvalidInput, match="importance"):
+        attrs.evolve(read, importance=11)
+
+
+async def test_a_vector_stored_without_its_scale_reads_back_as_no_vector(store: Store) -> None:
+    [inserted] = await store.insert_memories([row()])
+    await store.write(
+        lambda c: c.execute("UPDATE persona_memory SET embedding = ? WHERE id = ?", (b"\x01\x02", inserted.id))
+    )
+
+    _, [loaded] = await store.persona_rows("warren")
+
+    assert loaded == inserted and loaded.embedding is None
 
 
 async def test_a_closed_row_round_trips_its_arc(store: Store) -> None:

@@ -21,6 +21,8 @@ Rules:
 - Rows that loaded into a block are touched later, in one write on the lane, coalesced: one
   ``TouchJob`` at a time, carrying a snapshot of the stamps; stamps that found the lane full
   go with the next one, and the last ones are queued when the actor closes, so none is lost.
+  Stamps that storage refuses (a read-only or full disk) are logged and dropped, never a
+  crash: the blocks are served from what the actor holds.
 - An incognito room's block is empty and costs no read; so is its recall note.
 - The recall note (``RecallRequested``) is computed here, in turn with the room's events, so
   it sees the people present now and the block built for them; it reads the humans'
@@ -44,7 +46,7 @@ from ..core.block import BlockRules, build_from_table
 from ..core.ranking import Topic
 from ..core.recall import RecallRules, recall_note
 from ..embedding import Embedder
-from ..errors import InvalidInput, MemoryClosed, ProviderError
+from ..errors import InvalidInput, MemoryClosed, ProviderError, StorageError
 from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
 from ..rooms import RoomState
 from ..storage import writes
@@ -374,8 +376,13 @@ class PersonaActor:
         ctx = self._ctx
         match job:
             case TouchJob(stamps=stamps):
-                await ctx.store.touch(stamps)
-                self._lane.report(Touched(stamps))
+                try:
+                    await ctx.store.touch(stamps)
+                except StorageError as exc:  # read-only or full: blocks go on, stamps do not
+                    log.warning("%s: %d recall stamps were not written (%s)", self.persona, len(stamps), exc)
+                    self._lane.report(Touched(stamps, committed=False))
+                else:
+                    self._lane.report(Touched(stamps))
             case QuietJob(room=room, archiving=archiving, block=block):
                 posted = None
                 if ctx.write_path is None:

@@ -9,10 +9,19 @@ Rules:
   ``users`` (``memory_note`` ≤ 400, ``memory_on`` default 1) and ``persona_memory_mute``.
   Constraints that SQLite can hold are in the table (the six kinds, importance 1..10, text ≤ 200).
 - Later migrations only add: never rewrite or drop what users stored.
+- ``PRAGMA quick_check`` (it reads the whole file) runs only when the file was not closed
+  cleanly. SQLite itself keeps the mark: the write-ahead log (``<file>-wal``; a rollback
+  ``-journal`` for a file not yet in WAL mode) exists while any connection, in any process, has
+  the file open, and is removed when the last one closes cleanly. So a log already there when
+  our writer opens means the last run ended in a crash, a kill or a power loss — or that another
+  process has the file open, where the check only costs time. Nothing is written to keep the
+  mark, so it holds for any number of processes and for read-only files. A file damaged while
+  it sat closed is found when a query reads the damaged page (``StorageError``).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 
 from ..errors import ForeignDatabase
@@ -185,7 +194,8 @@ def configure(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
 def check_ours(conn: sqlite3.Connection, path: str, *, integrity: bool = False) -> int:
     """Return the file's schema version, or refuse a file that is not ours.
 
-    ``integrity`` also runs SQLite's ``quick_check`` (once per open, on the writer).
+    ``integrity`` also runs SQLite's ``quick_check`` (on the writer, after an unclean
+    shutdown: see the rules).
 
     Raises:
         ForeignDatabase: not SQLite, corrupt, another program's, or from a newer version.
@@ -233,18 +243,24 @@ def _damaged(exc: sqlite3.DatabaseError) -> bool:
     return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
 
 
-def migrate(conn: sqlite3.Connection, path: str, upto: int = LATEST) -> int:
+def left_open(path: str) -> bool:
+    """Whether the file at ``path`` still has its log beside it: it was not closed cleanly, or
+    another process has it open (see the rules). Call it before connecting to the file."""
+    return os.path.exists(f"{path}-wal") or os.path.exists(f"{path}-journal")
+
+
+def migrate(conn: sqlite3.Connection, path: str, upto: int = LATEST, *, integrity: bool = True) -> int:
     """Bring the file to schema version ``upto``, one transaction per migration.
 
-    The file is checked first (``check_ours`` with the integrity check) and put in WAL mode;
-    nothing is written to a file that fails the check.
+    The file is checked first (``check_ours``, with the integrity check if ``integrity``) and
+    put in WAL mode; nothing is written to a file that fails the check.
 
     Returns the version the file had before.
 
     Raises:
         ForeignDatabase: the file is not ours (see ``check_ours``); it was not modified.
     """
-    before = check_ours(conn, path, integrity=True)
+    before = check_ours(conn, path, integrity=integrity)
     if upto > 0 and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         conn.execute("PRAGMA journal_mode = WAL")
     for number in range(before + 1, upto + 1):

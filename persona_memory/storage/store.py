@@ -5,13 +5,15 @@ Rules:
   Read connections serve readers concurrently (WAL lets them read while the writer writes).
 - A persona's rows are written only by that persona's actor; this module does not enforce
   ownership, it offers the operations. The users' own fields are written by the facade.
-- Values cross this boundary as ``MemoryRow`` / ``UserControls`` (``from_row``), never as raw
-  tuples, and only after they were validated.
+- Values cross this boundary as ``MemoryRow`` / ``UserControls``, never as raw tuples. A value
+  is validated on its way in; rows read back from our own file are trusted
+  (``MemoryRow.from_rows``, which checks nothing again).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 from contextlib import asynccontextmanager
@@ -30,6 +32,8 @@ from . import schema
 from .connection import SqliteConnection, open_sqlite
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -86,10 +90,17 @@ def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], 
     """A connect function for one worker thread: open, check (and migrate) the file, configure.
 
     The file is checked before any pragma that touches it, so a foreign file is refused
-    unmodified and the error names it.
+    unmodified and the error names it. The writer (``migrate``) also runs the integrity check
+    if the file was not closed cleanly (``schema.left_open``), and says so in the log.
     """
 
     def connect() -> sqlite3.Connection:
+        unclean = migrate and schema.left_open(path)  # before our connection opens the log
+        if unclean:
+            log.warning(
+                "%s was not closed cleanly (its SQLite log is still there: a crash, or another "
+                "process has it open); checking it with PRAGMA quick_check", path
+            )
         try:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -98,7 +109,7 @@ def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], 
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             if migrate:
-                schema.migrate(conn, path)
+                schema.migrate(conn, path, integrity=unclean)
             else:
                 schema.check_ours(conn, path)
             schema.configure(conn, busy_timeout_ms)
@@ -153,7 +164,7 @@ class Store:
                     "(valid_to IS NULL OR closed_by IS NOT NULL)",
                     (persona,),
                 )
-                return version, [MemoryRow.from_row(r) for r in cur]
+                return version, MemoryRow.from_rows(cur)
             finally:
                 conn.execute("COMMIT")
 
@@ -208,7 +219,7 @@ class Store:
                 "ORDER BY persona, created, id",
                 (ref, ref),
             )
-            return [MemoryRow.from_row(r) for r in cur]
+            return MemoryRow.from_rows(cur)
 
         return await self.read(query)
 
@@ -347,40 +358,51 @@ class Store:
         opened = as_utc(when).isoformat()
 
         def save(conn: sqlite3.Connection) -> None:
-            known = conn.execute(
-                "SELECT incognito FROM rooms WHERE room_id = ?", (room.room_id,)
-            ).fetchone()
-            if known is not None and bool(known[0]) != room.incognito:
-                raise incognito_is_fixed(room.room_id, bool(known[0]))
-            conn.execute(
-                "INSERT INTO rooms (room_id, private, incognito, kit, topic, personas, humans, "
-                "names, opened, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL) "
-                "ON CONFLICT (room_id) DO UPDATE SET private = excluded.private, "
-                "kit = excluded.kit, topic = excluded.topic, "
-                "personas = excluded.personas, humans = excluded.humans, names = excluded.names, "
-                "opened = excluded.opened, archived = NULL",
-                (
-                    room.room_id,
-                    int(room.private),
-                    int(room.incognito),
-                    room.kit,
-                    room.topic,
-                    json.dumps(list(room.personas)),
-                    json.dumps(sorted(room.humans)),
-                    json.dumps({str(k): v for k, v in sorted(room.names.items())}),
-                    opened,
-                ),
-            )
-
-            for uid, name in room.names.items():
-                conn.execute(
-                    "INSERT INTO user_names (user_id, name, first_word, updated) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT (user_id) DO UPDATE SET name = excluded.name, "
-                    "first_word = excluded.first_word, updated = excluded.updated",
-                    (uid, name, _first_word(name), opened),
-                )
+            known = _stored_incognito(conn, room.room_id)
+            if known is not None and known != room.incognito:
+                raise incognito_is_fixed(room.room_id, known)
+            _save_room(conn, room, opened)
+            _save_names(conn, {uid: (name, opened) for uid, name in room.names.items()})
 
         await self.write(save)
+
+    async def record_rooms(
+        self,
+        opened: Sequence[tuple[StoredRoom, datetime]],
+        archived: Sequence[tuple[str, datetime]],
+        names: Mapping[int, tuple[str, datetime]],
+    ) -> list[str]:
+        """Record, in one transaction, rooms opened (as ``save_room``), then rooms archived,
+        then the latest display name of each user named (``{user id: (name, when)}``).
+
+        A room stored with the other ``incognito`` is not overwritten: its id is returned
+        among those refused, and the rest is recorded.
+        """
+        opened = [(room, as_utc(when).isoformat()) for room, when in opened]
+        archived = [(room_id, as_utc(when).isoformat()) for room_id, when in archived]
+        stamped = {uid: (name, as_utc(when).isoformat()) for uid, (name, when) in names.items()}
+
+        def record(conn: sqlite3.Connection) -> list[str]:
+            refused = []
+            for room, when in opened:
+                known = _stored_incognito(conn, room.room_id)
+                if known is not None and known != room.incognito:
+                    refused.append(room.room_id)
+                else:
+                    _save_room(conn, room, when)
+            conn.executemany(
+                "UPDATE rooms SET archived = ? WHERE room_id = ?", [(when, r) for r, when in archived]
+            )
+            _save_names(conn, stamped)
+            return refused
+
+        return await self.write(record)
+
+    async def room_flags(self) -> dict[str, bool]:
+        """Every room id ever opened, with whether it is incognito."""
+        return await self.read(
+            lambda conn: {r[0]: bool(r[1]) for r in conn.execute("SELECT room_id, incognito FROM rooms")}
+        )
 
     async def names_among(self, words: Iterable[str]) -> dict[int, str]:
         """The known display names (latest, by user id) whose first word is one of ``words``
@@ -502,6 +524,44 @@ def insert_memory(conn: sqlite3.Connection, row: MemoryRow) -> MemoryRow:
         params,
     )
     return attrs.evolve(row, id=int(cur.lastrowid))
+
+
+def _stored_incognito(conn: sqlite3.Connection, room_id: str) -> bool | None:
+    known = conn.execute("SELECT incognito FROM rooms WHERE room_id = ?", (room_id,)).fetchone()
+    return None if known is None else bool(known[0])
+
+
+def _save_room(conn: sqlite3.Connection, room: StoredRoom, opened: str) -> None:
+    """Insert or update a room as opened at ``opened`` (ISO); its ``incognito`` stays."""
+    conn.execute(
+        "INSERT INTO rooms (room_id, private, incognito, kit, topic, personas, humans, "
+        "names, opened, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL) "
+        "ON CONFLICT (room_id) DO UPDATE SET private = excluded.private, "
+        "kit = excluded.kit, topic = excluded.topic, "
+        "personas = excluded.personas, humans = excluded.humans, names = excluded.names, "
+        "opened = excluded.opened, archived = NULL",
+        (
+            room.room_id,
+            int(room.private),
+            int(room.incognito),
+            room.kit,
+            room.topic,
+            json.dumps(list(room.personas)),
+            json.dumps(sorted(room.humans)),
+            json.dumps({str(k): v for k, v in sorted(room.names.items())}),
+            opened,
+        ),
+    )
+
+
+def _save_names(conn: sqlite3.Connection, names: Mapping[int, tuple[str, str]]) -> None:
+    """Keep each user's display name: ``{user id: (name, when it was given, ISO)}``."""
+    conn.executemany(
+        "INSERT INTO user_names (user_id, name, first_word, updated) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (user_id) DO UPDATE SET name = excluded.name, "
+        "first_word = excluded.first_word, updated = excluded.updated",
+        [(uid, name, _first_word(name), when) for uid, (name, when) in names.items()],
+    )
 
 
 def _first_word(name: str) -> str:

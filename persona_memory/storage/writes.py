@@ -119,7 +119,7 @@ def open_rows(conn: sqlite3.Connection, persona: str, subjects: Iterable[str]) -
         f"SELECT * FROM persona_memory WHERE persona = ? AND valid_to IS NULL AND subject IN ({marks})",
         (persona, *wanted),
     )
-    return [MemoryRow.from_row(r) for r in cur]
+    return MemoryRow.from_rows(cur)
 
 
 def written_since(conn: sqlite3.Connection, persona: str, since: datetime) -> dict[int, int]:
