@@ -1,14 +1,17 @@
-"""The read-path benchmark (issue 2): how long a persona's block takes, cold and cached.
+"""The read-path benchmark (issues 2 and 8): a persona's block, cold, cached and after a write,
+beside the in-process floor of the same work; and the recall note.
 
 Run it::
 
     .venv/bin/python bench/block_bench.py                 # 100, 1,000 and 10,000 rows
-    .venv/bin/python bench/block_bench.py --sizes 1000 --reps 500 --profile
+    .venv/bin/python bench/block_bench.py --sizes 1000 10000 50000
+    .venv/bin/python bench/block_bench.py --embedder hashing   # HashingEmbedder(256), as before
 
 For each size it seeds one persona (``warren``) with that many open rows (``seed_rows``) in a
-fresh SQLite file in a temporary directory, then, through the real ``open_memory`` with a
-``ManualClock`` and ``HashingEmbedder(256)`` (not WordLlama: the vectors are made and quantised
-fast; the read path does the same work for either), measures:
+fresh SQLite file in a temporary directory — their vectors from the default configuration's
+embedder (the bundled WordLlama, 256-d; ``--embedder hashing`` for ``HashingEmbedder(256)``),
+embedded in batches and int8-quantised — then, through the real ``open_memory`` with a
+``ManualClock`` and that same embedder (which embeds each room's topic), measures:
 
 - first load, fresh process: a new Python process opens the memory and sends the first
   ``RoomOpened``; the actor reads and decodes every row, then builds. Timed from ``send`` to
@@ -19,13 +22,22 @@ fast; the read path does the same work for either), measures:
   index already loaded. Each repetition uses a new room, so nothing is cached; between
   repetitions (outside the timing) the room is archived and the memory drained, so each open
   is measured alone, not overlapped with the previous one's touch write.
+- the floor, alternating with the cold opens: the same work in numpy alone, no actor and no
+  SQLite (``make_floor``) — embed the topic, one product of the stored float32 unit vectors
+  with it, ``argpartition`` the best rows, join their rendered lines up to 1,200 characters —
+  and the ratio of the two medians.
+- open after a write: a human's line in an open room, ``RoomWentQuiet`` and ``drain`` (the
+  offline mind's write path commits a row through the actor's own writer; untimed), then a
+  cold open, timed; then a cold open right after it, for the ratio.
+- the recall note: ``memory.recall`` for short questions cycled, in the open room.
 - cached ``block()``: the same room asked again and again.
 
 The room is a group room with four humans present and ``scope.v1_proven = false``, so personal
 rows load. Then, in the same process, it times the parts of a cold open separately — the room
-write (``store.save_room``), the state read (``store.read_state``), a bare thread hop on each
+the state read (``store.read_state``), a bare thread hop on each
 connection, the topic embedding and the pure build — and the core functions the build calls
-(each wrapped where ``core.block`` finds it), so the share of each is visible.
+(each wrapped where ``core.block`` finds it), so the share of each is visible; and the cost per
+row of seeding, of the pure build, of preparing the rows and of the open after a write.
 
 ``--blas-threads N`` sets ``OPENBLAS_NUM_THREADS`` before numpy loads: numpy's OpenBLAS hands
 every relevance product (candidates × 256) to one thread per CPU, which on a busy machine costs
@@ -63,9 +75,9 @@ import attrs
 import numpy as np
 import trio
 
-from persona_memory import ManualClock, RoomArchived, RoomOpened, load_settings, open_memory
+from persona_memory import ManualClock, RoomArchived, RoomOpened, RoomWentQuiet, load_settings, open_memory
 from persona_memory.actors.row_index import RowIndex
-from persona_memory.compose import block_rules
+from persona_memory.compose import block_rules, make_embedder
 from persona_memory.core import ranking
 from persona_memory.core.audience import Audience, visible_memories
 from persona_memory.core.block import build_block
@@ -74,10 +86,11 @@ try:
     from persona_memory.core.block import build_from_table  # the prepared-table path, if present
 except ImportError:
     build_from_table = None
-from persona_memory.embedding import HashingEmbedder
 from persona_memory.storage.store import StoredRoom
 
 from seed_rows import PERSONA, PRESENT, TOPIC, make_rows
+
+EMBEDDER = {"kind": "wordllama"}  # set from --embedder in main (and in the first-load child)
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 DIM = 256
@@ -86,17 +99,51 @@ TARGET_COLD_P50 = 1e-3
 TARGET_COLD_P99 = 2e-3
 TARGET_CACHED_P99 = 20e-6
 BUILD = "core.block build (pure)"
+PREPARE = "RowTable.from_rows (once per load)"
+FLOOR_TOP = 64  # rows the floor takes before cutting at the budget (lines are >= 40 chars)
+CHAR_LIMIT = 1200
+QUESTIONS = (
+    "How did the interview at Tencent go?",
+    "Is Miso the cat doing well?",
+    "green tea or coffee this morning?",
+    "Who is going to Kyoto?",
+    "When does the tea festival open?",
+    "did you send me the dumpling recipe",
+    "Shall we finish our chess game?",
+    "Who works night shifts at the hospital?",
+    "How long is the train to Suzhou?",
+    "Anyone saving up for a wedding?",
+    "Are we still on for board games on Friday?",
+    "Do you still run along the lake?",
+)
+WRITE_LINES = (
+    "I just adopted a puppy called Biscuit{n}.",
+    "I moved to a new flat in Lisbon last week, number {n}.",
+    "My sister is visiting me from Chengdu on day {n}.",
+    "I started learning the violin, lesson {n} was hard.",
+    "I work as a nurse at the city clinic now, ward {n}.",
+    "I am training for a marathon, week {n} of the plan.",
+    "I bought a blue bicycle for my commute, frame {n}.",
+    "My favourite dish is my grandmother's dumplings, recipe {n}.",
+)
 
 
 def settings_for(path: Path):
     return load_settings(
+        None,
         overrides={
             "storage.path": str(path),
             "scope.v1_proven": False,
-            "embedder.kind": "hashing",
+            "embedder.kind": EMBEDDER["kind"],
             "embedder.dim": DIM,
-        }
+        },
     )
+
+
+@functools.cache
+def bench_embedder():
+    """The embedder the settings name (one per process): what ``open_memory`` would make."""
+    return make_embedder(settings_for(Path("unused.db")))
 
 
 def opened(room_id: str) -> RoomOpened:
@@ -115,19 +162,23 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def fmt(seconds: float) -> str:
+    if seconds != seconds:
+        return "-"
     if seconds >= 1.0:
         return f"{seconds:.2f} s"
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} µs"
+    if seconds >= 1e-6:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e9:.0f} ns"
 
 
 # ---- seeding and the first load ------------------------------------------------------------
 
 
 async def seed(path: Path, count: int) -> None:
-    rows = make_rows(count, now=NOW, dim=DIM)
-    async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=HashingEmbedder(DIM)) as memory:
+    rows = make_rows(count, now=NOW, dim=DIM, embedder=bench_embedder())
+    async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=bench_embedder()) as memory:
         await memory._store.insert_memories(rows)
         for uid in PRESENT:
             await memory.set_memory_note(uid, f"Call me {NAMES[uid]}. I'm vegetarian.")
@@ -135,7 +186,7 @@ async def seed(path: Path, count: int) -> None:
 
 async def first_open(path: Path) -> float:
     """Time the first ``RoomOpened`` → ``block()`` of a fresh ``open_memory``."""
-    async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=HashingEmbedder(DIM)) as memory:
+    async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=bench_embedder()) as memory:
         start = time.perf_counter()
         await memory.send(opened("first-load"))
         await memory.block(PERSONA, "first-load")
@@ -149,7 +200,7 @@ def first_load_fresh_process(path: Path, runs: int) -> list[float]:
     out = []
     for _ in range(runs):
         done = subprocess.run(
-            [sys.executable, __file__, "--first-load-child", str(path)],
+            [sys.executable, __file__, "--embedder", EMBEDDER["kind"], "--first-load-child", str(path)],
             check=True,
             capture_output=True,
             text=True,
@@ -169,10 +220,18 @@ class SizeResult:
     first_fresh: list[float] = attrs.field(factory=list)
     first_inproc: float = 0.0
     cold: list[float] = attrs.field(factory=list)
+    floor: list[float] = attrs.field(factory=list)
+    floor_chars: int = 0
+    after_write: list[float] = attrs.field(factory=list)
+    after_cold: list[float] = attrs.field(factory=list)
+    write_how: dict[str, int] = attrs.field(factory=dict)
+    recall: list[float] = attrs.field(factory=list)
+    recall_hits: int = 0
     cached: list[float] = attrs.field(factory=list)
     parts: dict[str, list[float]] = attrs.field(factory=dict)
     steps: dict[str, tuple[list[float], int]] = attrs.field(factory=dict)
     profile: str = ""
+    seed_seconds: float = 0.0
 
 
 async def timed(fn: Callable[[], Awaitable[object]], reps: int) -> list[float]:
@@ -185,10 +244,80 @@ async def timed(fn: Callable[[], Awaitable[object]], reps: int) -> list[float]:
     return out
 
 
-async def measure(path: Path, result: SizeResult, *, cold_reps: int, cached_calls: int, profile: bool) -> None:
-    """Warm the actor (the in-process first load), then time cold opens, cached calls, parts."""
+async def cold_open(memory, room: str) -> float:
+    """Time ``send(RoomOpened)`` → ``block()`` of a new room; then, untimed, archive and drain."""
+    start = time.perf_counter()
+    await memory.send(opened(room))
+    await memory.block(PERSONA, room)
+    elapsed = time.perf_counter() - start
+    await memory.send(RoomArchived(room_id=room))
+    await memory.drain()
+    return elapsed
+
+
+async def own_write(memory, n: int) -> str:
+    """Make the persona write one row of its own (untimed); say how it landed.
+
+    A human says something in the open room ``warm``, the room goes quiet and the offline
+    mind's write path commits the row through the actor's own writer. When the mind keeps
+    nothing of a line, the next line is tried (up to eight); only a write of the actor's own
+    counts, so the figure is the open after the persona's own write.
+    """
+    store = memory._store
+    before, _ = await store.read_state(PERSONA, PRESENT)
+    for attempt in range(8):
+        line = WRITE_LINES[(n + attempt) % len(WRITE_LINES)].format(n=f"{n}-{attempt}")
+        await memory.post_line("warm", f"u:{1 + (n + attempt) % len(PRESENT)}", line)
+        await memory.send(RoomWentQuiet(room_id="warm"))
+        await memory.drain()
+        after, _ = await store.read_state(PERSONA, PRESENT)
+        if after != before:
+            return "offline mind"
+    raise RuntimeError("the offline mind kept nothing of eight lines: no own write to time")
+
+
+def make_floor(embedder, table) -> Callable[[], str]:
+    """The in-process floor of a cold open's work, in numpy alone (no actor, no SQLite).
+
+    Embed the topic, one product of the stored float32 unit vectors with it, the best
+    ``FLOOR_TOP`` rows by ``argpartition``, and their already-rendered lines joined up to
+    ``CHAR_LIMIT`` characters.
+    """
+    (matrix,) = [np.ascontiguousarray(m, dtype=np.float32) for _, m in table.spaces.values()]
+    lines = table.lines
+    top = min(FLOOR_TOP, len(lines))
+
+    def floor() -> str:
+        query = embedder.embed_sync([TOPIC])[0]
+        scores = matrix @ query
+        best = np.argpartition(-scores, top - 1)[:top]
+        best = best[np.argsort(-scores[best])]
+        out, used = [], 0
+        for pos in best.tolist():
+            line = lines[pos]
+            if used + len(line) + 1 > CHAR_LIMIT:
+                break
+            out.append(line)
+            used += len(line) + 1
+        return "\n".join(out)
+
+    return floor
+
+
+async def measure(
+    path: Path,
+    result: SizeResult,
+    *,
+    cold_reps: int,
+    write_reps: int,
+    recall_reps: int,
+    cached_calls: int,
+    profile: bool,
+) -> None:
+    """Warm the actor (the in-process first load), then time cold opens beside the floor, the
+    opens after a write, the recall note, cached calls and the parts."""
     settings = settings_for(path)
-    embedder = HashingEmbedder(DIM)
+    embedder = bench_embedder()
     async with open_memory(settings, clock=ManualClock(NOW), embedder=embedder) as memory:
         start = time.perf_counter()
         await memory.send(opened("warm"))
@@ -197,14 +326,31 @@ async def measure(path: Path, result: SizeResult, *, cold_reps: int, cached_call
         result.block_chars = len(text)
         await memory.drain()
 
+        _, rows = await memory._store.persona_rows(PERSONA)
+        index = RowIndex()
+        index.load(0, rows)
+        floor = make_floor(embedder, index.table)
+        result.floor_chars = len(floor())
+
         gc.collect()
-        for i in range(cold_reps):
-            room = f"cold-{i}"
+        for i in range(cold_reps):  # the floor and the cold open alternate, so both see one load
             start = time.perf_counter()
-            await memory.send(opened(room))
-            await memory.block(PERSONA, room)
-            result.cold.append(time.perf_counter() - start)
-            await memory.send(RoomArchived(room_id=room))
+            floor()
+            result.floor.append(time.perf_counter() - start)
+            result.cold.append(await cold_open(memory, f"cold-{i}"))
+
+        for i in range(write_reps):
+            how = await own_write(memory, i)
+            result.write_how[how] = result.write_how.get(how, 0) + 1
+            result.after_write.append(await cold_open(memory, f"after-{i}"))
+            result.after_cold.append(await cold_open(memory, f"paired-{i}"))
+
+        for i in range(recall_reps):
+            question = QUESTIONS[i % len(QUESTIONS)]
+            start = time.perf_counter()
+            note = await memory.recall(PERSONA, "warm", question)
+            result.recall.append(time.perf_counter() - start)
+            result.recall_hits += bool(note)
             await memory.drain()
 
         block = memory.block
@@ -220,21 +366,7 @@ async def measure(path: Path, result: SizeResult, *, cold_reps: int, cached_call
 
 async def measure_parts(store, embedder, settings, result: SizeResult, reps: int, profile: bool) -> None:
     """Time the parts of a cold open one by one, on the same open store."""
-    counter = iter(range(10**9))
 
-    async def save_room() -> None:
-        room = StoredRoom(
-            room_id=f"part-{next(counter)}",
-            private=False,
-            incognito=False,
-            kit=None,
-            topic=TOPIC,
-            personas=(PERSONA,),
-            humans=PRESENT,
-        )
-        await store.save_room(room, NOW)
-
-    result.parts["store.save_room (write hop + commit)"] = await timed(save_room, reps)
     result.parts["store.write(no-op) (bare write hop)"] = await timed(lambda: store.write(lambda c: None), reps)
     result.parts["store.read_state (read hop)"] = await timed(lambda: store.read_state(PERSONA, PRESENT), reps)
     result.parts["store.read(no-op) (bare read hop)"] = await timed(lambda: store.read(lambda c: None), reps)
@@ -244,10 +376,10 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
     index = RowIndex()
     index.load(version, rows)
     _, controls = await store.read_state(PERSONA, PRESENT)
-    topic = ranking.Topic(vector=(await embedder.embed([TOPIC]))[0], embedder=embedder.name)
+    topic = ranking.Topic.of(TOPIC, (await embedder.embed([TOPIC]))[0], embedder.name)
     rules = block_rules(settings)
     args = dict(
-        vectors=index.vectors,
+        vectors=getattr(index, "vectors", None),  # older commits kept the vectors beside the table
         replaced=index.replaced,
         controls=controls,
         topic=topic,
@@ -264,7 +396,7 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
             return build_from_table(PERSONA, room_audience(), table, **args)
 
         def prepare() -> object:
-            return type(table).from_rows(index.open_rows.values(), index.vectors, index.replaced)
+            return RowIndex().load(version, rows)  # decode the vectors, prepare the table
 
     else:
 
@@ -286,7 +418,7 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
             start = time.perf_counter()
             prepare()
             prepared.append(time.perf_counter() - start)
-        result.parts["RowTable.from_rows (once per load)"] = prepared
+        result.parts[PREPARE] = prepared
     result.steps = step_timings(build, reps)
     result.visible = len(visible_memories(PERSONA, room_audience(), index.open_rows.values(), controls, v1_proven=False))
 
@@ -381,7 +513,7 @@ def machine() -> str:
 
 
 def report(results: list[SizeResult], args: argparse.Namespace) -> None:
-    print("persona-memory read-path benchmark (issue 2)")
+    print("persona-memory read-path benchmark (issues 2 and 8)")
     print(f"machine : {machine()}")
     print(f"          {blas()}")
     print(
@@ -389,14 +521,16 @@ def report(results: list[SizeResult], args: argparse.Namespace) -> None:
         "scope.v1_proven=false, all six kinds, importance 1..10, created over 180 days"
     )
     print(
-        f"vectors : {DIM}-d from HashingEmbedder({DIM}) (not WordLlama), int8-quantised; "
-        "a topic on every room; SQLite WAL in a temp dir; ManualClock"
+        f"vectors : {DIM}-d from {bench_embedder().name} (--embedder {args.embedder}), the same embedder "
+        "for the seeded rows and the topic; int8-quantised; a topic on every room; SQLite WAL in a "
+        "temp dir; ManualClock"
     )
     print(f"command : {' '.join([Path(sys.executable).name, *sys.argv])}")
     print()
     head = (
         f"{'rows':>7} {'visible':>7} {'first load':>11} {'first load':>11} "
-        f"{'cold p50':>9} {'cold p99':>9} {'reps':>5} {'cached p50':>10} {'cached p99':>10} {'calls':>6}"
+        f"{'cold p50':>9} {'cold p99':>9} {'floor p50':>9} {'cold/floor':>10} {'reps':>5} "
+        f"{'cached p50':>10} {'cached p99':>10} {'calls':>6}"
     )
     print(head)
     print(f"{'':>7} {'':>7} {'(new proc)':>11} {'(in proc)':>11}")
@@ -404,8 +538,64 @@ def report(results: list[SizeResult], args: argparse.Namespace) -> None:
     for r in results:
         print(
             f"{r.rows:>7,} {r.visible:>7,} {fmt(float(np.median(r.first_fresh))) if r.first_fresh else '-':>11} "
-            f"{fmt(r.first_inproc):>11} {fmt(pct(r.cold, 50)):>9} {fmt(pct(r.cold, 99)):>9} {len(r.cold):>5} "
+            f"{fmt(r.first_inproc):>11} {fmt(pct(r.cold, 50)):>9} {fmt(pct(r.cold, 99)):>9} "
+            f"{fmt(pct(r.floor, 50)):>9} {pct(r.cold, 50) / pct(r.floor, 50):>9.1f}× {len(r.cold):>5} "
             f"{fmt(pct(r.cached, 50)):>10} {fmt(pct(r.cached, 99)):>10} {len(r.cached):>6}"
+        )
+    print(
+        "  floor: in numpy, no actor or SQLite — embed the topic, one product of the n×256 float32 unit "
+        f"vectors with it, argpartition the best {FLOOR_TOP}, join their rendered lines to {CHAR_LIMIT} chars; "
+        "timed alternately with the cold opens"
+    )
+    for r in results:
+        print(
+            f"  {r.rows:>6,} rows: cold p50 / floor p50 = {pct(r.cold, 50) / pct(r.floor, 50):.1f}× "
+            f"(floor p99 {fmt(pct(r.floor, 99))}, {r.floor_chars} chars)"
+        )
+
+    print()
+    print("open right after the persona's own write (RoomOpened → block(), the index reloads), and a cold")
+    print("open right after it (paired); the recall note for short questions in the open room")
+    head = (
+        f"{'rows':>7} {'after p50':>10} {'after p95':>10} {'cold p50':>9} {'after/cold':>10} {'reps':>5}   "
+        f"{'recall p50':>10} {'recall p95':>10} {'notes':>9}"
+    )
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        if not r.after_write:
+            continue
+        print(
+            f"{r.rows:>7,} {fmt(pct(r.after_write, 50)):>10} {fmt(pct(r.after_write, 95)):>10} "
+            f"{fmt(pct(r.after_cold, 50)):>9} {pct(r.after_write, 50) / pct(r.after_cold, 50):>9.1f}× "
+            f"{len(r.after_write):>5}   {fmt(pct(r.recall, 50)) if r.recall else '-':>10} "
+            f"{fmt(pct(r.recall, 95)) if r.recall else '-':>10} {f'{r.recall_hits}/{len(r.recall)}':>9}"
+        )
+    hows = {}
+    for r in results:
+        for how, n in r.write_how.items():
+            hows[how] = hows.get(how, 0) + n
+    print(
+        "  the write: a human's line in the open room, RoomWentQuiet, drain — landed by "
+        + ", ".join(f"{how} ×{n}" for how, n in hows.items())
+        + f"; notes: non-empty recall notes of {len(QUESTIONS)} questions cycled"
+    )
+
+    print()
+    print("cost per row (linear growth shows as a flat column)")
+    head = (
+        f"{'rows':>7} {'seed+insert':>11} {'build p50':>10} {'per row':>9} {'from_rows':>10} {'per row':>9} "
+        f"{'after-write':>11} {'per row':>9}"
+    )
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        build = pct(r.parts[BUILD], 50) if BUILD in r.parts else float("nan")
+        prep = pct(r.parts[PREPARE], 50) if PREPARE in r.parts else float("nan")
+        after = pct(r.after_write, 50) if r.after_write else float("nan")
+        print(
+            f"{r.rows:>7,} {fmt(r.seed_seconds):>11} {fmt(build):>10} {fmt(build / r.rows):>9} "
+            f"{fmt(prep):>10} {fmt(prep / r.rows):>9} {fmt(after):>11} {fmt(after / r.rows):>9}"
         )
     print()
     print(
@@ -434,7 +624,6 @@ def report(results: list[SizeResult], args: argparse.Namespace) -> None:
         print(f"parts of a cold open at {r.rows:,} rows (cold p50 {fmt(cold50)}, block {r.block_chars} chars)")
         print(f"  {'part':<40} {'p50':>9} {'p99':>9} {'of cold p50':>12}")
         in_path = (
-            "store.save_room (write hop + commit)",
             "store.read_state (read hop)",
             "embedder.embed([topic])",
             BUILD,
@@ -442,7 +631,7 @@ def report(results: list[SizeResult], args: argparse.Namespace) -> None:
         for name, samples in r.parts.items():
             share = f"{pct(samples, 50) / cold50:>11.0%}" if name in in_path else f"{'(ref)':>12}"
             print(f"  {name:<40} {fmt(pct(samples, 50)):>9} {fmt(pct(samples, 99)):>9} {share}")
-        rest = cold50 - sum(pct(r.parts[n], 50) for n in in_path)
+        rest = cold50 - sum(pct(r.parts[n], 50) for n in in_path if n in r.parts)
         print(f"  {'rest: routing, mailbox, scheduling':<40} {fmt(max(rest, 0.0)):>9} {'':>9} {max(rest, 0) / cold50:>11.0%}")
         build50 = pct(r.parts[BUILD], 50)
         if r.steps:
@@ -470,6 +659,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--reps-large", type=int, default=50, help="cold opens for sizes of 10,000 rows or more (default 50)"
     )
+    parser.add_argument("--write-reps", type=int, default=20, help="opens right after a write (default 20)")
+    parser.add_argument(
+        "--write-reps-large", type=int, default=10, help="the same at 10,000 rows or more (default 10)"
+    )
+    parser.add_argument("--recall-reps", type=int, default=200, help="recall notes per size (default 200)")
+    parser.add_argument(
+        "--embedder",
+        choices=("wordllama", "hashing"),
+        default="wordllama",
+        help="wordllama: the default configuration (default); hashing: HashingEmbedder(256), as before",
+    )
     parser.add_argument("--cached-calls", type=int, default=10_000, help="cached block() calls (default 10,000)")
     parser.add_argument("--first-load-runs", type=int, default=3, help="fresh processes for the first load (0: skip)")
     parser.add_argument(
@@ -490,6 +690,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    EMBEDDER["kind"] = args.embedder
     if args.first_load_child:
         print(json.dumps({"seconds": trio.run(first_open, Path(args.first_load_child))}))
         return
@@ -498,13 +699,22 @@ def main(argv: list[str] | None = None) -> None:
         for size in args.sizes:
             path = Path(tmp) / f"bench-{size}.db"
             result = SizeResult(rows=size)
+            large = size >= 10_000
+            start = time.perf_counter()
             trio.run(seed, path, size)
+            result.seed_seconds = time.perf_counter() - start
             if args.first_load_runs:
                 result.first_fresh = first_load_fresh_process(path, args.first_load_runs)
-            reps = args.reps_large if size >= 10_000 else args.reps
             trio.run(
                 functools.partial(
-                    measure, path, result, cold_reps=reps, cached_calls=args.cached_calls, profile=args.profile
+                    measure,
+                    path,
+                    result,
+                    cold_reps=args.reps_large if large else args.reps,
+                    write_reps=args.write_reps_large if large else args.write_reps,
+                    recall_reps=args.recall_reps,
+                    cached_calls=args.cached_calls,
+                    profile=args.profile,
                 )
             )
             results.append(result)

@@ -11,7 +11,8 @@ Rules:
   the ``confidence`` tag); the rest had one to three other witnesses.
 - Texts are sentences of 40..200 characters over a small vocabulary, so the topic shares
   words with some rows and relevance varies.
-- Vectors come from ``HashingEmbedder(dim)`` and are stored int8-quantised, as the product
+- Vectors come from the ``embedder`` given (default ``HashingEmbedder(dim)``; the benchmark
+  passes the bundled WordLlama), embedded in batches and stored int8-quantised, as the product
   stores them.
 """
 
@@ -22,6 +23,8 @@ from datetime import datetime, timedelta
 
 from persona_memory import MemoryRow
 from persona_memory.embedding import HashingEmbedder, quantize
+
+BATCH = 1000
 
 PERSONA = "warren"
 HUMANS = tuple(range(1, 9))
@@ -72,8 +75,11 @@ def _text(rng: random.Random, clauses: tuple[str, ...], who: str) -> str:
     return text[:200]
 
 
-def make_rows(count: int, *, now: datetime, dim: int = 256, seed: int = 2) -> list[MemoryRow]:
-    """``count`` open rows of ``PERSONA`` (see the module rules), with quantised vectors."""
+def make_rows(count: int, *, now: datetime, dim: int = 256, seed: int = 2, embedder=None) -> list[MemoryRow]:
+    """``count`` open rows of ``PERSONA`` (see the module rules), with quantised vectors.
+
+    ``embedder`` has ``embed_sync`` and ``name`` (``HashingEmbedder(dim)`` if ``None``).
+    """
     rng = random.Random(seed)
     specs = []
     for n in range(count):
@@ -117,8 +123,9 @@ def make_rows(count: int, *, now: datetime, dim: int = 256, seed: int = 2) -> li
             }
         specs.append(spec)
 
-    embedder = HashingEmbedder(dim)
-    vectors = embedder.embed_sync([s["text"] for s in specs])
+    embedder = embedder or HashingEmbedder(dim)
+    texts = [s["text"] for s in specs]
+    vectors = [v for i in range(0, len(texts), BATCH) for v in embedder.embed_sync(texts[i : i + BATCH])]
     rows = []
     for spec, vector in zip(specs, vectors):
         blob, scale = quantize(vector)

@@ -164,8 +164,8 @@ def build_block(
     )
 
 
-PRUNE_FACTOR = 4
-"""Before the diversity and take passes a group keeps this many times the lines it could
+PRUNE_FACTOR = 2
+"""Before the diversity and take passes a group keeps twice the lines it could
 show (its cap, or what the budget holds of its shortest line, whichever is less), plus the
 best of each kind and its riders, which may rank lower: the build's Python work grows with
 what the block shows, not with what the store holds."""
@@ -224,19 +224,22 @@ def build_from_table(
     shortest = int(table.length_array[idx].min()) if idx.size else 0
     fit = rules.char_limit // (shortest + 1) if idx.size else 0
     keep = max(1, PRUNE_FACTOR * min(shape.per_human, fit))
-    groups = []
+    best: list[np.ndarray] = []
     for key in seen.groups:
         if key not in seen.admitted:
-            groups.append([])
+            best.append(EMPTY)
             continue
-        best = best_of_group(
+        best.append(best_of_group(
             table.about(key), scores, table.kind_codes, table.rides,
             keep=keep, per_kind=shape.per_kind_first, riders=shape.riders_per_human,
-        ).tolist()
-        groups.append(ranking.diversify(best, table.kinds, shape.per_kind_first) if shape.per_kind_first else best)
-
-    pooled = [p for group in groups for p in group]
-    rank = {p: n for n, p in enumerate(sorted(pooled, key=lambda p: (-scores[p], p)))}
+        ))
+    groups = [
+        ranking.diversify(b.tolist(), table.kinds, shape.per_kind_first) if shape.per_kind_first else b.tolist()
+        for b in best
+    ]
+    pooled = np.concatenate(best)
+    across = pooled[np.lexsort((pooled, -scores[pooled]))].tolist()
+    rank = dict(zip(across, range(len(across))))
     taken = take(
         groups,
         table.kinds,
