@@ -136,6 +136,9 @@ def settings_for(path: Path):
             "scope.v1_proven": False,
             "embedder.kind": EMBEDDER["kind"],
             "embedder.dim": DIM,
+            # The seeded rows spread over 180 days: at 50,000 rows today's alone would pass
+            # the daily cap, and the mind would keep nothing of the lines the bench writes.
+            "write.daily_cap_per_human": 10_000,
         },
     )
 

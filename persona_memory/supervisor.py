@@ -105,7 +105,9 @@ class Supervisor:
     ) -> None:
         self._nursery = nursery
         self.recorder = recorder
-        self._ctx = context
+        # A write path must see every display name handed over before it (the guard against
+        # rows that name a user met in another room reads them from the file).
+        self._ctx = attrs.evolve(context, rooms_recorded=recorder.flush)
         self._actor_settings = actor_settings
         self._settings = supervisor_settings
         self.rooms: dict[str, RoomState] = {}

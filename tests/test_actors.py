@@ -464,23 +464,24 @@ async def test_touches_that_found_the_lane_full_still_land_before_close(open_tes
 # ---- idle retirement on the virtual clock ----------------------------------------------------
 
 
-async def test_an_idle_actor_is_retired_and_a_later_message_respawns_it(
-    open_test_memory, autojump_clock
-) -> None:
+async def test_an_idle_actor_is_retired_and_a_later_message_respawns_it(open_test_memory, mock_clock) -> None:
+    # Time moves only when the test says: an autojump clock would leap while a thread call
+    # (a drain's room record) is in flight and retire the actor mid-drain.
     async with open_test_memory({"actors.idle_retire_seconds": 100.0}) as memory:
         await memory.send(private("r1"))
         await settle(memory, "r1")
-        # Straight to the supervisor: the facade would also mark the room archived in the
-        # database, and the virtual clock may jump while that write is in flight.
+        # Straight to the supervisor: the facade would also mark the room archived.
         await memory.supervisor.send(RoomArchived(room_id="r1"))
         await memory.drain()
-        quiet_since = trio.current_time()
+        await trio.testing.wait_all_tasks_blocked()
         assert memory.supervisor.live_personas == {"warren"}
 
-        await trio.sleep_until(quiet_since + 99)
+        mock_clock.jump(99)
+        await trio.testing.wait_all_tasks_blocked()
         assert memory.supervisor.live_personas == {"warren"}
         # The idle check runs every idle_retire_seconds / 4.
-        await trio.sleep_until(quiet_since + 126)
+        mock_clock.jump(27)
+        await trio.testing.wait_all_tasks_blocked()
         assert memory.supervisor.live_personas == frozenset()
 
         await memory._store.insert_memories([world_row("The Fed held rates in September.")])
@@ -560,6 +561,7 @@ async def test_retirement_never_races_an_event_just_handed_to_an_actor(
 
                 await memory.send(private("r2"))
                 await memory.send(RoomWentQuiet(room_id="r2"))
+                await writes.entered["warren@r1"].wait()  # past the room records' flush
                 await trio.testing.wait_all_tasks_blocked()
                 assert writes.most_at_once["warren"] == 1
                 writes.gates["r1"].set()

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import Protocol
+from typing import Awaitable, Callable, Protocol
 
 import attrs
 import outcome
@@ -107,7 +107,8 @@ class ActorContext:
     rules: BlockRules
     write_path: WritePath | None = None
     recall: RecallRules = RecallRules()
-    park_seconds: float = 21600.0  # how long a poison slice waits before the sweep retries it
+    park_seconds: float = 21600.0
+    rooms_recorded: Callable[[], Awaitable[None]] | None = None  # the room recorder's flush  # how long a poison slice waits before the sweep retries it
 
 
 @attrs.frozen
@@ -391,7 +392,8 @@ class PersonaActor:
                         self.persona,
                         room.room_id,
                     )
-                elif not room.incognito:  # the write path reads only the lines it heard
+                elif not room.incognito and await self._names_recorded(room):
+                    # the write path reads only the lines it heard
                     result = await ctx.write_path(self.persona, room, archiving=archiving, block=block)
                     posted = getattr(result, "posted", None)
                 self._lane.report(Wrote(room.room_id, posted))
@@ -405,6 +407,20 @@ class PersonaActor:
                 done.set()
             case _:
                 assert_never(job)
+
+    async def _names_recorded(self, room: RoomState) -> bool:
+        """Whether every room record handed over so far is in the file (the write path's guard
+        reads the users' names from it). If storage refuses them, the slice waits: its cursor
+        stays, and the sweep tries it again."""
+        if self._ctx.rooms_recorded is None:
+            return True
+        try:
+            await self._ctx.rooms_recorded()
+        except StorageError as exc:
+            log.warning("%s: room %r is not written now: the rooms opened could not be recorded (%s)",
+                        self.persona, room.room_id, exc)
+            return False
+        return True
 
     async def _edit(self, edit) -> object:
         store, now = self._ctx.store, self._ctx.clock.now()
