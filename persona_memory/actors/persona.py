@@ -18,9 +18,11 @@ Rules:
   exception to "rebuilt only on open, join or leave"), and only then does the caller hear back.
 - When the actor stops (retired, shut down, or its writer escalated), every ``block()`` still
   waiting for a build raises ``MemoryClosed`` instead of waiting forever.
-- Rows that loaded into a block are touched later, in one write on the lane, coalesced: one
-  ``TouchJob`` at a time, carrying a snapshot of the stamps; stamps that found the lane full
-  go with the next one, and the last ones are queued when the actor closes, so none is lost.
+- Rows that loaded into a block (or a recall note) are touched later, in one write on the
+  lane, coalesced: the stamps gather for ``TOUCH_GATHER_SECONDS`` (a flush hands them over at
+  once), then go as one ``TouchJob`` at a time, carrying a snapshot of the stamps; stamps that
+  found the lane full go with the next one, and the last ones are queued when the actor
+  closes, so none is lost.
   Stamps that storage refuses (a read-only or full disk) are logged and dropped, never a
   crash: the blocks are served from what the actor holds.
 - An incognito room's block is empty and costs no read; so is its recall note.
@@ -34,6 +36,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+import math
 from datetime import timedelta
 from typing import Awaitable, Callable, Protocol
 
@@ -85,6 +88,11 @@ except ImportError:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
+TOUCH_GATHER_SECONDS = 1.0
+"""Recall stamps gather this long before they are written, in one job: a touch written right
+after each block or note competed with the next one (a recall note at 10,000 rows: 1.65 ms
+p50 with a touch after every note, 0.97 ms without)."""
+
 
 class WritePath(Protocol):
     """Turns a room's transcript since the persona's cursor into rows (the write path).
@@ -134,6 +142,7 @@ class PersonaActor:
         self._built = trio.Event()
         self._pending_touches: dict[int, tuple] = {}
         self._touch_queued = False
+        self._touches_due = math.inf  # trio time the pending touches are to be handed over
         self._edits_to_purge: list[tuple[EditJob, outcome.Outcome]] = []
         self._stopped = False
         self.handled = 0
@@ -145,7 +154,16 @@ class PersonaActor:
         """Handle envelopes and the writer's reports until the mailbox ends (the supervisor
         sent ``Closing`` and closed its side; the writer closed the lane's waker)."""
         async with mailbox:
-            async for envelope in mailbox:
+            while True:
+                envelope = None
+                with trio.move_on_at(self._touch_deadline()):
+                    try:
+                        envelope = await mailbox.receive()
+                    except trio.EndOfChannel:
+                        break
+                if envelope is None:  # the gathered touches are due
+                    self._queue_touches()
+                    continue
                 await self._take_reports()
                 self.last_active = trio.current_time()
                 await self._handle(envelope)
@@ -196,7 +214,7 @@ class PersonaActor:
                     log.exception("%s: the recall note for room %r failed", self.persona, room.room_id)
                     reply.set(outcome.Error(exc))
             case FlushRequested(done=done):
-                self._queue_touches()
+                self._queue_touches(now=True)
                 await self._lane.submit(FlushJob(done))
             case Wake():
                 pass  # the reports were applied before and are applied after
@@ -355,17 +373,29 @@ class PersonaActor:
         for row_id in row_ids:
             _, times = self._pending_touches.get(row_id, (now, 0))
             self._pending_touches[row_id] = (now, times + 1)
+        if self._touches_due == math.inf:
+            self._touches_due = trio.current_time() + TOUCH_GATHER_SECONDS
         self._queue_touches()
 
-    def _queue_touches(self, *, final: bool = False) -> None:
-        """Hand the pending stamps to the writer, one ``TouchJob`` at a time. A full lane
-        keeps them for the next try (after the next report); ``final`` queues them even past
-        one already queued, as the lane is about to close."""
+    def _touch_deadline(self) -> float:
+        """When the mailbox wait should stop to hand the gathered touches over."""
+        return self._touches_due if self._pending_touches and not self._touch_queued else math.inf
+
+    def _queue_touches(self, *, final: bool = False, now: bool = False) -> None:
+        """Hand the pending stamps to the writer, one ``TouchJob`` at a time, once they have
+        gathered for ``TOUCH_GATHER_SECONDS`` (``now``: at once, for a flush). A full lane
+        keeps them for the next try; ``final`` queues them even past one already queued, as
+        the lane is about to close."""
         if not self._pending_touches or (self._touch_queued and not final):
+            return
+        if not (final or now) and trio.current_time() < self._touches_due:
             return
         if self._lane.submit_nowait(TouchJob(dict(self._pending_touches))):
             self._touch_queued = True
-        elif final:
+            self._touches_due = math.inf
+        elif not final:
+            self._touches_due = trio.current_time() + TOUCH_GATHER_SECONDS  # try again later
+        else:
             log.warning("%s: the lane was full at close; %d recall stamps were not written",
                         self.persona, len(self._pending_touches))
 
