@@ -304,3 +304,23 @@ def test_wordllama_load_leaves_root_logging_alone() -> None:
         cwd=Path(__file__).resolve().parents[1],
     )
     assert done.stdout.split() == ["0", str(logging.WARNING)]
+
+
+async def test_wordllama_embeds_one_short_text_inline_and_the_rest_on_a_thread(wordllama, monkeypatch) -> None:
+    from persona_memory.embedding import wordllama as module
+
+    hops = []
+    real = trio.to_thread.run_sync
+
+    async def counted(fn, *args, **kwargs):
+        hops.append(len(args[0]) if args else 0)
+        return await real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(module.trio.to_thread, "run_sync", counted)
+    topic = "How did the interview go?"
+    one = await wordllama.embed([topic])
+    assert hops == []  # a short topic costs no thread hop
+    assert np.array_equal(one, wordllama.embed_sync([topic]))
+    await wordllama.embed([topic, "and another"])
+    await wordllama.embed(["x" * (module.INLINE_CHARS + 1)])
+    assert hops == [2, 1]

@@ -206,3 +206,15 @@ async def test_an_incognito_room_has_no_note_and_bad_input_is_refused(open_test_
             await memory.recall("warren", "nowhere", "stamps")
         with pytest.raises(NotInRoom):
             await memory.recall("ada", "r1", "stamps")
+
+
+def test_a_closed_row_is_never_recalled_but_its_replacement_shows_its_arc() -> None:
+    new = make_row(text="Dan moved his garden to the allotment.", valid_from="2026-08")
+    old = make_row(text="Dan kept a garden behind his flat.", valid_from="2025", valid_to="2026-08", closed_by=new.id)
+    got = recall_note(
+        "warren", PRIVATE_WITH_DAN, RowTable.from_rows([old, new], {}, {new.id: old}), controls={},
+        query=Topic.of(QUERY, np.zeros(3), EMBEDDER), shown=(), rules=BlockRules(),
+        recall=RecallRules(min_score=0.05),
+    )
+    assert got.ids == (new.id,)
+    assert 'was: "Dan kept a garden behind his flat." 2025 → 2026-08' in got.text
