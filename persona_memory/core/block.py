@@ -181,27 +181,26 @@ def best_of_group(
     per_kind: int,
     riders: int,
 ) -> np.ndarray:
-    """``members`` (table positions) best first by ``scores``, pruned to what can matter.
+    """``members`` (table positions, ascending) best first by ``scores``, pruned to what can
+    matter.
 
     Kept: the ``keep`` best (and any tied with the last of them); the ``per_kind`` best of
     each kind (the diversity pass may pull them forward); the ``riders`` best of the rows
     that ride (``rides``). Ties keep table order, as a stable sort over the whole group would.
     """
-
-    def ordered(pos: np.ndarray) -> np.ndarray:
-        return pos[np.lexsort((pos, -scores[pos]))]
-
-    if members.size <= keep:
-        return ordered(members)
-    own = scores[members]
-    cut = float(-np.partition(-own, keep - 1)[keep - 1])
-    chosen = [members[own >= cut]]
-    subsets = [(per_kind, kind_codes[members] == code) for code in np.unique(kind_codes[members])] if per_kind else []
+    order = members[np.argsort(-scores[members], kind="stable")]
+    if order.size <= keep:
+        return order
+    ranked = scores[order]
+    kept = np.zeros(order.size, dtype=bool)
+    kept[: int(np.searchsorted(-ranked, -ranked[keep - 1], side="right"))] = True
+    if per_kind:
+        codes = kind_codes[order]
+        for code in np.unique(codes):
+            kept[np.flatnonzero(codes == code)[:per_kind]] = True
     if riders:
-        subsets.append((riders, rides[members]))
-    for count, where in subsets:
-        chosen.append(ordered(members[where])[:count])
-    return ordered(np.unique(np.concatenate(chosen)))
+        kept[np.flatnonzero(rides[order])[:riders]] = True
+    return order[kept]
 
 
 def build_from_table(
@@ -237,9 +236,11 @@ def build_from_table(
         ranking.diversify(b.tolist(), table.kinds, shape.per_kind_first) if shape.per_kind_first else b.tolist()
         for b in best
     ]
-    pooled = np.concatenate(best)
-    across = pooled[np.lexsort((pooled, -scores[pooled]))].tolist()
-    rank = dict(zip(across, range(len(across))))
+    rank: dict[int, int] = {}  # across groups, for the riders' order
+    if shape.riders_per_human:
+        pooled = np.concatenate(best)
+        across = pooled[np.lexsort((pooled, -scores[pooled]))].tolist()
+        rank = dict(zip(across, range(len(across))))
     taken = take(
         groups,
         table.kinds,

@@ -74,7 +74,7 @@ def take(
     riders = sorted(
         ((g, i) for g, group in enumerate(groups) for i in group if kinds[i] in ALWAYS_RIDE),
         key=lambda gi: rank_of(gi[1]),
-    )
+    ) if riders_per_group != 0 else []
     rode = [0] * len(groups)
     rider_items: set[int] = set()
     for g, item in riders:
