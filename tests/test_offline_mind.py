@@ -498,6 +498,24 @@ async def test_offline_mind_extracts_through_the_port() -> None:
     await mind.aclose()
 
 
+async def test_the_offline_mind_reads_a_slice_off_the_event_loop(monkeypatch) -> None:
+    import threading
+
+    from persona_memory.minds.offline import mind as module
+
+    where = []
+    real = module.extract_memories
+
+    def spy(*args, **kwargs):
+        where.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "extract_memories", spy)
+    answer = await OfflineMind().extract(request(dan("I'm learning to sail on weekends")))
+    assert where == [False]  # a worker thread, not the trio thread
+    assert answer["memories"]
+
+
 async def test_offline_mind_routes_through_the_port() -> None:
     mind = OfflineMind()
     neighbours = (Neighbour("0", "u:42 loves hiking."), Neighbour("1", "u:42 owns a flat in Xuhui, bought Jul 2026."))

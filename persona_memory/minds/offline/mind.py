@@ -10,10 +10,12 @@ the LoCoMo benchmark use it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
+import trio
 
 from ...errors import ConfigError
 from ..port import ExtractionRequest, RoutingRequest
@@ -47,11 +49,16 @@ class OfflineMind:
                 )
 
     async def extract(self, request: ExtractionRequest) -> dict[str, Any]:
-        return extract_memories(
-            request,
-            max_per_line=self.max_per_line,
-            importance_min=self.importance_min,
-            pronouns=self.pronouns,
+        """Read the slice on a worker thread: one hop per slice, so a long slice's pattern
+        work (half a second for thousands of lines) never stalls the event loop."""
+        return await trio.to_thread.run_sync(
+            functools.partial(
+                extract_memories,
+                request,
+                max_per_line=self.max_per_line,
+                importance_min=self.importance_min,
+                pronouns=self.pronouns,
+            )
         )
 
     async def route(self, request: RoutingRequest) -> dict[str, Any]:
