@@ -38,7 +38,7 @@ from __future__ import annotations
 import logging
 import math
 from datetime import timedelta
-from typing import Awaitable, Callable, Protocol
+from typing import Awaitable, Callable, Mapping, Protocol
 
 import attrs
 import outcome
@@ -52,6 +52,7 @@ from ..embedding import Embedder
 from ..errors import InvalidInput, MemoryClosed, ProviderError, StorageError
 from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
 from ..rooms import RoomState
+from ..rows import UserControls
 from ..storage import writes
 from ..storage.store import Store
 from .envelopes import (
@@ -292,10 +293,7 @@ class PersonaActor:
             return "", frozenset()
         ctx = self._ctx
         topic = await self._topic(room)
-        version, controls = await ctx.store.read_state(self.persona, room.present)
-        if version != self._index.version:
-            version, rows = await ctx.store.persona_rows(self.persona)
-            self._index.load(version, rows)
+        controls = await self._fresh_state(room)
         now = ctx.clock.now()
         built = build_from_table(
             self.persona,
@@ -310,15 +308,22 @@ class PersonaActor:
         self._touch_later(built.loaded_ids, now)
         return built.text, frozenset(built.loaded_ids)
 
+    async def _fresh_state(self, room: RoomState) -> Mapping[int, UserControls]:
+        """The present humans' switches, read now, with the row index brought up to the
+        persona's current version (reloaded only when someone else changed its rows)."""
+        store = self._ctx.store
+        version, controls = await store.read_state(self.persona, room.present)
+        if version != self._index.version:
+            version, rows = await store.persona_rows(self.persona)
+            self._index.load(version, rows)
+        return controls
+
     async def _recall(self, room: RoomState, query: Topic) -> str:
         """The recall note for ``query`` in ``room`` (design §3, retrieval on demand)."""
         if room.incognito:
             return ""
         ctx = self._ctx
-        version, controls = await ctx.store.read_state(self.persona, room.present)
-        if version != self._index.version:
-            version, rows = await ctx.store.persona_rows(self.persona)
-            self._index.load(version, rows)
+        controls = await self._fresh_state(room)
         cached = self._blocks.get(room.room_id)
         note = recall_note(
             self.persona,
