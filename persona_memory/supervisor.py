@@ -208,9 +208,7 @@ class Supervisor:
             except trio.WouldBlock:
                 pass
             except (trio.ClosedResourceError, trio.BrokenResourceError):
-                raise MemoryClosed(
-                    f"the memory closed while an event for {running.actor.persona} was being delivered"
-                ) from None
+                raise _undelivered(running) from None
             else:
                 running.sent += 1
                 delivery.done.set()
@@ -218,9 +216,7 @@ class Supervisor:
         try:
             running.outbox.send_nowait(delivery)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise MemoryClosed(
-                f"the memory closed while an event for {running.actor.persona} was being delivered"
-            ) from None
+            raise _undelivered(running) from None
         running.queued += 1
         running.sent += 1
         return delivery
@@ -233,9 +229,7 @@ class Supervisor:
         """
         await _first_of(delivery.done, running.finished)
         if delivery.failed or not delivery.done.is_set():
-            raise MemoryClosed(
-                f"the memory closed while an event for {running.actor.persona} was being delivered"
-            )
+            raise _undelivered(running)
 
     async def _feed(self, running: _Running) -> None:
         """Move the outbox into the bounded mailbox, in order; close the mailbox after it."""
@@ -511,6 +505,10 @@ class _Intake:
     event: RoomEvent
     done: trio.Event = attrs.field(factory=trio.Event)
     result: list[outcome.Outcome] = attrs.field(factory=list)
+
+
+def _undelivered(running: _Running) -> MemoryClosed:
+    return MemoryClosed(f"the memory closed while an event for {running.actor.persona} was being delivered")
 
 
 async def _first_of(a: trio.Event, b: trio.Event) -> None:
