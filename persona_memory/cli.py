@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+from importlib import metadata
 import logging
 import signal
 import sys
@@ -22,6 +23,14 @@ from .errors import PersonaMemoryError
 from .settings import Settings, load_settings
 
 
+def installed_version() -> str:
+    """The version pip installed (``pyproject.toml``'s), or say that it is not installed."""
+    try:
+        return metadata.version("persona-memory")
+    except metadata.PackageNotFoundError:
+        return "(not installed: run `make` or `pip install -e .`)"
+
+
 def main(argv: list[str] | None = None) -> int:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", help="a TOML file over the embedded defaults (config.toml)")
@@ -30,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="persona-memory", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"persona-memory {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser(
         "demo", parents=[common], help="play the design's story offline and print each block"

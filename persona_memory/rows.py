@@ -171,6 +171,11 @@ def _check_embedding(row: MemoryRow) -> None:
     check_unicode(row.embedder, "embedder")
 
 
+def _vector_repr(embedding: bytes | None) -> str:
+    """A row's repr says how big its vector is, never its bytes."""
+    return "None" if embedding is None else f"<{len(embedding)} bytes>"
+
+
 @attrs.frozen
 class MemoryRow:
     """One memory a persona holds. Build it with keywords; read one back with ``from_row``."""
@@ -191,7 +196,7 @@ class MemoryRow:
     evidence: tuple[int, ...] = attrs.field(default=(), converter=_id_tuple)
     last_recalled: datetime | None = attrs.field(default=None, converter=_last_recalled)
     recall_count: int = 0
-    embedding: bytes | None = None
+    embedding: bytes | None = attrs.field(default=None, repr=_vector_repr)
     embedding_scale: float | None = None
     embedder: str | None = None
 
