@@ -16,6 +16,7 @@ from .errors import (
     InvalidInput,
     MemoryClosed,
     NotInRoom,
+    NotOnTrio,
     NotYourMemory,
     PersonaMemoryError,
     ProviderError,
@@ -23,6 +24,7 @@ from .errors import (
     UnknownRoom,
     WriterCrashedTooOften,
 )
+from .bridge import ThreadedMemory, open_memory_in_thread
 from .memory import Memory, open_memory
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .rows import KINDS, MemoryRow, UserControls
@@ -41,6 +43,7 @@ __all__ = [
     "MemoryClosed",
     "MemoryRow",
     "NotInRoom",
+    "NotOnTrio",
     "NotYourMemory",
     "PersonaMemoryError",
     "ProviderError",
@@ -51,10 +54,12 @@ __all__ = [
     "Settings",
     "StorageError",
     "SystemClock",
+    "ThreadedMemory",
     "UnknownRoom",
     "UserControls",
     "WallClock",
     "WriterCrashedTooOften",
     "load_settings",
     "open_memory",
+    "open_memory_in_thread",
 ]

@@ -18,7 +18,8 @@
     │   │   └── ProviderInputTooLong    the request was too long for the model: send less
     │   └── ProviderNonsense            the answer was not the JSON we asked for
     ├── WriterCrashedTooOften           a persona's writer kept failing: the supervisor escalates
-    └── MemoryClosed                    the memory was shut down; the call came too late
+    ├── MemoryClosed                    the memory was shut down; the call came too late
+    └── NotOnTrio (RuntimeError)        open_memory was entered outside trio: use open_memory_in_thread
 
 ``InvalidInput`` and ``ConfigError`` subclass ``ValueError`` so callers that only know the API
 contract ("bad input raises ValueError") catch them; their messages say what to change.
@@ -101,3 +102,11 @@ class WriterCrashedTooOften(PersonaMemoryError):
 
 class MemoryClosed(PersonaMemoryError):
     """The memory is shutting down or closed; this call can no longer be served."""
+
+
+class NotOnTrio(PersonaMemoryError, RuntimeError):
+    """``open_memory`` was entered from asyncio or from no event loop at all.
+
+    The memory runs on trio. From trio, enter ``open_memory`` inside ``trio.run``; from asyncio
+    or plain threads, use ``open_memory_in_thread``, which runs trio in a thread of its own.
+    """

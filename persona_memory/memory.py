@@ -30,7 +30,7 @@ from .embedding import Embedder
 from .actors.row_index import RowIndex
 from .core.audience import Audience
 from .core.block import build_from_table
-from .errors import InvalidInput, MemoryClosed, NotYourMemory, StorageError
+from .errors import InvalidInput, MemoryClosed, NotOnTrio, NotYourMemory, StorageError
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
 from .rooms import Presence, RoomState
@@ -399,6 +399,17 @@ def _heard_by(presence: Presence, speaker: str) -> Presence:
     return presence
 
 
+def _require_trio() -> None:
+    try:
+        trio.lowlevel.current_task()
+    except RuntimeError:
+        raise NotOnTrio(
+            "open_memory runs on trio and was entered outside it (asyncio?): "
+            "enter it inside trio.run(...), or use persona_memory.open_memory_in_thread(settings) "
+            "from asyncio or plain threads"
+        ) from None
+
+
 @asynccontextmanager
 async def open_memory(
     settings: Settings,
@@ -422,7 +433,9 @@ async def open_memory(
     Raises:
         ForeignDatabase: the file at ``storage.path`` is not ours; it was not touched.
         ConfigError: an HTTP mind or embedder is configured without what it needs.
+        NotOnTrio: entered from asyncio or outside any event loop.
     """
+    _require_trio()
     clock = clock or SystemClock()
     limiter = make_limiter(settings)
     if embedder is None:
