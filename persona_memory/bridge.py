@@ -44,6 +44,7 @@ CALLS = (
     "post_line",
     "send",
     "block",
+    "built_block",
     "recall",
     "drain",
     "set_memory_note",

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import argparse
-from importlib import metadata
 import logging
 import signal
 import sys
@@ -21,14 +20,7 @@ import trio
 
 from .errors import PersonaMemoryError
 from .settings import Settings, load_settings
-
-
-def installed_version() -> str:
-    """The version pip installed (``pyproject.toml``'s), or say that it is not installed."""
-    try:
-        return metadata.version("persona-memory")
-    except metadata.PackageNotFoundError:
-        return "(not installed: run `make` or `pip install -e .`)"
+from .version import installed_version
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ from .embedding import Embedder
 from .actors.row_index import RowIndex
 from .core.audience import Audience
 from .core.block import build_from_table
+from .core.placement import BuiltBlock
 from .errors import InvalidInput, MemoryClosed, NotOnTrio, NotYourMemory, StorageError
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
@@ -127,6 +128,16 @@ class Memory:
         ids.check_room_id(room_id)
         self._check_open()
         return await self._supervisor.block(persona, room_id)
+
+    async def built_block(self, persona: str, room_id: str) -> BuiltBlock:
+        """``block`` with what a runtime needs to place it: the generation of the room it was
+        built for, its length and limit, and the ready system block for the common chat APIs
+        (``core.placement``)."""
+        ids.check_persona(persona)
+        ids.check_room_id(room_id)
+        self._check_open()
+        generation, text = await self._supervisor.built_block(persona, room_id)
+        return BuiltBlock(persona, room_id, text, generation, self._supervisor.rules.char_limit)
 
     async def recall(self, persona: str, room_id: str, text: str) -> str:
         """The recall note for a human's message (design §3, retrieval on demand).

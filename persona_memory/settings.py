@@ -108,6 +108,7 @@ class WebSettings:
     public_url: str
     secret_env: str
     api_token_env: str
+    runtime_token_env: str
     login_link_minutes: float
     session_hours: float
     secure_cookies: bool

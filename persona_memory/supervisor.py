@@ -258,6 +258,11 @@ class Supervisor:
         room = self.room_of(persona, room_id)
         return await self._running(persona).actor.block(room_id, room.generation)
 
+    async def built_block(self, persona: str, room_id: str) -> tuple[int, str]:
+        """``block`` with the room generation it was built for (the runtime's cache key)."""
+        room = self.room_of(persona, room_id)
+        return await self._running(persona).actor.built_block(room_id, room.generation)
+
     def room_of(self, persona: str, room_id: str) -> RoomState:
         """The open room ``room_id`` as it stands, with ``persona`` in it."""
         self._check_open()

@@ -12,10 +12,10 @@ from persona_memory.cli import main
 from persona_memory.errors import ConfigError
 from persona_memory.settings import load_settings
 from persona_memory.web import Auth, Session, WebSecrets
-from web_helpers import DAN, SECRETS, SITE_SETTINGS, open_site, sign_in, site  # noqa: F401
+from web_helpers import DAN, SECRET_ENV, SECRETS, SITE_SETTINGS, open_site, sign_in, site  # noqa: F401
 
 WEB = load_settings(None, SITE_SETTINGS).web
-ENV = {"PERSONA_MEMORY_WEB_SECRET": SECRETS.signing_key, "PERSONA_MEMORY_API_TOKEN": SECRETS.api_token}
+ENV = SECRET_ENV
 
 
 async def test_a_login_link_signs_the_person_in_once_with_a_safe_cookie(site):
@@ -103,10 +103,13 @@ def test_secrets_come_from_the_environment_and_a_missing_one_names_the_variable(
     assert WebSecrets.from_env(web, ENV) == SECRETS
     with pytest.raises(ConfigError, match="PERSONA_MEMORY_API_TOKEN is not set"):
         WebSecrets.from_env(web, {"PERSONA_MEMORY_WEB_SECRET": SECRETS.signing_key})
+    without_runtime = {k: v for k, v in ENV.items() if k != "PERSONA_MEMORY_RUNTIME_TOKEN"}
+    with pytest.raises(ConfigError, match="PERSONA_MEMORY_RUNTIME_TOKEN is not set; it is the bearer token of the runtime API"):
+        WebSecrets.from_env(web, without_runtime)
     with pytest.raises(ConfigError, match="PERSONA_MEMORY_WEB_SECRET holds only 5 characters"):
         WebSecrets.from_env(web, {**ENV, "PERSONA_MEMORY_WEB_SECRET": "short"})
     assert WebSecrets.from_env(web, {"PERSONA_MEMORY_WEB_SECRET": SECRETS.signing_key}, api=False).api_token == ""
-    assert SECRETS.signing_key not in repr(SECRETS)
+    assert SECRETS.signing_key not in repr(SECRETS) and SECRETS.runtime_token not in repr(SECRETS)
 
 
 def test_without_an_api_token_no_bearer_is_accepted():

@@ -17,7 +17,7 @@ import persona_memory as pm
 from persona_memory.embedding import HashingEmbedder
 from persona_memory.errors import ConfigError
 from persona_memory.web import serve_web
-from web_helpers import BEARER, DAN, SECRETS, SITE_SETTINGS
+from web_helpers import BEARER, DAN, SECRET_ENV, SECRETS, SITE_SETTINGS
 
 
 async def test_serve_web_reports_its_port_serves_and_stops_listening_when_cancelled(make_settings, clock):
@@ -84,8 +84,7 @@ async def test_serve_web_refuses_to_start_without_its_secrets(make_settings, clo
 def test_the_serve_command_stops_on_ctrl_c_after_draining(tmp_path):
     config = tmp_path / "config.toml"
     config.write_text('[embedder]\nkind = "hashing"\ndim = 64\n[web]\nport = 0\n', encoding="utf-8")
-    env = {**os.environ, "PERSONA_MEMORY_WEB_SECRET": SECRETS.signing_key,
-           "PERSONA_MEMORY_API_TOKEN": SECRETS.api_token}
+    env = {**os.environ, **SECRET_ENV}
     proc = subprocess.Popen(
         [sys.executable, "-m", "persona_memory.cli", "serve", "--config", str(config), "--db", str(tmp_path / "m.db")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

@@ -34,8 +34,18 @@ from persona_memory.rows import MemoryRow
 from persona_memory.web import Auth, WebSecrets, build_app
 
 DAN, CARA, ANA, EVE = 42, 17, 43, 66
-SECRETS = WebSecrets(signing_key="s" * 16 + "-test-signing-key-0123456789", api_token="t" * 16 + "-test-api-token-0123456789")
+SECRETS = WebSecrets(
+    signing_key="s" * 16 + "-test-signing-key-0123456789",
+    api_token="t" * 16 + "-test-api-token-0123456789",
+    runtime_token="r" * 16 + "-test-runtime-token-0123456789",
+)
 BEARER = {"Authorization": f"Bearer {SECRETS.api_token}"}
+RUNTIME = {"Authorization": f"Bearer {SECRETS.runtime_token}"}
+SECRET_ENV = {
+    "PERSONA_MEMORY_WEB_SECRET": SECRETS.signing_key,
+    "PERSONA_MEMORY_API_TOKEN": SECRETS.api_token,
+    "PERSONA_MEMORY_RUNTIME_TOKEN": SECRETS.runtime_token,
+}
 
 PAYLOADS = (
     "<script>window.pwned = 1; document.title = 'pwned'</script> Eve likes tea.",

@@ -258,7 +258,12 @@ class PersonaActor:
     # ---- the read path -----------------------------------------------------------------
 
     async def block(self, room_id: str, generation: int) -> str:
-        """The cached block of ``room_id`` at ``generation`` or newer (waits for its build).
+        """The cached block of ``room_id`` at ``generation`` or newer (waits for its build)."""
+        return (await self.built_block(room_id, generation))[1]
+
+    async def built_block(self, room_id: str, generation: int) -> tuple[int, str]:
+        """The cached block of ``room_id`` at ``generation`` or newer, with the generation it
+        was built for (waits for its build).
 
         Raises:
             MemoryClosed: the actor stopped before that build.
@@ -268,7 +273,7 @@ class PersonaActor:
             if cached is not None and cached.generation >= generation:
                 if cached.error is not None:
                     raise cached.error
-                return cached.text
+                return cached.generation, cached.text
             if self._stopped:
                 raise MemoryClosed(
                     f"{self.persona}'s memory closed before its block for room {room_id!r} was built"

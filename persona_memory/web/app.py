@@ -8,7 +8,10 @@ Rules:
   one's memories.
 - Errors render as a page for people and as ``{"error": …}`` under ``/api/``; their text is
   ours, never the request's.
-- A request body over 64 KiB is refused (a note is 400 characters).
+- A request body over 64 KiB is refused with 413 — as JSON under ``/api/``, as a page
+  elsewhere, with the security headers like every answer — when the route reads it, so a
+  request without the right token is a 401 first (a note is 400 characters).
+- Every error under ``/api/`` is JSON, 404 and 405 included.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ..errors import MemoryClosed
 from ..memory import Memory
 from ..settings import WebSettings
 from .api import Api
+from .runtime import RuntimeApi
 from .auth import Auth, WebSecrets
 from .pages import Pages
 
@@ -83,6 +87,40 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+class BodyLimit:
+    """ASGI middleware: a body over ``limit`` bytes fails the route's read with a 413.
+
+    The refusal is an ``HTTPException`` raised where the route reads the body, so the app's
+    error handler renders it (JSON under ``/api/``) inside ``SecurityHeaders``. A declared
+    ``Content-Length`` over the limit fails at the first read, before any byte is taken.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", [])).get(b"content-length", b"0")
+        too_large = HTTPException(413, f"the body is over {self.limit // 1024} KiB")
+        seen = 0
+
+        async def limited_receive() -> Message:
+            nonlocal seen
+            if declared.isdigit() and int(declared) > self.limit:
+                raise too_large
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise too_large
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
 def templates() -> jinja2.Environment:
     """The Jinja2 environment of the pages: autoescape on everywhere, undefined names fail."""
     return jinja2.Environment(
@@ -108,6 +146,7 @@ def build_app(
     env = templates()
     pages = Pages(memory, auth, env, web.public_url)
     api = Api(memory, auth)
+    runtime = RuntimeApi(memory, auth)
 
     def render_error(request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
         if request.url.path.startswith("/api/"):
@@ -121,6 +160,8 @@ def build_app(
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         message = exc.detail if exc.detail and exc.detail != _default_phrase(exc.status_code) else _plain(exc.status_code)
+        if request.url.path.startswith("/api/") and exc.status_code in (404, 405):
+            message = _api_plain(request, exc)
         return render_error(request, exc.status_code, message, exc.headers)
 
     async def closed(request: Request, exc: Exception) -> Response:
@@ -128,13 +169,14 @@ def build_app(
 
     app = Starlette(
         routes=[
+            *runtime.routes(),
             *api.routes(),
             *pages.routes(),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
         ],
         exception_handlers={HTTPException: http_error, MemoryClosed: closed},
-        max_body_size=MAX_BODY_BYTES,
     )
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.add_middleware(SecurityHeaders)
     app.state.auth = auth
     return app
@@ -145,6 +187,15 @@ def _default_phrase(status: int) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return ""
+
+
+def _api_plain(request: Request, exc: HTTPException) -> str:
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        return f"{request.method} is not allowed on {request.url.path}; it takes {allowed or 'no method'}"
+    if exc.detail and exc.detail != _default_phrase(404):
+        return exc.detail
+    return f"there is no route {request.url.path}; the routes are in /api/openapi.json"
 
 
 def _plain(status: int) -> str:

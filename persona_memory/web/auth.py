@@ -53,20 +53,23 @@ class LinkRefused(PersonaMemoryError):
 
 @attrs.frozen
 class WebSecrets:
-    """The two secrets of the web app: the signing key and the runtime's API token."""
+    """The secrets of the web app: the signing key, the human-controls API's token and the
+    runtime API's token (``""``: that API refuses every request)."""
 
     signing_key: str = attrs.field(repr=False)
     api_token: str = attrs.field(repr=False)
+    runtime_token: str = attrs.field(default="", repr=False)
 
     @classmethod
     def from_env(
         cls, web: WebSettings, environ: Mapping[str, str] | None = None, *, api: bool = True
     ) -> WebSecrets:
-        """Read the secrets from the variables ``web.secret_env`` and ``web.api_token_env``.
+        """Read the secrets from the variables ``web.secret_env``, ``web.api_token_env`` and
+        ``web.runtime_token_env``.
 
         Args:
-            api: ``False`` reads the signing key only (enough to print a login link); the API
-                then refuses every request.
+            api: ``False`` reads the signing key only (enough to print a login link); both
+                APIs then refuse every request.
 
         Raises:
             ConfigError: a variable is unset, or holds fewer than 32 characters.
@@ -75,6 +78,9 @@ class WebSecrets:
         return cls(
             signing_key=_secret(env, web.secret_env, "signs login links and session cookies"),
             api_token=_secret(env, web.api_token_env, "is the bearer token of the JSON API") if api else "",
+            runtime_token=(
+                _secret(env, web.runtime_token_env, "is the bearer token of the runtime API") if api else ""
+            ),
         )
 
 
@@ -113,6 +119,7 @@ class Auth:
         self._clock = clock or SystemClock()
         self._web = web
         self._api_token = secrets_.api_token.encode()
+        self._runtime_token = secrets_.runtime_token.encode()
         self._csrf_key = hashlib.sha256(b"persona-memory.csrf\0" + secrets_.signing_key.encode()).digest()
         signer = _clocked_signer(self._clock)
         self._links = URLSafeTimedSerializer(secrets_.signing_key, salt=_LOGIN_SALT, signer=signer)
@@ -237,13 +244,21 @@ class Auth:
         return hmac.compare_digest(self.csrf_token(session).encode(), token.encode("utf-8", "replace"))
 
     def bearer_ok(self, authorization: str | None) -> bool:
-        """True when an ``Authorization`` header carries the runtime's API token."""
-        if not authorization or not self._api_token:
-            return False
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer":
-            return False
-        return hmac.compare_digest(token.strip().encode("utf-8", "replace"), self._api_token)
+        """True when an ``Authorization`` header carries the human-controls API's token."""
+        return _bearer_is(authorization, self._api_token)
+
+    def runtime_bearer_ok(self, authorization: str | None) -> bool:
+        """True when an ``Authorization`` header carries the runtime API's token."""
+        return _bearer_is(authorization, self._runtime_token)
+
+
+def _bearer_is(authorization: str | None, expected: bytes) -> bool:
+    if not authorization or not expected:
+        return False
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(token.strip().encode("utf-8", "replace"), expected)
 
 
 def _is_user_id(value: object) -> bool:

@@ -1,0 +1,217 @@
+"""The runtime API under /api/: what a chat runtime in another process sees over HTTP.
+
+Every answer these tests get is also checked against the OpenAPI document the server serves
+(the status is documented for that route, and the body has the documented shape), so the
+document cannot drift from the routes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+import persona_memory as pm
+from persona_memory.embedding import HashingEmbedder
+from persona_memory.web import build_app, shapes
+from persona_memory.web.app import SECURITY_HEADERS
+
+from conftest import DIM
+from web_helpers import BEARER, RUNTIME, SECRETS, SITE_SETTINGS
+
+DAN, CARA = 42, 17
+
+
+class Runtime:
+    """An httpx client on the app that checks every answer against the served document."""
+
+    def __init__(self, client: httpx.AsyncClient, document: dict[str, Any]) -> None:
+        self.client = client
+        self.document = document
+
+    async def call(self, method: str, path: str, *, template: str | None = None, headers: dict | None = None,
+                   **kwargs: Any) -> httpx.Response:
+        response = await self.client.request(method, path, headers=RUNTIME if headers is None else headers, **kwargs)
+        if template is not None:
+            conforms(self.document, method, template, response)
+        return response
+
+
+def conforms(document: dict[str, Any], method: str, template: str, response: httpx.Response) -> None:
+    operation = document["paths"][template][method.lower()]
+    documented = operation["responses"]
+    assert str(response.status_code) in documented, (method, template, response.status_code, response.text)
+    assert response.headers["content-type"] == "application/json"
+    schema = documented[str(response.status_code)]["content"]["application/json"]["schema"]
+    if "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    shapes.check(schema, response.json(), "answer")
+
+
+@pytest.fixture
+async def runtime(make_settings, clock) -> AsyncIterator[Runtime]:
+    settings = make_settings(SITE_SETTINGS)
+    async with pm.open_memory(settings, clock=clock, embedder=HashingEmbedder(DIM)) as memory:
+        app = build_app(memory, settings.web, SECRETS, clock=clock)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as client:
+            document = (await client.get("/api/openapi.json")).json()
+            yield Runtime(client, document)
+
+
+LINES = "/api/rooms/{room_id}/lines"
+EVENTS = "/api/rooms/{room_id}/events"
+BLOCK = "/api/rooms/{room_id}/personas/{persona}/block"
+RECALL = "/api/rooms/{room_id}/personas/{persona}/recall"
+DRAIN = "/api/drain"
+
+
+def opened(**changes: Any) -> dict[str, Any]:
+    return {"event": "opened", "personas": ["warren"], "humans": [DAN], "private": True,
+            "names": {str(DAN): "Dan"}, **changes}
+
+
+async def test_a_conversation_end_to_end_over_http(runtime: Runtime) -> None:
+    call = runtime.call
+    assert (await call("POST", "/api/rooms/dm-1/events", template=EVENTS, json=opened())).status_code == 202
+    first = await call("POST", "/api/rooms/dm-1/lines", template=LINES,
+                       json={"speaker": "u:42", "text": "I keep bees on the roof of my building."})
+    assert first.status_code == 201 and first.json()["id"] > 0
+    await call("POST", "/api/rooms/dm-1/lines", template=LINES,
+               json={"speaker": "u:42", "text": "I sing bass in a community choir every Thursday.",
+                     "at": "2026-08-18T12:05:00+00:00"})
+    assert (await call("POST", "/api/rooms/dm-1/events", template=EVENTS, json={"event": "went_quiet"})).status_code == 202
+    assert (await call("POST", "/api/drain", template=DRAIN)).json() == {"drained": True}
+    await call("POST", "/api/rooms/dm-1/events", template=EVENTS, json={"event": "archived"})
+
+    await call("POST", "/api/rooms/dm-1/events", template=EVENTS, json=opened(topic="How are the bees?"))
+    got = await call("GET", "/api/rooms/dm-1/personas/warren/block", template=BLOCK)
+    block = got.json()
+    assert "bees" in block["text"] and block["chars"] == len(block["text"]) and block["char_limit"] == 1200
+    assert block["anthropic"] == {"type": "text", "text": block["text"], "cache_control": {"type": "ephemeral"}}
+    assert block["openai"] == {"role": "system", "content": block["text"]}
+
+    note = await call("POST", "/api/rooms/dm-1/personas/warren/recall", template=RECALL,
+                      json={"text": "Do you still sing in that choir on Thursdays?"})
+    assert note.status_code == 200
+    if "choir" not in block["text"]:
+        assert "choir" in note.json()["note"]
+    else:
+        assert note.json()["note"] == ""  # recall never repeats what the block holds
+
+
+async def test_the_block_says_which_generation_of_the_room_it_was_built_for(runtime: Runtime) -> None:
+    group = {"event": "opened", "personas": ["warren"], "humans": [DAN]}
+    await runtime.call("POST", "/api/rooms/g-1/events", json=group)
+    before = (await runtime.call("GET", "/api/rooms/g-1/personas/warren/block", template=BLOCK)).json()
+    assert before["text"] == "" and before["anthropic"] is None and before["openai"] is None
+    await runtime.call("POST", "/api/rooms/g-1/events", json={"event": "member_joined", "user_id": CARA})
+    after = (await runtime.call("GET", "/api/rooms/g-1/personas/warren/block", template=BLOCK)).json()
+    assert after["generation"] > before["generation"]
+    again = (await runtime.call("GET", "/api/rooms/g-1/personas/warren/block", template=BLOCK)).json()
+    assert again["generation"] == after["generation"]
+
+
+async def test_a_room_id_with_any_characters_travels_percent_encoded(runtime: Runtime) -> None:
+    room = "team/chat #7 ü"
+    path = "/api/rooms/team%2Fchat%20%237%20%C3%BC"
+    assert (await runtime.call("POST", f"{path}/events", template=EVENTS, json=opened())).status_code == 202
+    got = await runtime.call("GET", f"{path}/personas/warren/block", template=BLOCK)
+    assert got.json()["room_id"] == room
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"speaker": "u:42", "txt": "hi"}, "body: unknown field 'txt'; the fields are speaker, text, at"),
+        ({"speaker": "u:42"}, "body: missing field 'text'"),
+        ({"speaker": "u:42", "text": 7}, "body.text: must be a string, got an integer"),
+        ({"speaker": "Dan", "text": "hi"}, "body.speaker: must match"),
+        ({"speaker": "u:42", "text": "hi", "at": "yesterday"}, "body.at: must be an ISO 8601 date-time"),
+        ({"speaker": "u:42", "text": "hi", "at": "2026-08-18T12:00:00"}, "with its offset"),
+        (["u:42", "hi"], "body: must be an object, got an array"),
+    ],
+)
+async def test_a_malformed_line_is_a_400_that_names_the_field(runtime: Runtime, body: Any, message: str) -> None:
+    await runtime.call("POST", "/api/rooms/dm-1/events", json=opened())
+    got = await runtime.call("POST", "/api/rooms/dm-1/lines", template=LINES, json=body)
+    assert got.status_code == 400
+    assert message in got.json()["error"]
+
+
+async def test_a_body_that_is_not_json_is_a_400(runtime: Runtime) -> None:
+    got = await runtime.call("POST", "/api/rooms/dm-1/lines", template=LINES, content=b"speaker=u:42&text=hi")
+    assert got.status_code == 400 and got.json() == {"error": "the body must be JSON (UTF-8)"}
+
+
+async def test_events_say_which_field_is_wrong_for_that_event(runtime: Runtime) -> None:
+    got = await runtime.call("POST", "/api/rooms/r/events", template=EVENTS, json={"event": "joined", "user_id": 1})
+    assert got.status_code == 400 and "body.event: must be one of 'opened', 'member_joined'" in got.json()["error"]
+    got = await runtime.call("POST", "/api/rooms/r/events", template=EVENTS,
+                             json={"event": "member_joined", "user_id": True})
+    assert got.status_code == 400 and got.json()["error"] == "body.user_id: must be an integer, got a boolean"
+    got = await runtime.call("POST", "/api/rooms/r/events", template=EVENTS, json=opened(names={"Dan": "Dan"}))
+    assert got.status_code == 400 and "body.names key 'Dan'" in got.json()["error"]
+
+
+async def test_the_memorys_refusals_map_to_404_409_and_422_and_change_nothing(runtime: Runtime) -> None:
+    joined = await runtime.call("POST", "/api/rooms/never/events", template=EVENTS,
+                                json={"event": "member_joined", "user_id": CARA})
+    assert joined.status_code == 404 and "room 'never' is not open" in joined.json()["error"]
+    two_in_private = await runtime.call("POST", "/api/rooms/dm-2/events", template=EVENTS,
+                                        json=opened(humans=[DAN, CARA]))
+    assert two_in_private.status_code == 422 and "exactly one persona and one human" in two_in_private.json()["error"]
+    block = await runtime.call("GET", "/api/rooms/dm-2/personas/warren/block", template=BLOCK)
+    assert block.status_code == 404  # the refused open left no room behind
+    await runtime.call("POST", "/api/rooms/dm-3/events", json=opened())
+    nolan = await runtime.call("GET", "/api/rooms/dm-3/personas/nolan/block", template=BLOCK)
+    assert nolan.status_code == 409 and "persona 'nolan' is not in room 'dm-3'" in nolan.json()["error"]
+    long_note = await runtime.call("POST", "/api/rooms/dm-3/personas/warren/recall", template=RECALL,
+                                   json={"text": "x" * 20_001})
+    assert long_note.status_code == 400 and "body.text: must be at most 20000 characters" in long_note.json()["error"]
+
+
+async def test_the_runtime_token_is_its_own(runtime: Runtime) -> None:
+    for headers in ({}, BEARER, {"Authorization": "Bearer nope"}, {"Authorization": f"Basic {SECRETS.runtime_token}"}):
+        got = await runtime.call("POST", "/api/drain", template=DRAIN, headers=headers)
+        assert got.status_code == 401 and got.headers["www-authenticate"] == "Bearer"
+    humans_api = await runtime.client.get("/api/users/42/controls", headers=RUNTIME)
+    assert humans_api.status_code == 401  # and the runtime's token does not open the human-controls API
+
+
+async def test_every_error_is_json_with_the_security_headers(runtime: Runtime) -> None:
+    answers = [
+        await runtime.call("POST", "/api/rooms/r/lines", template=LINES, content=b"x" * (65 * 1024)),
+        await runtime.call("PUT", "/api/drain"),
+        await runtime.call("GET", "/api/nothing-here"),
+        await runtime.call("POST", "/api/drain", headers={}),
+    ]
+    assert [a.status_code for a in answers] == [413, 405, 404, 401]
+    for answer in answers:
+        assert answer.headers["content-type"] == "application/json"
+        assert set(answer.json()) == {"error"}
+        for header, value in SECURITY_HEADERS.items():
+            assert answer.headers[header] == value
+    assert answers[0].json()["error"] == "the body is over 64 KiB"
+    assert answers[1].json()["error"] == "PUT is not allowed on /api/drain; it takes POST"
+    assert "/api/openapi.json" in answers[2].json()["error"]
+    too_large_without_token = await runtime.call("POST", "/api/rooms/r/lines", headers={}, content=b"x" * (65 * 1024))
+    assert too_large_without_token.status_code == 401  # the token is checked before the body is read
+
+
+async def test_the_document_describes_every_route_the_server_has(runtime: Runtime) -> None:
+    document = runtime.document
+    assert document["openapi"] == "3.1.0"
+    served = {
+        (route.path.replace(":path", ""), method)
+        for route in runtime.client._transport.app.routes  # type: ignore[attr-defined]
+        if getattr(route, "path", "").startswith(("/api/rooms", "/api/drain"))
+        for method in route.methods - {"HEAD"}
+    }
+    documented = {(path, method.upper()) for path, item in document["paths"].items() for method in item}
+    assert served == documented
+    for item in document["paths"].values():
+        for operation in item.values():
+            assert operation["security"] == [{"runtime": []}]
+            assert "401" in operation["responses"]
