@@ -7,40 +7,15 @@ client under plain asyncio, each through a whole conversation over real HTTP.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 import persona_memory as pm
 from persona_memory.client import AsyncRuntimeClient, RuntimeClient
 
-from web_helpers import SECRET_ENV, SECRETS
+from web_helpers import SECRETS, live_server as server  # noqa: F401
 
 DAN = 42
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``persona-memory serve`` on a free port; yields its base URL."""
-    home = tmp_path_factory.mktemp("serve")
-    config = home / "config.toml"
-    config.write_text('[embedder]\nkind = "hashing"\ndim = 64\n[web]\nport = 0\n', encoding="utf-8")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "persona_memory.cli", "serve", "--config", str(config), "--db", str(home / "m.db")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **SECRET_ENV},
-    )
-    try:
-        first = proc.stdout.readline()  # type: ignore[union-attr]
-        assert first.startswith("persona-memory: serving http://127.0.0.1:"), first + proc.stderr.read()  # type: ignore[union-attr]
-        port = int(first.split(":")[3].split(" ")[0])
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
 
 
 def opened(room_id: str, topic: str | None = None) -> pm.RoomOpened:

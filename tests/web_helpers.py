@@ -18,10 +18,13 @@ Dates come from the injected ``ManualClock``, so pages and screenshots are stabl
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Iterator
 
 import attrs
 import httpx
@@ -182,3 +185,23 @@ async def open_site(settings: pm.Settings, clock: pm.ManualClock) -> AsyncIterat
 async def site(make_settings: Callable[..., pm.Settings], clock: pm.ManualClock) -> AsyncIterator[Site]:
     async with open_site(make_settings(SITE_SETTINGS), clock) as opened:
         yield opened
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``persona-memory serve`` on a free port; yields its base URL."""
+    home = tmp_path_factory.mktemp("serve")
+    config = home / "config.toml"
+    config.write_text('[embedder]\nkind = "hashing"\ndim = 64\n[web]\nport = 0\n', encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "persona_memory.cli", "serve", "--config", str(config), "--db", str(home / "m.db")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **SECRET_ENV},
+    )
+    try:
+        first = proc.stdout.readline()  # type: ignore[union-attr]
+        assert first.startswith("persona-memory: serving http://127.0.0.1:"), first + proc.stderr.read()  # type: ignore[union-attr]
+        port = int(first.split(":")[3].split(" ")[0])
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)

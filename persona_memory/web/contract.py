@@ -33,7 +33,8 @@ ERROR = {
     "additionalProperties": False,
 }
 STATUS_MEANINGS = {
-    400: "the body is not JSON, or not the shape this route takes (the message names the field)",
+    400: "the body is not JSON, or the body or a path part is not the shape this route takes "
+         "(the message names the field)",
     401: "no bearer token, or not the runtime's",
     404: "no such route, or the room is not open",
     405: "the route does not take this method",
@@ -138,6 +139,9 @@ class Operation:
         return tuple(part[1:-1] for part in self.path.split("/") if part.startswith("{"))
 
 
+PATH_PARAMS = {"room_id": ROOM_ID, "persona": SLUG}
+
+
 OPERATIONS = (
     Operation(
         "post_line", "POST", "/api/rooms/{room_id}/lines",
@@ -162,14 +166,14 @@ OPERATIONS = (
         {202: Answer("the event is delivered to the room's personas",
                      _object({"room_id": ROOM_ID, "event": {"type": "string"}}, ("room_id", "event")))},
         body=EVENT,
-        errors=(400, 401, 404, 413, 422, 503),
+        errors=(400, 401, 404, 409, 413, 422, 503),
     ),
     Operation(
         "block", "GET", "/api/rooms/{room_id}/personas/{persona}/block",
         "The persona's block for the room (memory.block): cached, built at open, join and leave; "
         "with the generation it was built for and ready system blocks.",
         {200: Answer("the block", BLOCK)},
-        errors=(401, 404, 409, 503),
+        errors=(400, 401, 404, 409, 422, 503),
     ),
     Operation(
         "recall", "POST", "/api/rooms/{room_id}/personas/{persona}/recall",
@@ -205,7 +209,7 @@ def openapi_document(version: str) -> dict[str, Any]:
             "security": [{"runtime": []}],
             "parameters": [
                 {"name": name, "in": "path", "required": True,
-                 "schema": ROOM_ID if name == "room_id" else SLUG}
+                 "schema": PATH_PARAMS[name]}
                 for name in op.path_params
             ],
             "responses": responses,

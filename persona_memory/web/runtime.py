@@ -19,6 +19,7 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.routing import BaseRoute, Route
 
 from ..errors import (
@@ -37,6 +38,21 @@ from .events import event_of
 from .auth import Auth
 
 Handler = Callable[[Request, Any], Awaitable[Response]]
+
+
+class RoomIdConvertor(Convertor[str]):
+    """A room id in a path: any characters, newlines and ``/`` (sent as ``%2F``) included."""
+
+    regex = r"[\s\S]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("room_id", RoomIdConvertor())
 
 
 def status_for(error: PersonaMemoryError) -> int:
@@ -68,7 +84,7 @@ class RuntimeApi:
             Route("/api/openapi.json", self.openapi, methods=["GET"]),
         ]
         for op in contract.OPERATIONS:
-            path = op.path.replace("{room_id}", "{room_id:path}")
+            path = op.path.replace("{room_id}", "{room_id:room_id}")
             routes.append(Route(path, self._endpoint(op), methods=[op.method], name=op.id))
         return routes
 
@@ -83,6 +99,8 @@ class RuntimeApi:
                 raise HTTPException(401, "a valid runtime bearer token is required",
                                     headers={"WWW-Authenticate": "Bearer"})
             try:
+                for name in op.path_params:
+                    shapes.check(contract.PATH_PARAMS[name], request.path_params[name], f"path.{name}")
                 body = await _body(request, op.body) if op.body is not None else None
                 return await handler(request, body)
             except PersonaMemoryError as exc:
@@ -129,5 +147,4 @@ async def _body(request: Request, schema: dict[str, Any]) -> Any:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise shapes.ShapeRefused("the body must be JSON (UTF-8)") from None
-    shapes.check(schema, data)
-    return data
+    return shapes.check(schema, data)

@@ -10,8 +10,10 @@ routes make cannot drift apart:
 ``maximum`` · ``enum`` · ``const`` · ``format: date-time`` · ``oneOf`` with a ``discriminator``.
 
 Rules:
-- ``check(schema, value)`` returns nothing or raises ``ShapeRefused`` with the path of the
+- ``check(schema, value)`` returns the value, or raises ``ShapeRefused`` with the path of the
   first field that is wrong and what it should be (``humans[2]: must be an integer >= 1``).
+- JSON's integers include numbers with no fraction (``42.0``): they are integers here too,
+  and come back as ``int``.
 - An unknown field is refused by name, with the fields the object takes.
 - A boolean is never an integer, and an integer is a number only where the schema says number.
 - A ``oneOf`` is chosen by its discriminator's value, so the message speaks of that variant.
@@ -19,6 +21,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from typing import Any
@@ -38,11 +41,13 @@ class ShapeRefused(InvalidInput):
     """A request body is not the shape the contract gives for it. The message names the field."""
 
 
-def check(schema: dict[str, Any], value: Any, path: str = "body") -> None:
-    """Raise ``ShapeRefused`` unless ``value`` has the shape ``schema`` describes."""
+def check(schema: dict[str, Any], value: Any, path: str = "body") -> Any:
+    """``value`` if it has the shape ``schema`` describes (integral numbers as ``int``);
+    else raise ``ShapeRefused``."""
     if "oneOf" in schema:
-        _check_one_of(schema, value, path)
-        return
+        return _check_one_of(schema, value, path)
+    if isinstance(value, float) and value.is_integer() and _allows(schema, "integer"):
+        value = int(value)
     if "const" in schema and value != schema["const"]:
         _refuse(path, f"must be {schema['const']!r}")
     if "enum" in schema and value not in schema["enum"]:
@@ -53,30 +58,36 @@ def check(schema: dict[str, Any], value: Any, path: str = "body") -> None:
         if not any(_is(name, value) for name in names):
             _refuse(path, f"must be {_describe(schema)}, got {_json_name(value)}")
     if isinstance(value, dict):
-        _check_object(schema, value, path)
-    elif isinstance(value, list):
-        _check_array(schema, value, path)
-    elif isinstance(value, str):
+        return _check_object(schema, value, path)
+    if isinstance(value, list):
+        return _check_array(schema, value, path)
+    if isinstance(value, str):
         _check_string(schema, value, path)
     elif isinstance(value, int) and not isinstance(value, bool):
         if "minimum" in schema and value < schema["minimum"]:
             _refuse(path, f"must be an integer >= {schema['minimum']}")
         if "maximum" in schema and value > schema["maximum"]:
             _refuse(path, f"must be an integer <= {schema['maximum']}")
+    return value
 
 
-def _check_one_of(schema: dict[str, Any], value: Any, path: str) -> None:
+def _allows(schema: dict[str, Any], name: str) -> bool:
+    kinds = schema.get("type")
+    return kinds == name or (isinstance(kinds, list) and name in kinds)
+
+
+def _check_one_of(schema: dict[str, Any], value: Any, path: str) -> Any:
     key = schema["discriminator"]["propertyName"]
     variants = {variant["properties"][key]["const"]: variant for variant in schema["oneOf"]}
     if not isinstance(value, dict):
         _refuse(path, f"must be an object with {key!r} one of {', '.join(map(repr, variants))}")
     chosen = value.get(key)
-    if chosen not in variants:
+    if not isinstance(chosen, str) or chosen not in variants:
         _refuse(f"{path}.{key}", f"must be one of {', '.join(map(repr, variants))}, got {chosen!r}")
-    check(variants[chosen], value, path)
+    return check(variants[chosen], value, path)
 
 
-def _check_object(schema: dict[str, Any], value: dict[str, Any], path: str) -> None:
+def _check_object(schema: dict[str, Any], value: dict[str, Any], path: str) -> dict[str, Any]:
     properties = schema.get("properties", {})
     extra = schema.get("additionalProperties", True)
     if extra is False:
@@ -89,29 +100,32 @@ def _check_object(schema: dict[str, Any], value: dict[str, Any], path: str) -> N
     if missing:
         _refuse(path, f"missing field{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))}")
     names = schema.get("propertyNames")
+    checked = {}
     for name, item in value.items():
         if names is not None:
             check(names, name, f"{path} key {name!r}")
         if name in properties:
-            check(properties[name], item, f"{path}.{name}")
+            item = check(properties[name], item, f"{path}.{name}")
         elif isinstance(extra, dict):
-            check(extra, item, f"{path}.{name}")
+            item = check(extra, item, f"{path}.{name}")
+        checked[name] = item
+    return checked
 
 
-def _check_array(schema: dict[str, Any], value: list[Any], path: str) -> None:
+def _check_array(schema: dict[str, Any], value: list[Any], path: str) -> list[Any]:
     if "minItems" in schema and len(value) < schema["minItems"]:
         _refuse(path, f"must hold at least {schema['minItems']} item{'s' if schema['minItems'] > 1 else ''}")
     if "maxItems" in schema and len(value) > schema["maxItems"]:
         _refuse(path, f"must hold at most {schema['maxItems']} items")
-    if schema.get("uniqueItems") and len({repr(v) for v in value}) != len(value):
-        _refuse(path, "must not repeat an item")
     items = schema.get("items")
     if items is not None:
-        for index, item in enumerate(value):
-            check(items, item, f"{path}[{index}]")
+        value = [check(items, item, f"{path}[{index}]") for index, item in enumerate(value)]
+    if schema.get("uniqueItems") and len({json.dumps(v, sort_keys=True) for v in value}) != len(value):
+        _refuse(path, "must not repeat an item")
+    return value
 
 
-def _check_string(schema: dict[str, Any], value: str, path: str) -> None:
+def _check_string(schema: dict[str, Any], value: str, path: str) -> str:
     if "minLength" in schema and len(value) < schema["minLength"]:
         _refuse(path, f"must be at least {schema['minLength']} character{'s' if schema['minLength'] > 1 else ''}")
     if "maxLength" in schema and len(value) > schema["maxLength"]:
@@ -125,6 +139,7 @@ def _check_string(schema: dict[str, Any], value: str, path: str) -> None:
             parsed = None
         if parsed is None or parsed.tzinfo is None:
             _refuse(path, "must be an ISO 8601 date-time with its offset, like 2026-11-02T09:30:00Z")
+    return value
 
 
 def _is(name: str, value: Any) -> bool:
