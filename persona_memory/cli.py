@@ -11,8 +11,10 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import signal
+import socket
 import sys
 from functools import partial
 
@@ -72,7 +74,14 @@ def main(argv: list[str] | None = None) -> int:
 
             trio.run(run_demo, settings)
         elif args.command == "serve":
-            trio.run(run_serve, settings)
+            try:
+                trio.run(run_serve, settings)
+            except (OSError, BaseExceptionGroup) as exc:
+                bind_error = _bind_error(exc)
+                if bind_error is None:
+                    raise
+                print(f"persona-memory: {_explain_bind(settings, bind_error)}", file=sys.stderr)
+                return 2
         elif args.command == "login-link":
             print(login_link(settings, args.user_id))
         elif args.command == "exam":
@@ -85,6 +94,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"persona-memory: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _bind_error(exc: BaseException) -> OSError | None:
+    """The one ``OSError`` (a busy port, an unknown host) a failed ``serve`` ended with, if any."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, OSError) else None
+
+
+def _explain_bind(settings: Settings, error: OSError) -> str:
+    where = f"{settings.web.host}:{settings.web.port}"
+    if isinstance(error, socket.gaierror):
+        return (f"cannot listen on {where}: the host {settings.web.host!r} is not an address here "
+                f"({error.strerror}); set web.host (or --host) to 127.0.0.1, 0.0.0.0 or this machine's address")
+    if error.errno == errno.EADDRINUSE:
+        return (f"cannot listen on {where}: the port is taken by another program; set web.port "
+                "(or --port) to a free port, or --port 0 for any free one")
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return (f"cannot listen on {where}: not allowed ({error.strerror}); ports below 1024 need "
+                "privileges, so set web.port (or --port) to 1024 or above")
+    if error.errno == errno.EADDRNOTAVAIL:
+        return (f"cannot listen on {where}: {settings.web.host!r} is not an address of this machine; "
+                "set web.host (or --host) to one of its addresses, or 127.0.0.1")
+    return f"cannot listen on {where}: {error.strerror or error}; check web.host and web.port"
 
 
 def login_link(settings: Settings, user_id: int) -> str:

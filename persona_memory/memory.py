@@ -415,9 +415,10 @@ def _require_trio() -> None:
         trio.lowlevel.current_task()
     except RuntimeError:
         raise NotOnTrio(
-            "open_memory runs on trio and was entered outside it (asyncio?): "
-            "enter it inside trio.run(...), or use persona_memory.open_memory_in_thread(settings) "
-            "from asyncio or plain threads"
+            "open_memory runs on trio and was entered outside it (asyncio?): enter it inside "
+            "trio.run(...); from asyncio or plain threads, use "
+            "persona_memory.open_memory_in_thread(settings) in this process, or run "
+            "`persona-memory serve` and call its runtime API over HTTP (persona_memory.client)"
         ) from None
 
 

@@ -100,8 +100,9 @@ def test_open_memory_under_asyncio_says_to_use_the_bridge(tmp_path: Path) -> Non
         async with pm.open_memory(settings_for(tmp_path)):
             pass
 
-    with pytest.raises(pm.NotOnTrio, match="open_memory_in_thread"):
+    with pytest.raises(pm.NotOnTrio, match="open_memory_in_thread") as refused:
         asyncio.run(wrong())
+    assert "persona-memory serve" in str(refused.value) and "trio.run" in str(refused.value)
     assert not (tmp_path / "m.db").exists()
 
 

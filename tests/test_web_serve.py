@@ -112,3 +112,29 @@ def test_the_serve_command_names_a_missing_secret(tmp_path, monkeypatch, capsys)
     assert main(["serve", "--db", str(tmp_path / "m.db"), "--port", "0"]) == 2
     assert "PERSONA_MEMORY_API_TOKEN is not set" in capsys.readouterr().err
     assert not (tmp_path / "m.db").exists()
+
+
+def test_serve_on_a_busy_port_or_a_bad_host_says_what_to_change_in_one_line(tmp_path, monkeypatch, capsys):
+    import socket
+
+    from persona_memory.cli import main
+
+    for name, value in SECRET_ENV.items():
+        monkeypatch.setenv(name, value)
+    config = tmp_path / "config.toml"
+    config.write_text('[embedder]\nkind = "hashing"\ndim = 64\n', encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--config", str(config), "--db", str(tmp_path / "m.db"), "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [
+        f"persona-memory: cannot listen on 127.0.0.1:{port}: the port is taken by another program; "
+        "set web.port (or --port) to a free port, or --port 0 for any free one"
+    ]
+    assert main(["serve", "--config", str(config), "--db", str(tmp_path / "m.db"),
+                 "--host", "no-such-host.invalid", "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the host 'no-such-host.invalid' is not an address here" in err[0]
+    assert "set web.host (or --host)" in err[0]
