@@ -4,6 +4,9 @@
 - ``persona-memory serve`` runs the memory with the human's pages and the runtime's JSON API,
   in one process (Ctrl-C stops serving, then drains queued writes).
 - ``persona-memory login-link 42`` prints a signed, expiring login link for user 42.
+- ``persona-memory doctor`` checks the store file (read only): integrity, schema, rooms
+  behind, parked slices, escalated personas; exit 1 when it needs attention.
+- ``persona-memory backup PATH`` copies the store to a new file, consistently, while it runs.
 - ``persona-memory exam`` runs the design's leak exam (§4) on a temporary memory with the group
   scope on, prints its table, writes a JSON report; exit 1 on a leak, 3 when inconclusive.
 """
@@ -53,6 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     exam.add_argument(
         "--report", default="persona-memory-exam.json", help="where to write the JSON report"
     )
+    commands.add_parser(
+        "doctor", parents=[common], help="check the store file: integrity, schema, rooms behind, parked slices"
+    )
+    backup = commands.add_parser(
+        "backup", parents=[common], help="copy the store to a new file, consistently, even while it runs"
+    )
+    backup.add_argument("path", help="where to write the copy (must not exist yet)")
     args = parser.parse_args(argv)
     if args.command == "exam" and args.db:
         parser.error("exam runs its own memory on a temporary file; --db does not apply")
@@ -84,6 +94,17 @@ def main(argv: list[str] | None = None) -> int:
                 return 2
         elif args.command == "login-link":
             print(login_link(settings, args.user_id))
+        elif args.command == "doctor":
+            from .storage.maintenance import doctor
+
+            checkup = doctor(settings.storage.path)
+            print(checkup.report())
+            return 0 if checkup.healthy else 1
+        elif args.command == "backup":
+            from .storage.maintenance import backup
+
+            size = backup(settings.storage.path, args.path)
+            print(f"persona-memory: backed up {settings.storage.path} to {args.path} ({size:,} bytes)")
         elif args.command == "exam":
             from .exam import Verdict, run_exam
 
