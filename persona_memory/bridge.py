@@ -61,6 +61,7 @@ CALLS = (
     "notices",
     "undo",
     "sweep",
+    "readiness",
 )
 
 

@@ -159,6 +159,7 @@ async def run_serve(settings: Settings) -> None:
     from .web import WebSecrets, serve_web
 
     secrets = WebSecrets.from_env(settings.web)
+    logging.getLogger("persona_memory.access").setLevel(logging.INFO)  # one line per request
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with open_memory(settings) as memory:
             async with trio.open_nursery() as nursery:

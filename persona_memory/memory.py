@@ -53,6 +53,15 @@ MAX_RECALL_TEXT = 20_000
 """The longest message ``recall`` takes: a chat message, not a document."""
 
 
+@attrs.frozen
+class Readiness:
+    """``Memory.readiness()``: ready, or the problems that keep it from being ready."""
+
+    ready: bool
+    problems: tuple[str, ...]
+    escalated: tuple[str, ...]
+
+
 class Memory:
     """The memory of every persona. Get one from ``open_memory``."""
 
@@ -69,6 +78,21 @@ class Memory:
     def _check_open(self) -> None:
         if self._supervisor.closed:
             raise MemoryClosed("the memory is closed; open it again with open_memory()")
+
+    async def readiness(self) -> Readiness:
+        """Whether the memory can do its work now: open, its store answering, and no persona
+        escalated (a slice parked after its writer failed it too often). Never raises."""
+        if self._supervisor.closed:
+            return Readiness(False, ("the memory is shutting down",), ())
+        try:
+            escalated = tuple(await self._store.parked_personas())
+        except StorageError as exc:
+            return Readiness(False, (f"the store does not answer: {exc}",), ())
+        problems = tuple(
+            f"{persona}'s writer failed a slice too often; it is parked (persona-memory doctor shows why)"
+            for persona in escalated
+        )
+        return Readiness(not problems, problems, escalated)
 
     # ---- transcript --------------------------------------------------------------------
 

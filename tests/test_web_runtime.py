@@ -215,3 +215,34 @@ async def test_the_document_describes_every_route_the_server_has(runtime: Runtim
         for operation in item.values():
             assert operation["security"] == [{"runtime": []}]
             assert "401" in operation["responses"]
+
+
+async def test_health_and_readiness_need_no_token_and_name_escalated_personas(runtime: Runtime) -> None:
+    assert (await runtime.client.get("/healthz")).json() == {"status": "alive"}
+    assert (await runtime.client.get("/readyz")).json() == {"status": "ready"}
+    memory = runtime.client._transport.app.state.memory  # type: ignore[attr-defined]
+    await memory._store.write(lambda conn: conn.execute(
+        "INSERT INTO parked_slices VALUES ('nolan', 'g-7', 'ProviderNonsense: not JSON', 5, '2026-08-18T13:00:00+00:00')"
+    ))
+    not_ready = await runtime.client.get("/readyz")
+    assert not_ready.status_code == 503
+    assert not_ready.json()["escalated"] == ["nolan"]
+    assert "nolan's writer failed a slice too often" in not_ready.json()["problems"][0]
+    assert (await runtime.client.get("/healthz")).status_code == 200
+
+
+async def test_the_access_log_has_one_line_per_request_and_no_secrets(runtime: Runtime, caplog) -> None:
+    caplog.set_level("INFO", logger="persona_memory.access")
+    await runtime.call("POST", "/api/rooms/secret-room-7/events", json=opened())
+    await runtime.call("POST", "/api/rooms/secret-room-7/lines", json={"speaker": "u:42", "text": "My PIN is 4321."})
+    await runtime.call("GET", "/api/users/42/controls", headers=BEARER)
+    lines = [r.getMessage() for r in caplog.records if r.name == "persona_memory.access"]
+    assert [line.rsplit(" ", 1)[0] for line in lines] == [
+        "POST /api/rooms/{room_id}/events 202",
+        "POST /api/rooms/{room_id}/lines 201",
+        "GET /api/users/{user_id}/controls 200",
+    ]
+    assert all(line.endswith("ms") for line in lines)
+    logged = " ".join(lines)
+    for secret in ("secret-room-7", "4321", SECRETS.runtime_token, SECRETS.api_token, "/42/"):
+        assert secret not in logged

@@ -300,6 +300,12 @@ class Store:
         """Every (persona, room) with lines past the persona's cursor (the sweep's work)."""
         return await self.read(writes.rooms_behind)
 
+    async def parked_personas(self) -> list[str]:
+        """The personas with a parked slice: their writer failed one job too often."""
+        return await self.read(
+            lambda conn: [r[0] for r in conn.execute("SELECT DISTINCT persona FROM parked_slices ORDER BY persona")]
+        )
+
     async def parked_due(self, now: datetime) -> int:
         """How many parked slices may be retried at ``now``."""
         return await self.read(lambda conn: writes.parked_due(conn, now))

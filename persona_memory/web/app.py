@@ -33,6 +33,7 @@ from ..errors import MemoryClosed
 from ..memory import Memory
 from ..settings import WebSettings
 from .api import Api
+from .operations import AccessLog, operation_routes
 from .runtime import RuntimeApi
 from .auth import Auth, WebSecrets
 from .pages import Pages
@@ -169,6 +170,7 @@ def build_app(
 
     app = Starlette(
         routes=[
+            *operation_routes(memory),
             *runtime.routes(),
             *api.routes(),
             *pages.routes(),
@@ -178,7 +180,9 @@ def build_app(
     )
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(AccessLog, routes=app.routes)
     app.state.auth = auth
+    app.state.memory = memory
     return app
 
 
