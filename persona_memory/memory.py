@@ -32,6 +32,7 @@ from .core.audience import Audience
 from .core.block import build_from_table
 from .core.placement import BuiltBlock
 from .errors import InvalidInput, MemoryClosed, NotOnTrio, NotYourMemory, StorageError
+from .metrics import Metrics, TimedEmbedder, TimedMind
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
 from .rooms import Presence, RoomState
@@ -65,10 +66,11 @@ class Readiness:
 class Memory:
     """The memory of every persona. Get one from ``open_memory``."""
 
-    def __init__(self, supervisor: Supervisor, store: Store, clock: WallClock) -> None:
+    def __init__(self, supervisor: Supervisor, store: Store, clock: WallClock, metrics: Metrics | None = None) -> None:
         self._supervisor = supervisor
         self._store = store
         self._clock = clock
+        self.metrics = metrics or Metrics()  # what /metrics exposes (``metrics.py``)
 
     @property
     def supervisor(self) -> Supervisor:
@@ -189,7 +191,8 @@ class Memory:
         if not text.strip():
             self._supervisor.room_of(persona, room_id)
             return ""
-        return await self._supervisor.recall(persona, room_id, text)
+        with self.metrics.recall.time():
+            return await self._supervisor.recall(persona, room_id, text)
 
     async def drain(self) -> None:
         """Wait until every queued write has landed."""
@@ -484,20 +487,32 @@ async def open_memory(
             busy_timeout_ms=settings.storage.busy_timeout_ms,
             read_connections=settings.storage.read_connections,
         ) as store:
+            metrics = Metrics()
+            timed_embedder = TimedEmbedder(embedder, metrics)
             if write_path is None:
                 assert mind is not None
-                write_path = WritePipeline(store, mind, embedder, clock, settings.write, on_report=on_report)
+
+                def report(one: WriteReport) -> None:
+                    metrics.observe_report(one)
+                    if on_report is not None:
+                        on_report(one)
+
+                write_path = WritePipeline(
+                    store, TimedMind(mind, metrics), timed_embedder, clock, settings.write, on_report=report
+                )
             context = ActorContext(
                 store=store,
-                embedder=embedder,
+                embedder=timed_embedder,
                 clock=clock,
                 rules=block_rules(settings),
                 write_path=write_path,
                 recall=recall_rules(settings),
                 park_seconds=settings.write.park_backoff_max_seconds,
+                on_block_built=metrics.block_build.observe,
             )
             async with open_supervisor(context, settings.actors, settings.supervisor) as supervisor:
-                memory = Memory(supervisor, store, clock)
+                metrics.watch(supervisor)
+                memory = Memory(supervisor, store, clock, metrics)
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(
                         memory.run_sweeps,

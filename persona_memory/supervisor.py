@@ -476,6 +476,10 @@ class Supervisor:
     def closed(self) -> bool:
         return self._closed
 
+    def mailbox_depths(self) -> list[int]:
+        """For each live actor, the envelopes sent to it and not yet handled."""
+        return [running.sent - running.actor.handled for running in self._actors.values()]
+
     # ---- shutdown ----------------------------------------------------------------------
 
     async def shut_down(self) -> None:

@@ -246,3 +246,35 @@ async def test_the_access_log_has_one_line_per_request_and_no_secrets(runtime: R
     logged = " ".join(lines)
     for secret in ("secret-room-7", "4321", SECRETS.runtime_token, SECRETS.api_token, "/42/"):
         assert secret not in logged
+
+
+def sample(text: str, name: str, **labels: str) -> float:
+    """The value of one sample in Prometheus text (0 when absent)."""
+    wanted = name + ("{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else "")
+    for line in text.splitlines():
+        if line.startswith(wanted + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+async def test_metrics_count_what_the_memory_did_and_name_nobody(runtime: Runtime) -> None:
+    call = runtime.call
+    await call("POST", "/api/rooms/dm-m/events", json=opened(topic="Hello"))
+    await call("POST", "/api/rooms/dm-m/lines", json={"speaker": "u:42", "text": "I breed koi in a pond behind my house."})
+    await call("POST", "/api/rooms/dm-m/events", json={"event": "went_quiet"})
+    await call("POST", "/api/drain")
+    await call("POST", "/api/rooms/dm-m/personas/warren/recall", json={"text": "How are the koi doing?"})
+    got = await runtime.client.get("/metrics")
+    assert got.status_code == 200 and got.headers["content-type"].startswith("text/plain; version=0.0.4")
+    text = got.text
+    assert sample(text, "persona_memory_routing_outcomes_total", event="ADD") >= 1
+    assert sample(text, "persona_memory_notices_posted_total") >= 1
+    assert sample(text, "persona_memory_slices_written_total") == 1
+    assert sample(text, "persona_memory_provider_call_seconds_count", call="extract") == 1
+    assert sample(text, "persona_memory_provider_call_seconds_count", call="embed") >= 2  # the rows and the message
+    assert sample(text, "persona_memory_block_build_seconds_count") >= 1
+    assert sample(text, "persona_memory_recall_seconds_count") == 1
+    assert sample(text, "persona_memory_live_actors") == 1
+    assert sample(text, "persona_memory_mailbox_depth") == 0
+    for personal in ("warren", "dm-m", "koi", "u:42", "Dan"):
+        assert personal not in text

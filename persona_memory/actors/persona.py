@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from datetime import timedelta
 from typing import Awaitable, Callable, Mapping, Protocol
 
@@ -116,8 +117,9 @@ class ActorContext:
     rules: BlockRules
     write_path: WritePath | None = None
     recall: RecallRules = RecallRules()
-    park_seconds: float = 21600.0
-    rooms_recorded: Callable[[], Awaitable[None]] | None = None  # the room recorder's flush  # how long a poison slice waits before the sweep retries it
+    park_seconds: float = 21600.0  # how long a poison slice waits before the sweep retries it
+    rooms_recorded: Callable[[], Awaitable[None]] | None = None  # the room recorder's flush
+    on_block_built: Callable[[float], None] | None = None  # seconds one build took (metrics)
 
 
 @attrs.frozen
@@ -285,7 +287,10 @@ class PersonaActor:
         if cached is not None and cached.generation >= room.generation:
             return
         try:
+            started = time.perf_counter()
             text, loaded = await self._build(room)
+            if self._ctx.on_block_built is not None:
+                self._ctx.on_block_built(time.perf_counter() - started)
             self._blocks[room.room_id] = CachedBlock(room.generation, text, room=room, loaded=loaded)
         except Exception as exc:
             log.exception("%s: building the block of room %r failed", self.persona, room.room_id)

@@ -1,4 +1,4 @@
-"""What an operator's tools read: ``/healthz``, ``/readyz``, and one access-log line per request.
+"""What an operator's tools read: ``/healthz``, ``/readyz``, ``/metrics``, and an access log.
 
 Rules:
 - ``GET /healthz`` answers 200 ``{"status": "alive"}`` whenever the process serves at all: a
@@ -7,7 +7,8 @@ Rules:
   answers, and no persona is escalated (a slice parked after its writer failed it
   ``supervisor.max_restarts`` times); otherwise 503 with the problems and the escalated
   personas, so the operator sees what to fix (``persona-memory doctor`` shows the errors).
-  Neither needs a token: they say nothing about anyone's memories.
+- ``GET /metrics``: the memory's Prometheus metrics (``metrics.py``), in the text format.
+  None of these needs a token: they say nothing about anyone's memories.
 - The access log (logger ``persona_memory.access``, INFO): one line per request with the
   method, the route's path *template* (``/api/rooms/{room_id}/lines``, never the room id), the
   status and the duration in milliseconds. Never a header, a token, a query string or a body.
@@ -24,6 +25,7 @@ from starlette.routing import BaseRoute, Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..memory import Memory
+from ..metrics import CONTENT_TYPE
 
 access_log = logging.getLogger("persona_memory.access")
 
@@ -41,7 +43,14 @@ def operation_routes(memory: Memory) -> list[BaseRoute]:
             status_code=503,
         )
 
-    return [Route("/healthz", healthz, methods=["GET"]), Route("/readyz", readyz, methods=["GET"])]
+    async def metrics(request: Request) -> Response:
+        return Response(memory.metrics.render(), media_type=CONTENT_TYPE)
+
+    return [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+    ]
 
 
 def route_template(routes: list[BaseRoute], scope: Scope) -> str:

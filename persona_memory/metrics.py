@@ -1,0 +1,191 @@
+"""What ``/metrics`` exposes, in Prometheus text format (``prometheus_client``), per open memory.
+
+Rules:
+- Each open memory has its own registry (two memories in one process never mix counts).
+- No label holds a persona, a user, a room or any text: the label values are closed sets
+  (routing events, drop reasons, call names, error classes), so cardinality stays fixed and
+  nothing personal leaves through the metrics.
+- Model and embedder calls are timed by wrapping the adapters (``TimedMind``,
+  ``TimedEmbedder``) where ``open_memory`` composes them; what the write path did is counted
+  from its reports (``observe_report``); the supervisor's live state (restarts, parked jobs,
+  mailbox depth, live actors) is read at scrape time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from .embedding import Embedder
+    from .minds.port import ExtractionRequest, Mind, RoutingRequest
+    from .supervisor import Supervisor
+    from .write.pipeline import WriteReport
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+# Why a candidate was dropped: the start of its reason (write.validation, write.guards,
+# write.pipeline) and the label it is counted under. Anything else counts as "other".
+DROP_REASONS = (
+    ("secret", "secret"),
+    ("order or authority claim", "order"),
+    ("link or domain", "link"),
+    ("names another user", "names_another_user"),
+    ("third party's sensitive fact", "third_party_sensitive"),
+    ("unsupported by its evidence", "unsupported"),
+    ("no evidence line was said by", "not_said_by_subject"),
+    ("a self memory", "self_source"),
+    ("a candidate must be", "malformed_candidate"),
+    ("routing refused", "routing_refused"),
+    ("repeats another candidate", "duplicate_in_answer"),
+    ("the answer was not", "malformed_answer"),
+    ("importance", "importance"),
+    ("evidence", "evidence"),
+    ("subject", "subject"),
+    ("kind", "kind"),
+    ("text", "text"),
+    ("valid_from", "valid_from"),
+)
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+def drop_reason(reason: str) -> str:
+    """The closed label for a drop's free-text reason."""
+    lowered = reason.lower()
+    for prefix, label in DROP_REASONS:
+        if lowered.startswith(prefix):
+            return label
+    return "other"
+
+
+class Metrics:
+    """The metrics of one open memory."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.routing = Counter("persona_memory_routing_outcomes", "Candidates routed, by event",
+                               ["event"], registry=r)
+        self.dropped = Counter("persona_memory_candidates_dropped", "Candidates dropped, by reason",
+                               ["reason"], registry=r)
+        self.notices = Counter("persona_memory_notices_posted", "Notices (toasts) posted", registry=r)
+        self.slices = Counter("persona_memory_slices_written", "Write-path runs that wrote a slice", registry=r)
+        self.parked = Counter("persona_memory_slices_parked", "Slices parked after their writer failed them",
+                              registry=r)
+        self.block_build = Histogram("persona_memory_block_build_seconds", "Building one block",
+                                     buckets=_LATENCY_BUCKETS, registry=r)
+        self.recall = Histogram("persona_memory_recall_seconds", "One recall note, from the call to the answer",
+                                buckets=_LATENCY_BUCKETS, registry=r)
+        self.provider_seconds = Histogram("persona_memory_provider_call_seconds",
+                                          "Model and embedder calls", ["call"], buckets=_LATENCY_BUCKETS,
+                                          registry=r)
+        self.provider_errors = Counter("persona_memory_provider_errors", "Model and embedder calls that failed",
+                                       ["call", "error"], registry=r)
+        self._supervisor: Supervisor | None = None
+        r.register(_SupervisorCollector(lambda: self._supervisor))
+
+    def watch(self, supervisor: Supervisor) -> None:
+        """Read ``supervisor``'s live state at every scrape."""
+        self._supervisor = supervisor
+
+    def observe_report(self, report: WriteReport) -> None:
+        for decision in report.decisions:
+            self.routing.labels(decision.event.value).inc()
+        for dropped in report.dropped:
+            self.dropped.labels(drop_reason(dropped.reason)).inc()
+        if report.posted is not None and not report.posted.replay:
+            self.slices.inc()
+            self.notices.inc(len(report.posted.notice_ids))
+        if report.parked is not None:
+            self.parked.inc()
+
+    def timed(self, call: str) -> _Timed:
+        return _Timed(self, call)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _Timed:
+    """``with metrics.timed("extract"):`` — the call's latency, and its error class if it fails."""
+
+    def __init__(self, metrics: Metrics, call: str) -> None:
+        self._metrics = metrics
+        self._call = call
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        self._started = time.perf_counter()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, _tb: Any) -> None:
+        self._metrics.provider_seconds.labels(self._call).observe(time.perf_counter() - self._started)
+        if kind is not None and issubclass(kind, Exception):
+            self._metrics.provider_errors.labels(self._call, kind.__name__).inc()
+
+
+class _SupervisorCollector(Collector):
+    def __init__(self, supervisor: Callable[[], Supervisor | None]) -> None:
+        self._supervisor = supervisor
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        supervisor = self._supervisor()
+        if supervisor is None:
+            return
+        depths = supervisor.mailbox_depths()
+        yield GaugeMetricFamily("persona_memory_live_actors", "Persona actors running", value=len(depths))
+        yield GaugeMetricFamily("persona_memory_mailbox_depth", "Envelopes sent to actors and not yet handled",
+                                value=sum(depths))
+        yield GaugeMetricFamily("persona_memory_mailbox_depth_max", "The deepest actor mailbox",
+                                value=max(depths, default=0))
+        yield GaugeMetricFamily("persona_memory_writer_restarts", "Writer crashes restarted since open",
+                                value=supervisor.restarts)
+        yield GaugeMetricFamily("persona_memory_parked_jobs", "Poison jobs parked since open",
+                                value=supervisor.parked_jobs)
+
+
+class TimedMind:
+    """A ``Mind`` whose calls are timed and counted (``extract``, ``route``)."""
+
+    def __init__(self, mind: Mind, metrics: Metrics) -> None:
+        self._mind = mind
+        self._metrics = metrics
+
+    async def extract(self, request: ExtractionRequest) -> Any:
+        with self._metrics.timed("extract"):
+            return await self._mind.extract(request)
+
+    async def route(self, request: RoutingRequest) -> Any:
+        with self._metrics.timed("route"):
+            return await self._mind.route(request)
+
+    async def aclose(self) -> None:
+        await self._mind.aclose()
+
+
+class TimedEmbedder:
+    """An ``Embedder`` whose calls are timed and counted (``embed``)."""
+
+    def __init__(self, embedder: Embedder, metrics: Metrics) -> None:
+        self._embedder = embedder
+        self._metrics = metrics
+
+    @property
+    def name(self) -> str:
+        return self._embedder.name
+
+    @property
+    def dim(self) -> int:
+        return self._embedder.dim
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._metrics.timed("embed"):
+            return await self._embedder.embed(texts)
+
+    async def aclose(self) -> None:
+        await self._embedder.aclose()

@@ -1,0 +1,52 @@
+"""The metrics' own rules: closed label sets, errors counted by class, reports counted once."""
+
+from __future__ import annotations
+
+import pytest
+
+from persona_memory.errors import ProviderUnreachable
+from persona_memory.metrics import Metrics, TimedMind, drop_reason
+
+from test_web_runtime import sample
+
+
+@pytest.mark.parametrize(
+    ("reason", "label"),
+    [
+        ("secret: a PIN or code with its value", "secret"),
+        ("order or authority claim: 'from now on'", "order"),
+        ("names another user: 'Cara' in u:17", "names_another_user"),
+        ("importance 2 is below the bar of 3", "importance"),
+        ("text is more than one sentence", "text"),
+        ("no evidence line was said by u:42: what others say about a person is not a memory about them", "not_said_by_subject"),
+        ("routing refused: UPDATE names neighbour '7', but only 2 were offered", "routing_refused"),
+        ("something nobody wrote a label for", "other"),
+    ],
+)
+def test_a_drop_is_counted_under_a_closed_label(reason: str, label: str) -> None:
+    assert drop_reason(reason) == label
+
+
+class Failing:
+    async def extract(self, request):
+        raise ProviderUnreachable("the model timed out three times")
+
+    async def route(self, request):
+        return {"event": "ADD"}
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_a_failed_model_call_is_timed_and_counted_by_its_error_class() -> None:
+    metrics = Metrics()
+    mind = TimedMind(Failing(), metrics)
+    with pytest.raises(ProviderUnreachable):
+        await mind.extract(object())
+    assert await mind.route(object()) == {"event": "ADD"}
+    text = metrics.render().decode()
+    assert sample(text, "persona_memory_provider_errors_total", call="extract", error="ProviderUnreachable") == 1
+    assert sample(text, "persona_memory_provider_call_seconds_count", call="extract") == 1
+    assert sample(text, "persona_memory_provider_call_seconds_count", call="route") == 1
+    assert sample(text, "persona_memory_provider_errors_total", call="route", error="ProviderUnreachable") == 0
+    assert "the model timed out" not in text
