@@ -142,6 +142,21 @@ async def test_malformed_bodies_answer_400(site, path, body):
     assert (controls.memory_on, controls.memory_note, controls.muted) == (True, "", frozenset())
 
 
+@pytest.mark.parametrize(
+    ("path", "body", "named"),
+    [
+        ("/api/users/42/note", {"note": "Call me Dan.", "notes": "again"}, "unknown field 'notes'; this route takes only 'note'"),
+        ("/api/users/42/memory-on", {"on": False, "forever": True}, "unknown field 'forever'"),
+        ("/api/users/42/muted/warren", {"mute": True}, "unknown field 'mute'; this route takes only 'muted'"),
+    ],
+)
+async def test_an_unknown_field_is_refused_by_name_and_nothing_changes(site, path, body, named):
+    got = await api(site, "PUT", path, json=body)
+    assert got.status_code == 400 and named in got.json()["error"]
+    controls = await site.memory.user_controls(DAN)
+    assert (controls.memory_on, controls.memory_note, controls.muted) == (True, "", frozenset())
+
+
 async def test_export_is_the_facades_export(site):
     got = (await api(site, "GET", "/api/users/42/export")).json()
     assert got == await site.memory.export(DAN)

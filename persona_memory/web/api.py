@@ -126,7 +126,7 @@ class Api:
 
     async def set_note(self, request: Request) -> Response:
         uid = self.user(request)
-        note = (await _body(request)).get("note")
+        note = (await _body(request, "note")).get("note")
         if not isinstance(note, str):
             raise HTTPException(400, 'send {"note": "..."} (a string; "" clears the note)')
         try:
@@ -137,7 +137,7 @@ class Api:
 
     async def set_memory_on(self, request: Request) -> Response:
         uid = self.user(request)
-        on = (await _body(request)).get("on")
+        on = (await _body(request, "on")).get("on")
         if not isinstance(on, bool):
             raise HTTPException(400, 'send {"on": true} or {"on": false}')
         await self.memory.set_memory_on(uid, on)
@@ -146,7 +146,7 @@ class Api:
     async def set_muted(self, request: Request) -> Response:
         uid = self.user(request)
         persona = _persona(request.path_params["persona"])
-        muted = (await _body(request)).get("muted")
+        muted = (await _body(request, "muted")).get("muted")
         if not isinstance(muted, bool):
             raise HTTPException(400, 'send {"muted": true} or {"muted": false}')
         await self.memory.set_muted(uid, persona, muted)
@@ -157,13 +157,21 @@ class Api:
         return JSONResponse(await self.memory.export(uid))
 
 
-async def _body(request: Request) -> dict[str, Any]:
+async def _body(request: Request, field: str) -> dict[str, Any]:
+    """The JSON object of a request that takes exactly one ``field``; anything else is a 400
+    that says so (an unknown field is named, never silently ignored)."""
     try:
         data = json.loads(await request.body())
     except (ValueError, UnicodeDecodeError):
         raise HTTPException(400, "the body must be a JSON object") from None
     if not isinstance(data, dict):
         raise HTTPException(400, "the body must be a JSON object")
+    unknown = sorted(set(data) - {field})
+    if unknown:
+        raise HTTPException(
+            400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                 f"this route takes only {field!r}"
+        )
     return data
 
 
