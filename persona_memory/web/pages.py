@@ -91,7 +91,7 @@ class Pages:
             user=user,
             csrf=self.auth.csrf_token(session) if session else "",
             done=views.done_message(request.query_params.get("done")),
-            path=request.url.path,
+            path=context.pop("path", request.url.path),
             **context,
         )
         return HTMLResponse(html, status_code=status)
@@ -258,7 +258,9 @@ class Pages:
 
     # ---- the switches ------------------------------------------------------------------
 
-    async def switches(self, request: Request, *, error: str | None = None, status: int = 200) -> Response:
+    async def switches(
+        self, request: Request, *, error: str | None = None, status: int = 200, path: str | None = None
+    ) -> Response:
         session = self.session(request)
         controls = await self.memory.user_controls(session.user_id)
         personas = sorted(set(await self.memory.personas_for(session.user_id)) | controls.muted)
@@ -270,6 +272,7 @@ class Pages:
             controls=controls,
             personas=[(p, persona_name(p), p in controls.muted) for p in personas],
             error=error,
+            path=path or request.url.path,
         )
 
     async def switch_memory(self, request: Request) -> Response:
@@ -285,7 +288,7 @@ class Pages:
             raise HTTPException(400, "Say which persona to switch.")
         muted = _flag(form.get("muted"))
         if persona not in await self.memory.personas_for(session.user_id):
-            return await self.switches(request, status=404, error=unknown_persona(persona))
+            return await self.switches(request, status=404, error=unknown_persona(persona), path="/switches")
         await self.memory.set_muted(session.user_id, persona, muted)
         return self.done("/switches", "muted" if muted else "unmuted")
 

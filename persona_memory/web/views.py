@@ -46,7 +46,7 @@ KIND_LABELS = {
     "relationship": "relationship",
 }
 
-STATES = {"": "current and no longer true", "current": "current only", "closed": "no longer true only"}
+STATES = {"": "All lines", "current": "Current", "closed": "No longer true"}
 
 DONE_MESSAGES = {
     "deleted": "The line is deleted. Personas will not have it from the next time a chat opens.",
