@@ -16,7 +16,7 @@ import contextlib
 import logging
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import AsyncIterator, Callable
+from typing import AsyncIterator, Callable, Iterable
 
 import attrs
 import trio
@@ -39,6 +39,7 @@ from .rooms import Presence, RoomState
 from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import writes
+from .storage.humans import RoomFacts
 from .storage.store import Store, TranscriptLine, open_store
 from .supervisor import Supervisor, open_supervisor
 from .write.pipeline import WritePipeline, WriteReport
@@ -266,6 +267,13 @@ class Memory:
     async def meter(self, user_id: int, persona: str) -> tuple[int, int]:
         """(chars used, limit) of the block ``persona`` would build for a private chat with the
         user right now — the meter of the manage page. Reads only; touches nothing."""
+        used, limit, _ = await self.private_block(user_id, persona)
+        return used, limit
+
+    async def private_block(self, user_id: int, persona: str) -> tuple[int, int, frozenset[int]]:
+        """(chars used, limit, ids of the rows it loads) of the block ``persona`` would build
+        for a private chat with the user right now: the meter, and which lines ride in it.
+        Reads only; touches nothing."""
         ids.check_user_id(user_id)
         ids.check_persona(persona)
         self._check_open()
@@ -283,7 +291,25 @@ class Memory:
             now=self._clock.now(),
             rules=self._supervisor.rules,
         )
-        return built.used, built.limit
+        return built.used, built.limit, frozenset(built.loaded_ids)
+
+    async def room_facts(self, room_ids: Iterable[str]) -> dict[str, RoomFacts]:
+        """What the human's page says about these rooms: each known one's title (``None`` if
+        the runtime gave none), whether it is a private chat, and its personas."""
+        wanted = [ids.check_room_id(r) for r in room_ids]
+        self._check_open()
+        with contextlib.suppress(StorageError):  # refused: the page shows what the file holds
+            await self._supervisor.recorder.flush()  # the rooms opened so far, recorded
+        return await self._store.room_facts(wanted)
+
+    async def display_names(self, user_ids: Iterable[int]) -> dict[int, str]:
+        """The latest display name the runtime gave each of these users (``RoomOpened.names``);
+        a user it never named is left out."""
+        wanted = [ids.check_user_id(u) for u in user_ids]
+        self._check_open()
+        with contextlib.suppress(StorageError):
+            await self._supervisor.recorder.flush()
+        return await self._store.display_names(wanted)
 
     async def clear_memories(self, user_id: int, persona: str | None = None) -> int:
         """Physically delete every row about the user — kept by ``persona``, or by all

@@ -89,6 +89,8 @@ class RoomOpened:
     neither reads nor writes memories. ``kit``: the mounted game or role-play, if any — such a
     room is never written from. ``topic``: the opener that relevance is measured against
     (``None``: relevance is 0). ``names``: current display names, used only when rendering.
+    ``title``: what the human's page calls the room ("Book club"); ``None``: "a private chat
+    with Warren" or "a group chat".
     """
 
     room_id: str = attrs.field(validator=_room_id)
@@ -99,6 +101,7 @@ class RoomOpened:
     kit: str | None = attrs.field(default=None, validator=_optional_text(200))
     topic: str | None = attrs.field(default=None, validator=_optional_text(2000))
     names: Mapping[int, str] = attrs.field(factory=dict, converter=_names, eq=False)
+    title: str | None = attrs.field(default=None, validator=_optional_text(200))
 
     def __attrs_post_init__(self) -> None:
         if self.private and (len(self.personas) != 1 or len(self.humans) != 1):

@@ -20,7 +20,8 @@ import pytest
 from persona_memory.errors import ForeignDatabase, StorageError
 from persona_memory.rows import MemoryRow
 from persona_memory.storage import schema
-from persona_memory.storage.store import open_store
+from persona_memory.storage.humans import RoomFacts
+from persona_memory.storage.store import StoredRoom, open_store
 
 MEMORY_COLUMNS = {
     "id", "persona", "subject", "counterpart", "witnessed", "room_id", "kind", "text",
@@ -207,6 +208,39 @@ async def test_an_older_file_is_upgraded_in_place_and_keeps_its_rows(tmp_path: P
     assert controls[42].memory_note == "Call me Dan." and controls[42].memory_on is False
     assert controls[17].muted == frozenset({"warren"})
     assert [line.text for line in lines] == (["hi"] if version >= 2 else [])
+
+
+async def test_a_version_5_file_gains_room_titles_and_keeps_its_rooms(tmp_path: Path) -> None:
+    path = tmp_path / "v5.db"
+    conn = _plain(path)
+    try:
+        schema.migrate(conn, str(path), upto=5)
+        conn.execute(
+            "INSERT INTO rooms (room_id, private, incognito, kit, topic, personas, humans, opened) "
+            "VALUES ('dm', 1, 0, NULL, 'hi', '[\"warren\"]', '[42]', ?)",
+            (CREATED,),
+        )
+    finally:
+        conn.close()
+
+    async with open_store(str(path)) as store:
+        before = await store.room_facts(["dm", "nowhere"])
+        await store.save_room(StoredRoom("dm", True, False, None, "hi", ("warren",), frozenset({42}),
+                                         title="Evening chats"), datetime(2026, 8, 2, tzinfo=timezone.utc))
+        titled = await store.room_facts(["dm"])
+        await store.save_room(StoredRoom("dm", True, False, None, "hi", ("warren",), frozenset({42})),
+                              datetime(2026, 8, 3, tzinfo=timezone.utc))
+        reopened = await store.room_facts(["dm"])
+
+    assert before == {"dm": RoomFacts("dm", None, True, ("warren",))}
+    assert titled["dm"].title == "Evening chats" and reopened["dm"].title == "Evening chats"
+    check = _plain(path)
+    try:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST == 6
+        with pytest.raises(sqlite3.IntegrityError):
+            check.execute("UPDATE rooms SET title = ?", ("t" * 201,))
+    finally:
+        check.close()
 
 
 async def test_an_upgraded_file_versions_its_personas_from_then_on(tmp_path: Path) -> None:

@@ -111,10 +111,25 @@ async def test_controls_note_switch_and_mute(site):
     assert off.json()["memory_on"] is False
     muted = await api(site, "PUT", "/api/users/42/muted/nolan", json={"muted": True})
     assert {p["persona"]: p["muted"] for p in muted.json()["personas"]} == {"nolan": True, "warren": False}
-    later = await api(site, "PUT", "/api/users/42/muted/ada", json={"muted": True})
-    assert [p["persona"] for p in later.json()["personas"] if p["muted"]] == ["ada", "nolan"]
     controls = await site.memory.user_controls(DAN)
-    assert (controls.memory_on, controls.memory_note, controls.muted) == (False, "Call me Dan.", {"ada", "nolan"})
+    assert (controls.memory_on, controls.memory_note, controls.muted) == (False, "Call me Dan.", {"nolan"})
+
+
+@pytest.mark.parametrize("muted", [True, False])
+async def test_muting_a_persona_the_person_never_met_is_refused_with_404_and_changes_nothing(site, muted):
+    refused = await api(site, "PUT", "/api/users/42/muted/nobody", json={"muted": muted})
+    assert refused.status_code == 404
+    assert refused.json() == {"error": "persona 'nobody' keeps no lines about u:42 and has never been in a "
+                                       "room with them; nothing was changed (their personas: nolan, warren)"}
+    assert refused.headers["content-security-policy"].startswith("default-src 'self'")
+    assert (await api(site, "PUT", "/api/users/42/muted/ada", json={"muted": True})).status_code == 404  # Kim's
+    assert (await site.memory.user_controls(DAN)).muted == frozenset()
+    shown = (await api(site, "GET", "/api/users/42/controls")).json()["personas"]
+    assert [p["persona"] for p in shown] == ["nolan", "warren"]
+    met = await api(site, "PUT", "/api/users/43/muted/nolan", json={"muted": True})  # Ana met Nolan
+    assert met.status_code == 200 and (await site.memory.user_controls(ANA)).muted == {"nolan"}
+    never_met = await api(site, "PUT", "/api/users/500/muted/warren", json={"muted": True})
+    assert never_met.status_code == 404 and "their personas: none yet" in never_met.json()["error"]
 
 
 async def test_a_401_char_note_is_refused_with_422_and_nothing_stored(site):

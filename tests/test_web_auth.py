@@ -21,7 +21,7 @@ ENV = SECRET_ENV
 async def test_a_login_link_signs_the_person_in_once_with_a_safe_cookie(site):
     token = site.auth.login_token(DAN)
     shown = await site.client.get("/login", params={"token": token})
-    assert "signs you in as <code>u:42</code>" in shown.text
+    assert "signs you in as <strong>Dan</strong>" in shown.text
     assert (await site.client.get("/login", params={"token": token})).status_code == 200
     done = await site.client.post("/login", data={"token": token})
     cookie = done.headers["set-cookie"]

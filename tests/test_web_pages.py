@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import re
 
+import attrs
 import markupsafe
 import pytest
 
-from web_helpers import ANA, CARA, DAN, EVE, EVIL_ROOM, PAYLOADS, csrf_of, sign_in, site  # noqa: F401
+import persona_memory as pm
+from web_helpers import (  # noqa: F401
+    ANA, CARA, DAN, EVE, EVIL_ROOM, KIM, KIM_CLUB, KIM_LINES, LENA, PAYLOADS, csrf_of, sign_in, site,
+)
 
 CSP = (
     "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; "
@@ -30,33 +34,136 @@ async def test_the_memories_page_groups_lines_by_persona_with_dates_kinds_origin
     assert page.index('<h2 id="h-nolan">Nolan</h2>') < page.index('<h2 id="h-warren">Warren</h2>')
     for row in mine.values():
         section = page[page.index(f'id="persona-{row.persona}"'):]
-        assert section.index(row.text) < section.index("</section>")
-    for row in mine.values():
-        assert row.text in page
+        assert section.index(f'id="line-{row.id}"') < section.index("</section>")
         assert f'href="/memories/{row.id}"' in page
         assert f'action="/memories/{row.id}/delete"' in page
     closed = next(r for r in mine.values() if not r.is_open)
-    replacing = mine[closed.closed_by]
     block = page[page.index(f'id="line-{closed.id}"'):]
     assert page[: page.index(f'id="line-{closed.id}"')].rstrip().endswith('<li class="line closed"')
     assert f"{closed.valid_from} → {closed.valid_to}" in block.split("</li>")[0]
-    assert f"Replaced by: {replacing.text}" in block.split("</li>")[0]
+    assert "Replaced by: You sold the flat in Xuhui" in block.split("</li>")[0]
     assert "No longer true" in page
     used, limit = await site.memory.meter(DAN, "warren")
     assert f'<meter min="0" max="{limit}" value="{used}">' in page and used > 0
-    assert "in room <code>dm-dan</code>" in page and "open loop" in page and "promise" in page
+    assert "in a private chat with Warren" in page and "open loop" in page and "promise" in page
     for other in (CARA, ANA, EVE):
         for row in (await rows_of(site, other)).values():
             assert row.text not in page
+
+
+async def test_lines_about_the_reader_read_in_the_second_person_and_no_raw_id_shows(site):
+    await sign_in(site.client, site.auth, DAN)
+    page = (await site.client.get("/")).text
+    main = page[page.index("<main>"):]
+    for shown in ("You sold the flat in Xuhui", "You also sold your Tesla shares",
+                  "the valuation made you nervous", "You are interviewing at Tencent",
+                  "Warren said he would send you the 1988 shareholder letter",
+                  "Nolan said he would send you his notes", "You are flying to Berlin"):
+        assert markupsafe.escape(shown) in main, shown
+    assert "u:42" not in page and "dm-dan" not in page
+    assert "Signed in as <strong>Dan</strong>" in page
+
+
+async def test_other_people_show_by_their_latest_name_and_rooms_by_their_title(site):
+    await sign_in(site.client, site.auth, KIM)
+    page = (await site.client.get("/", params={"q": "Lena"})).text
+    assert "You went to a glazing workshop with Lena in the spring." in page
+    assert "You and Lena share a studio on Thursdays." in page
+    assert f"in “{KIM_CLUB}”" in page and "club-7f3c" not in page and "u:18" not in page
+    await site.memory.send(pm.RoomOpened(room_id="club-7f3c", personas=("nolan", "ada"),
+                                         humans=frozenset({KIM, LENA}), names={LENA: "Lena Wu"}))
+    page = (await site.client.get("/", params={"q": "studio"})).text
+    assert "You and Lena Wu share a studio" in page  # the name given last
+    assert f"in “{KIM_CLUB}”" in page  # a reopen without a title keeps the title
+    await site.memory.send(pm.RoomOpened(room_id="club-7f3c", personas=("nolan", "ada"),
+                                         humans=frozenset({KIM, LENA}), title="Clay on Saturdays"))
+    assert "in “Clay on Saturdays”" in (await site.client.get("/", params={"q": "studio"})).text
+    unnamed = await site.memory.memories_about(KIM)
+    await site.memory._store.insert_memories([attrs.evolve(
+        unnamed[0], id=None, text="u:77 lent u:55 a bicycle pump.", room_id="room-1b44-unknown")])
+    page = (await site.client.get("/", params={"q": "pump"})).text
+    assert "You lent u:55 a bicycle pump." in page and "in a chat" in page and "room-1b44" not in page
+
+
+async def test_a_title_longer_than_200_characters_is_refused_like_a_topic():
+    with pytest.raises(pm.InvalidInput, match="title must be None or a non-empty string of at most 200"):
+        pm.RoomOpened(room_id="r", personas=("warren",), humans={KIM}, title="t" * 201)
+    with pytest.raises(pm.InvalidInput, match="title"):
+        pm.RoomOpened(room_id="r", personas=("warren",), humans={KIM}, title="   ")
+    assert pm.RoomOpened(room_id="r", personas=("warren",), humans={KIM}, title="t" * 200).title == "t" * 200
+
+
+async def test_119_lines_come_in_pages_of_50_with_links_that_work_without_script(site):
+    await sign_in(site.client, site.auth, KIM)
+    mine = await rows_of(site, KIM)
+    assert len(mine) == KIM_LINES
+    seen: list[int] = []
+    href = "/"
+    for number in (1, 2, 3):
+        page = (await site.client.get(href)).text
+        ids = [int(i) for i in re.findall(r'<li class="line(?: closed)?" id="line-(\d+)"', page)]
+        assert len(ids) == (50 if number < 3 else 19)
+        assert f"page {number} of 3" in page and f'<span aria-current="page">{number}</span>' in page
+        seen += ids
+        if number < 3:
+            href = re.search(r'<a href="([^"]+)" rel="next">', page).group(1).replace("&amp;", "&")
+            assert href == f"/?page={number + 1}"
+    assert sorted(seen) == sorted(mine) and len(set(seen)) == KIM_LINES
+    assert 'rel="next"' not in page and 'rel="prev"' in page
+
+
+async def test_search_and_filters_are_a_get_form_and_keep_the_page_scoped(site):
+    await sign_in(site.client, site.auth, KIM)
+    form = (await site.client.get("/")).text
+    assert '<form method="get" action="/" class="find"' in form
+    for name in ("q", "persona", "kind", "state"):
+        assert f'name="{name}"' in form
+    page = (await site.client.get("/", params={"q": "cat", "persona": "ada", "kind": "event", "state": "current"})).text
+    texts = re.findall(r'<p class="text">([^<]*)</p>', page)
+    assert texts == ["You adopted a second cat from the shelter."]
+    assert '<option value="ada" selected>' in page and 'value="cat"' in page
+    assert "1 of your 119 lines matches" in page
+    closed = (await site.client.get("/", params={"state": "closed"})).text
+    assert closed.count('<li class="line closed"') == 9 and '<li class="line"' not in closed
+    nothing = (await site.client.get("/", params={"q": "Tencent"})).text  # Dan's line, not Kim's
+    assert "No line matches “Tencent”" in nothing and "<li class=\"line" not in nothing
+    bad = await site.client.get("/", params={"kind": "gossip"})
+    assert bad.status_code == 400 and "There is no kind &#39;gossip&#39;" in bad.text
+    assert (await site.client.get("/", params={"page": "9"})).status_code == 200
+    assert "There is no page 9" in (await site.client.get("/", params={"page": "9"})).text
+
+
+async def test_each_line_says_whether_it_rides_in_the_private_block_now(site):
+    await sign_in(site.client, site.auth, KIM)
+    used, limit, loaded = await site.memory.private_block(KIM, "ada")
+    assert (used, limit) == await site.memory.meter(KIM, "ada") and loaded
+    page = (await site.client.get("/", params={"persona": "ada"})).text
+    ada = [r for r in (await rows_of(site, KIM)).values() if r.persona == "ada"]
+    riding = [r for r in ada if r.id in loaded]
+    assert 0 < len(riding) < sum(1 for r in ada if r.is_open)
+    for row in ada:
+        item = page[page.index(f'id="line-{row.id}"'):].split("</li>")[0]
+        if not row.is_open:
+            assert "block now" not in item
+        elif row.id in loaded:
+            assert '<span class="rides">in the block now</span>' in item
+        else:
+            assert '<span class="waits">not in the block now</span>' in item
+    open_count = sum(1 for r in ada if r.is_open)
+    assert f'<strong class="riding">{len(riding)} of {open_count}</strong> current lines about you ride' in page
+    await site.memory.set_muted(KIM, "ada", True)
+    muted = (await site.client.get("/", params={"persona": "ada"})).text
+    assert '<span class="rides">' not in muted and "forgets you" in muted
 
 
 async def test_the_origin_link_shows_the_transcript_lines_the_line_cites(site):
     await sign_in(site.client, site.auth, DAN)
     row = next(r for r in (await rows_of(site, DAN)).values() if r.kind == "open_loop" and r.persona == "warren")
     page = (await site.client.get(f"/memories/{row.id}")).text
-    assert "Where this came from" in page and row.text in page
+    assert "Where this came from" in page and "You are interviewing at Tencent on Thursday" in page
     assert "I&#39;m interviewing at Tencent on Thursday. Ask me how it went!" in page
     assert '<span class="speaker">You</span>' in page
+    assert "in a private chat with Warren:" in page and "dm-dan" not in page
 
 
 async def test_deleting_a_line_removes_it_and_says_so(site):
@@ -156,6 +263,19 @@ async def test_the_switches_turn_memory_off_and_mute_one_persona_and_say_what_ea
     assert controls.memory_on is True and controls.muted == frozenset()
 
 
+async def test_forgetting_a_persona_the_person_never_met_is_refused_with_a_message(site):
+    csrf = await sign_in(site.client, site.auth, DAN)
+    for persona in ("nobody", "ada"):  # a typo; a persona only Kim has met
+        refused = await site.client.post("/switches/mute", data={"csrf": csrf, "persona": persona, "muted": "1"})
+        assert refused.status_code == 404
+        assert f"There is no persona “{persona}” among yours, so nothing was switched" in refused.text
+        assert 'role="alert"' in refused.text and "Forget me, one persona at a time" in refused.text
+    assert (await site.memory.user_controls(DAN)).muted == frozenset()
+    page = (await site.client.get("/switches")).text
+    assert "Nobody" not in page and '<span class="name">Ada</span>' not in page
+    assert "Nobody" not in (await site.client.get("/")).text
+
+
 async def test_undoing_a_notice_deletes_exactly_the_lines_it_announced(site):
     csrf = await sign_in(site.client, site.auth, DAN)
     notices = await site.memory.notices(DAN)
@@ -200,7 +320,7 @@ async def test_memory_text_notes_notices_room_ids_and_transcripts_are_escaped_ne
         assert not re.search(r"<script(?![^>]*src=\"/static/note\.js\")", page)
         assert "<img" not in page and 'href="javascript:' not in page.lower()
         assert "<a href=\"https://example.com" not in page
-    assert "in room <code>&lt;img src=x onerror=&#34;window.pwned=1&#34;&gt;</code>" in (await site.client.get("/")).text
+    assert "in a private chat with Warren" in (await site.client.get("/")).text
     assert EVIL_ROOM not in (await site.client.get("/")).text
     assert str(markupsafe.escape(PAYLOADS[2])) in (await site.client.get("/")).text
 

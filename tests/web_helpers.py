@@ -9,6 +9,9 @@
 - Ana (u:43): lines kept by Warren and by Nolan, for clearing.
 - Eve (u:66): lines, a notice, a room id and a transcript line that carry script, image and
   ``javascript:`` payloads, inserted directly (the store takes any text a person typed).
+- Kim (u:77): ``KIM_LINES`` lines (``seed_kim``) kept by Warren, Nolan and Ada, from a private
+  chat with Warren and a group chat titled ``KIM_CLUB``, a few of them closed, some naming
+  Lena (u:18) — for search, filters, pages, and who rides in the block. Inserted directly.
 
 Dates come from the injected ``ManualClock``, so pages and screenshots are stable.
 ``open_site`` / the ``site`` fixture give that memory with its web app and an httpx client;
@@ -37,6 +40,9 @@ from persona_memory.rows import MemoryRow
 from persona_memory.web import Auth, WebSecrets, build_app
 
 DAN, CARA, ANA, EVE = 42, 17, 43, 66
+KIM, LENA = 77, 18
+KIM_LINES = 119
+KIM_CLUB = "Saturday pottery circle"
 SECRETS = WebSecrets(
     signing_key="s" * 16 + "-test-signing-key-0123456789",
     api_token="t" * 16 + "-test-api-token-0123456789",
@@ -81,7 +87,8 @@ async def seed(memory: pm.Memory, clock: pm.ManualClock) -> None:
     """Write the story above (the clock ends 40 days after where it started)."""
     start = clock.now()
     dm = dict(personas=("warren",), private=True, incognito=False, kit=None)
-    await memory.send(pm.RoomOpened(room_id="dm-dan", humans=frozenset({DAN}), topic="Hi Warren!", **dm))
+    await memory.send(pm.RoomOpened(room_id="dm-dan", humans=frozenset({DAN}), topic="Hi Warren!",
+                                    names={DAN: "Dan"}, **dm))
     await chat(memory, clock, "dm-dan", FIRST_CHAT)
     await quiet(memory, "dm-dan")
     clock.set(start + timedelta(days=37))
@@ -128,6 +135,79 @@ async def seed(memory: pm.Memory, clock: pm.ManualClock) -> None:
         (EVE, "warren", EVIL_ROOM, "Warren noted: " + PAYLOADS[1], json.dumps([rows[1].id]), now.isoformat()),
     ))
     await memory.set_memory_note(EVE, PAYLOADS[0])
+    await seed_kim(memory, clock)
+
+
+_KIM_SAYS = (
+    ("fact", "u:77 grows chilli peppers on the balcony of the new flat."),
+    ("preference", "u:77 prefers green tea to coffee in the morning."),
+    ("event", "u:77 went to a glazing workshop with u:18 in the spring."),
+    ("open_loop", "u:77 has a driving test next month and wants to be asked how it went."),
+    ("relationship", "u:77's cousin teaches calligraphy at a school in Ningbo."),
+    ("fact", "u:77 also keeps a notebook of recipes and shares it with their neighbours."),
+    ("preference", "u:77 no longer enjoys horror films on weekday evenings."),
+    ("fact", "u:77 works night shifts at a bakery near the river."),
+    ("event", "u:77 ran a 10 km race in October and beat their own best time."),
+    ("preference", "u:77 likes walking to work when it is not raining."),
+    ("fact", "u:77 is saving for a kiln of their own."),
+    ("relationship", "u:77 and u:18 share a studio on Thursdays."),
+    ("open_loop", "u:77 is waiting to hear back about a flat in Jing'an."),
+    ("fact", "u:77 speaks Cantonese with their grandmother."),
+    ("preference", "u:77 always orders the mushroom dumplings."),
+    ("event", "u:77 sold three bowls at the winter market."),
+    ("fact", "u:77 has a cat called Biscuit who hates the vacuum cleaner."),
+    ("preference", "u:77 reads science fiction before bed."),
+    ("open_loop", "u:77 plans to repaint the kitchen in a warm yellow."),
+    ("fact", "u:77 was a swimming coach before the bakery job."),
+    ("event", "u:77 visited Hangzhou for a weekend and loved the tea fields."),
+    ("preference", "u:77 dislikes crowded trains and leaves home early."),
+    ("fact", "u:77 volunteers at the animal shelter twice a month."),
+    ("relationship", "u:77's sister is getting married in May."),
+    ("fact", "u:77 still uses the bicycle their father gave them."),
+    ("open_loop", "u:77 wants to learn to throw larger pots this year."),
+    ("preference", "u:77 listens to old jazz records while working."),
+    ("event", "u:77 fixed the leaking sink without calling anyone."),
+    ("fact", "u:77 keeps sourdough starter in the fridge."),
+    ("preference", "u:77 finds long phone calls tiring."),
+    ("fact", "u:77 does the crossword every Sunday."),
+    ("event", "u:77 adopted a second cat from the shelter."),
+    ("open_loop", "u:77 is thinking about a trip to Kyoto in the autumn."),
+    ("fact", "u:77 teaches themself Japanese with an app."),
+    ("preference", "u:77 loves the smell of rain on hot pavement."),
+    ("fact", "u:77 recently moved to a quieter street."),
+    ("event", "u:77 burned a whole tray of croissants on their first day."),
+    ("preference", "u:77 avoids spicy food after a late shift."),
+    ("fact", "u:77 collects postcards from every city they visit."),
+)
+
+
+async def seed_kim(memory: pm.Memory, clock: pm.ManualClock) -> None:
+    """``KIM_LINES`` lines about Kim: promises from each persona, the rest from ``_KIM_SAYS``
+    (the newest first), the oldest nine closed by a newer line."""
+    now = clock.now()
+    await memory.send(pm.RoomOpened(room_id="dm-kim", personas=("warren",), humans=frozenset({KIM}),
+                                    private=True, names={KIM: "Kim"}))
+    await memory.send(pm.RoomOpened(room_id="club-7f3c", personas=("nolan", "ada"), humans=frozenset({KIM, LENA}),
+                                    names={KIM: "Kim", LENA: "Lena"}, title=KIM_CLUB))
+    personas = ("warren", "nolan", "ada")
+    rows = []
+    for n in range(KIM_LINES):
+        persona = personas[n % 3]
+        room = "dm-kim" if persona == "warren" else "club-7f3c"
+        when = now - timedelta(hours=n)
+        if n % 10 == 9:
+            rows.append(MemoryRow(persona=persona, subject="self", counterpart="u:77", kind="promise",
+                                  importance=6, created=when, room_id=room, witnessed={KIM},
+                                  text=f"{persona.title()} promised to send u:77 a photo of the finished vase."))
+            continue
+        kind, text = _KIM_SAYS[(n // 3) % len(_KIM_SAYS)]
+        rows.append(MemoryRow(persona=persona, subject="u:77", kind=kind, importance=5, created=when,
+                              text=text, room_id=room, witnessed={KIM}))
+    kept = await memory._store.insert_memories(rows[:-9])
+    await memory._store.insert_memories([
+        attrs.evolve(row, valid_from="2026-05", valid_to="2026-08", closed_by=kept[i].id)
+        for i, row in enumerate(rows[-9:])
+    ])
 
 
 def csrf_of(html: str) -> str:

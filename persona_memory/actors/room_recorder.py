@@ -113,6 +113,7 @@ class RoomRecorder:
                     personas=event.personas,
                     humans=event.humans,
                     names=event.names,
+                    title=event.title,
                 )
                 self._put(event.room_id, PendingRoom(room, when))
                 for uid, name in event.names.items():

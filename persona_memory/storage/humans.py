@@ -10,11 +10,25 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime
+from typing import Iterable
+
+import attrs
 
 from ..ids import user_ref
 from .store import TranscriptLine
+
+
+@attrs.frozen
+class RoomFacts:
+    """What the human's page says about a room a line came from (never its id)."""
+
+    room_id: str
+    title: str | None
+    private: bool
+    personas: tuple[str, ...]
 
 
 def personas_for(conn: sqlite3.Connection, user_id: int) -> list[str]:
@@ -78,12 +92,29 @@ def persona_of_rows(conn: sqlite3.Connection, user_id: int) -> list[str]:
     ]
 
 
-def room_kinds(conn: sqlite3.Connection, room_ids: list[str]) -> dict[str, bool]:
-    """For each room id known, whether it is a private chat (for showing a row's origin)."""
-    if not room_ids:
-        return {}
-    marks = ",".join("?" * len(room_ids))
-    return {
-        r["room_id"]: bool(r["private"])
-        for r in conn.execute(f"SELECT room_id, private FROM rooms WHERE room_id IN ({marks})", room_ids)
-    }
+def room_facts(conn: sqlite3.Connection, room_ids: Iterable[str]) -> dict[str, RoomFacts]:
+    """For each room id known: its title, whether it is a private chat, and its personas."""
+    wanted = sorted(set(room_ids))
+    out: dict[str, RoomFacts] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(
+            f"SELECT room_id, title, private, personas FROM rooms WHERE room_id IN ({marks})", chunk
+        ):
+            out[r["room_id"]] = RoomFacts(
+                r["room_id"], r["title"], bool(r["private"]), tuple(json.loads(r["personas"]))
+            )
+    return out
+
+
+def display_names(conn: sqlite3.Connection, user_ids: Iterable[int]) -> dict[int, str]:
+    """The latest display name the runtime gave each of these users (those it ever named)."""
+    wanted = sorted(set(user_ids))
+    out: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(f"SELECT user_id, name FROM user_names WHERE user_id IN ({marks})", chunk):
+            out[r["user_id"]] = r["name"]
+    return out

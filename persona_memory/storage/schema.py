@@ -174,6 +174,11 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX user_names_by_name ON user_names (first_word);
     """,
+    # 6 — the title the runtime may give a room (``RoomOpened.title``), for the human's page;
+    #     rooms recorded before it have none and read as "a private chat with …"/"a group chat".
+    """
+    ALTER TABLE rooms ADD COLUMN title TEXT CHECK (title IS NULL OR length(title) BETWEEN 1 AND 200);
+    """,
 )
 
 LATEST = len(MIGRATIONS)

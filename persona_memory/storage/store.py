@@ -46,6 +46,7 @@ class StoredRoom:
     personas: tuple[str, ...]
     humans: frozenset[int]
     names: Mapping[int, str] = attrs.field(factory=dict, eq=False)
+    title: str | None = None
 
 
 @attrs.frozen
@@ -296,6 +297,16 @@ class Store:
         """The transcript lines with these ids in ``room_id``, oldest first."""
         return await self.read(lambda conn: humans.cited_lines(conn, room_id, line_ids))
 
+    async def room_facts(self, room_ids: Iterable[str]) -> dict:
+        """``humans.RoomFacts`` of each known room among ``room_ids`` (title, private, cast)."""
+        wanted = list(room_ids)
+        return await self.read(lambda conn: humans.room_facts(conn, wanted))
+
+    async def display_names(self, user_ids: Iterable[int]) -> dict[int, str]:
+        """The latest display name of each of these users that the runtime ever named."""
+        wanted = list(user_ids)
+        return await self.read(lambda conn: humans.display_names(conn, wanted))
+
     async def rooms_behind(self) -> list:
         """Every (persona, room) with lines past the persona's cursor (the sweep's work)."""
         return await self.read(writes.rooms_behind)
@@ -538,12 +549,13 @@ def _stored_incognito(conn: sqlite3.Connection, room_id: str) -> bool | None:
 
 
 def _save_room(conn: sqlite3.Connection, room: StoredRoom, opened: str) -> None:
-    """Insert or update a room as opened at ``opened`` (ISO); its ``incognito`` stays."""
+    """Insert or update a room as opened at ``opened`` (ISO); its ``incognito`` stays, and so
+    does its title when the reopen gives none."""
     conn.execute(
         "INSERT INTO rooms (room_id, private, incognito, kit, topic, personas, humans, "
-        "names, opened, archived) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL) "
+        "names, opened, archived, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?) "
         "ON CONFLICT (room_id) DO UPDATE SET private = excluded.private, "
-        "kit = excluded.kit, topic = excluded.topic, "
+        "kit = excluded.kit, topic = excluded.topic, title = coalesce(excluded.title, rooms.title), "
         "personas = excluded.personas, humans = excluded.humans, names = excluded.names, "
         "opened = excluded.opened, archived = NULL",
         (
@@ -556,6 +568,7 @@ def _save_room(conn: sqlite3.Connection, room: StoredRoom, opened: str) -> None:
             json.dumps(sorted(room.humans)),
             json.dumps({str(k): v for k, v in sorted(room.names.items())}),
             opened,
+            room.title,
         ),
     )
 

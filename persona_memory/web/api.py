@@ -8,6 +8,9 @@ Rules:
   and every query is scoped to that id. Another person's memory or notice id answers 404.
 - Errors are ``{"error": "..."}`` with 400 (malformed request), 401, 404 or 422 (a value
   the facade refused, e.g. a note over 400 characters; nothing was stored).
+- Muting names a persona the person has met (it keeps lines about them, shared a room with
+  them, or was muted by them); any other slug is a 404 that says so, and nothing changes — a
+  typo must not look like success while the real persona keeps remembering.
 - The shapes are documented in ``API.md`` beside this module.
 """
 
@@ -149,6 +152,13 @@ class Api:
         muted = (await _body(request, "muted")).get("muted")
         if not isinstance(muted, bool):
             raise HTTPException(400, 'send {"muted": true} or {"muted": false}')
+        met = await self.memory.personas_for(uid)
+        if persona not in met:
+            raise HTTPException(
+                404,
+                f"persona {persona!r} keeps no lines about u:{uid} and has never been in a room with "
+                f"them; nothing was changed (their personas: {', '.join(met) or 'none yet'})",
+            )
         await self.memory.set_muted(uid, persona, muted)
         return JSONResponse(await self._controls(uid))
 

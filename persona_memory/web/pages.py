@@ -7,14 +7,21 @@ Rules:
 - Every POST checks the session's CSRF token and, when the browser sends one, that the
   ``Origin`` is this site (``Sec-Fetch-Site`` where the browser sends it); then it redirects (303) to a page that says what happened, chosen
   from a fixed list (``views.DONE_MESSAGES``), so no request text is ever echoed back.
-- Templates autoescape; memory text, notes, room ids and transcript lines are rendered as
-  text and never as links, images or markup. No page has inline script (the CSP forbids it);
+- Templates autoescape; memory text, notes, room titles and transcript lines are rendered as
+  text and never as links, images or markup. People are named as ``views.Reader`` phrases
+  them ("You", display names), rooms by title or kind, never by id.
+- The memories page's search, filters and pages are a GET form and plain links, so they work
+  without script; a value the form never sends answers 400 with what to send instead.
+- Only a persona the person has met (it keeps lines about them, shared a room with them, or
+  was muted by them) can be switched; any other slug is refused with a message (404). No page has inline script (the CSP forbids it);
   the note's live counter is ``static/note.js``, and everything works without it.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,8 +33,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..errors import InvalidInput, NotYourMemory, NotYourNotice
-from ..ids import check_persona, persona_name, user_ref
+from ..ids import check_persona, parse_user_ref, persona_name
 from ..memory import Memory
+from ..rows import MemoryRow
 from . import views
 from .auth import CSRF_FIELD, SESSION_COOKIE, Auth, LinkRefused, Session
 
@@ -72,15 +80,18 @@ class Pages:
 
     # ---- plumbing ----------------------------------------------------------------------
 
-    def render(
+    async def render(
         self, request: Request, template: str, *, session: Session | None, status: int = 200, **context: Any
     ) -> HTMLResponse:
+        user = None
+        if session is not None:
+            user = (await self.reader(session.user_id)).name
         html = self.templates.get_template(template).render(
             session=session,
-            user=user_ref(session.user_id) if session else None,
+            user=user,
             csrf=self.auth.csrf_token(session) if session else "",
             done=views.done_message(request.query_params.get("done")),
-            path=request.url.path,
+            path=context.pop("path", request.url.path),
             **context,
         )
         return HTMLResponse(html, status_code=status)
@@ -120,6 +131,23 @@ class Pages:
             )
         return session, form
 
+    async def reader(
+        self, user_id: int, rows: Iterable[MemoryRow] = (), texts: Iterable[str] = (),
+        room_ids: Iterable[str | None] = (), personas: Iterable[str] = (),
+    ) -> views.Reader:
+        """What phrasing for ``user_id`` needs: the display names of everyone the rows and
+        ``texts`` name, the rooms they came from, and the personas' names."""
+        rows = list(rows)
+        said = [r.text for r in rows] + list(texts)
+        people = {user_id} | {uid for t in said for uid in _users_in(t)}
+        rooms = {r.room_id for r in rows} | set(room_ids)
+        return views.Reader(
+            user_id=user_id,
+            names=await self.memory.display_names(people),
+            rooms=await self.memory.room_facts(r for r in rooms if r is not None),
+            personas=tuple(sorted({r.persona for r in rows} | set(personas))),
+        )
+
     @staticmethod
     def done(path: str, code: str, anchor: str = "") -> RedirectResponse:
         return RedirectResponse(f"{path}?done={code}{anchor}", status_code=303)
@@ -129,13 +157,24 @@ class Pages:
     async def memories(self, request: Request) -> Response:
         session = self.session(request)
         uid = session.user_id
+        try:
+            query = views.LineQuery.from_params(request.query_params)
+        except InvalidInput as exc:
+            raise HTTPException(400, str(exc)) from None
         rows = await self.memory.memories_about(uid)
         controls = await self.memory.user_controls(uid)
         personas = sorted(set(await self.memory.personas_for(uid)) | {r.persona for r in rows})
-        meters = {p: await self.memory.meter(uid, p) for p in personas}
-        groups = views.persona_views(rows, personas=personas, meters=meters, muted=controls.muted)
-        return self.render(
-            request, "memories.html", session=session, groups=groups, controls=controls, total=len(rows)
+        blocks = {p: await self.memory.private_block(uid, p) for p in personas}
+        reader = await self.reader(uid, rows, personas=personas)
+        groups = views.persona_views(
+            rows, reader, personas=personas, muted=controls.muted,
+            meters={p: (used, limit) for p, (used, limit, _) in blocks.items()},
+            riding={p: loaded for p, (_, _, loaded) in blocks.items()},
+        )
+        return await self.render(
+            request, "memories.html", session=session, listing=views.memories_page(groups, query),
+            controls=controls, personas=[(p, persona_name(p)) for p in personas],
+            kinds=views.KIND_LABELS, states=views.STATES,
         )
 
     async def evidence(self, request: Request) -> Response:
@@ -150,13 +189,17 @@ class Pages:
         except NotYourMemory:
             raise _no_such_line() from None
         by_id = {r.id: r for r in rows}
-        return self.render(
+        speakers = [line.speaker for line in lines]
+        reader = await self.reader(session.user_id, rows, texts=speakers)
+        _, _, riding = await self.memory.private_block(session.user_id, row.persona)
+        line = views.line_view(row, by_id, reader, riding)
+        return await self.render(
             request,
             "evidence.html",
             session=session,
-            line=views.line_view(row, by_id),
+            line=line,
             persona=persona_name(row.persona),
-            spoken=views.spoken_lines(lines, session.user_id),
+            spoken=views.spoken_lines(lines, reader),
         )
 
     async def delete(self, request: Request) -> Response:
@@ -173,7 +216,7 @@ class Pages:
         persona = _persona_or_none(request.query_params.get("persona"))
         rows = await self.memory.memories_about(session.user_id)
         count = sum(1 for r in rows if persona is None or r.persona == persona)
-        return self.render(
+        return await self.render(
             request,
             "clear.html",
             session=session,
@@ -193,7 +236,7 @@ class Pages:
     async def note(self, request: Request) -> Response:
         session = self.session(request)
         controls = await self.memory.user_controls(session.user_id)
-        return self.render(
+        return await self.render(
             request, "note.html", session=session, note=views.NoteView(controls.memory_note), error=None
         )
 
@@ -203,7 +246,7 @@ class Pages:
         try:
             await self.memory.set_memory_note(session.user_id, text)
         except InvalidInput as exc:
-            return self.render(
+            return await self.render(
                 request,
                 "note.html",
                 session=session,
@@ -215,16 +258,21 @@ class Pages:
 
     # ---- the switches ------------------------------------------------------------------
 
-    async def switches(self, request: Request) -> Response:
+    async def switches(
+        self, request: Request, *, error: str | None = None, status: int = 200, path: str | None = None
+    ) -> Response:
         session = self.session(request)
         controls = await self.memory.user_controls(session.user_id)
         personas = sorted(set(await self.memory.personas_for(session.user_id)) | controls.muted)
-        return self.render(
+        return await self.render(
             request,
             "switches.html",
             session=session,
+            status=status,
             controls=controls,
             personas=[(p, persona_name(p), p in controls.muted) for p in personas],
+            error=error,
+            path=path or request.url.path,
         )
 
     async def switch_memory(self, request: Request) -> Response:
@@ -239,6 +287,8 @@ class Pages:
         if persona is None:
             raise HTTPException(400, "Say which persona to switch.")
         muted = _flag(form.get("muted"))
+        if persona not in await self.memory.personas_for(session.user_id):
+            return await self.switches(request, status=404, error=unknown_persona(persona), path="/switches")
         await self.memory.set_muted(session.user_id, persona, muted)
         return self.done("/switches", "muted" if muted else "unmuted")
 
@@ -248,7 +298,13 @@ class Pages:
         session = self.session(request)
         notices = await self.memory.notices(session.user_id)
         kept = [r.id for r in await self.memory.memories_about(session.user_id) if r.id is not None]
-        return self.render(request, "notices.html", session=session, notices=views.notice_views(notices, kept))
+        reader = await self.reader(
+            session.user_id, texts=[n.text for n in notices], room_ids=[n.room_id for n in notices],
+            personas=[n.persona for n in notices],
+        )
+        return await self.render(
+            request, "notices.html", session=session, notices=views.notice_views(notices, reader, kept)
+        )
 
     async def undo(self, request: Request) -> Response:
         session, _ = await self.posted(request)
@@ -262,7 +318,7 @@ class Pages:
 
     async def export(self, request: Request) -> Response:
         session = self.session(request)
-        return self.render(request, "export.html", session=session)
+        return await self.render(request, "export.html", session=session)
 
     async def export_json(self, request: Request) -> Response:
         session = self.session(request)
@@ -279,15 +335,16 @@ class Pages:
     async def login_page(self, request: Request) -> Response:
         token = request.query_params.get("token")
         if not token:
-            return self.render(request, "signed_out.html", session=None)
+            return await self.render(request, "signed_out.html", session=None)
         try:
             user_id = self.auth.check_login(token)
         except LinkRefused as exc:
-            return self.render(
+            return await self.render(
                 request, "error.html", session=None, status=403,
                 title="This link does not work", message=LINK_REFUSED[exc.reason],
             )
-        return self.render(request, "login.html", session=None, token=token, login_user=user_ref(user_id))
+        reader = await self.reader(user_id)
+        return await self.render(request, "login.html", session=None, token=token, login_user=reader.name)
 
     async def login(self, request: Request) -> Response:
         self.check_origin(request)
@@ -295,7 +352,7 @@ class Pages:
         try:
             session = self.auth.redeem_login(_text(form.get("token")))
         except LinkRefused as exc:
-            return self.render(
+            return await self.render(
                 request, "error.html", session=None, status=403,
                 title="This link does not work", message=LINK_REFUSED[exc.reason],
             )
@@ -312,6 +369,20 @@ class Pages:
             SESSION_COOKIE, path="/", secure=options["secure"], httponly=True, samesite="lax"
         )
         return response
+
+
+def unknown_persona(persona: str) -> str:
+    """The refusal to switch a persona the person never met (a typo would look like success)."""
+    return (
+        f"There is no persona “{persona}” among yours, so nothing was switched: only a persona that "
+        "keeps lines about you or has been in a chat with you can forget you."
+    )
+
+
+def _users_in(text: str) -> set[int]:
+    """The user ids a text names (``u:17``, ``u:17's``)."""
+    found = (parse_user_ref(m) for m in re.findall(r"u:\d+", text))
+    return {uid for uid in found if uid is not None}
 
 
 def _origin(url: str) -> str:
