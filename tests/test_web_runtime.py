@@ -7,6 +7,7 @@ document cannot drift from the routes.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -74,7 +75,8 @@ def opened(**changes: Any) -> dict[str, Any]:
 
 async def test_a_conversation_end_to_end_over_http(runtime: Runtime) -> None:
     call = runtime.call
-    assert (await call("POST", "/api/rooms/dm-1/events", template=EVENTS, json=opened())).status_code == 202
+    assert (await call("POST", "/api/rooms/dm-1/events", template=EVENTS,
+                       json=opened(title="Dan and Warren"))).status_code == 202
     first = await call("POST", "/api/rooms/dm-1/lines", template=LINES,
                        json={"speaker": "u:42", "text": "I keep bees on the roof of my building."})
     assert first.status_code == 201 and first.json()["id"] > 0
@@ -278,3 +280,19 @@ async def test_metrics_count_what_the_memory_did_and_name_nobody(runtime: Runtim
     assert sample(text, "persona_memory_mailbox_depth") == 0
     for personal in ("warren", "dm-m", "koi", "u:42", "Dan"):
         assert personal not in text
+
+
+def test_every_room_event_survives_the_trip_through_json() -> None:
+    from persona_memory.web.events import event_body, event_of
+
+    events = [
+        pm.RoomOpened(room_id="r", personas=("warren", "nolan"), humans=frozenset({DAN, CARA}), incognito=True,
+                      kit="a murder-mystery game", topic="Who did it?", title="Friday games", names={DAN: "Dan"}),
+        pm.MemberJoined(room_id="r", user_id=CARA),
+        pm.MemberLeft(room_id="r", user_id=CARA),
+        pm.RoomWentQuiet(room_id="r"),
+        pm.RoomArchived(room_id="r"),
+    ]
+    for event in events:
+        back = event_of("r", json.loads(json.dumps(event_body(event))))
+        assert back == event and getattr(back, "names", None) == getattr(event, "names", None)

@@ -150,10 +150,15 @@ def test_adverbs_between_the_reader_and_the_verb_are_skipped(row, shown):
     assert about_dan(row) == shown
 
 
-def test_their_them_and_themselves_are_the_reader_when_no_one_else_is_named():
+def test_their_and_themselves_are_the_reader_when_no_one_else_is_named():
     assert about_dan("u:42 painted their door blue and is proud of themselves.") == (
         "You painted your door blue and are proud of yourself.")
-    assert about_dan("u:42 says the long commute tires them out.") == "You say the long commute tires you out."
+
+
+def test_they_and_them_stay_as_written_because_they_often_mean_things():
+    assert about_dan("u:42 bakes cakes and sells them at the market.") == (
+        "You bake cakes and sell them at the market.")
+    assert about_dan("u:42 has two dogs; they are huskies.") == "You have two dogs; they are huskies."
     assert about_dan("u:42 lent u:17 their ladder.", names={17: "Cara"}) == "You lent Cara their ladder."
     assert about_dan("u:42 told Warren that they were moving.", others={"Warren"}) == (
         "You told Warren that they were moving.")

@@ -68,6 +68,8 @@ EVENT = {
                         "description": "a mounted game or role-play: the room is never written from"},
                 "topic": {"type": ["string", "null"], "minLength": 1, "maxLength": 2000,
                           "description": "the opener relevance is measured against"},
+                "title": {"type": ["string", "null"], "minLength": 1, "maxLength": 200,
+                          "description": "what the human's page calls the room"},
                 "names": {"type": "object", "propertyNames": {"pattern": "^[1-9][0-9]{0,17}$"},
                           "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 100},
                           "description": "display names by user id, for rendering only"},

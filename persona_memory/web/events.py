@@ -25,6 +25,7 @@ def event_body(event: RoomEvent) -> dict[str, Any]:
                 "incognito": event.incognito,
                 "kit": event.kit,
                 "topic": event.topic,
+                "title": event.title,
                 "names": {str(uid): name for uid, name in sorted(event.names.items())},
             }
         case MemberJoined():
@@ -51,6 +52,7 @@ def event_of(room_id: str, body: dict[str, Any]) -> RoomEvent:
                 incognito=body.get("incognito", False),
                 kit=body.get("kit"),
                 topic=body.get("topic"),
+                title=body.get("title"),
                 names={int(uid): name for uid, name in body.get("names", {}).items()},
             )
         case "member_joined":

@@ -21,11 +21,11 @@ Rules:
   followed by an article, a pronoun, "to" or a particle such as "home"/"early"/"out"
   ("…and teaches themself Italian" → "…and teach yourself…"; "cats and dogs" stays), until the sentence ends or another subject may have
   begun (a relative word, a pronoun, a name, another id).
-- ``their``/``theirs``/``them``/``themselves``/``themself``/``they`` (and ``they're``,
-  ``they've``, ``they'll``, ``they'd``) become ``your``/``yours``/``you``/``yourself``/
-  ``yourself``/``you`` only when the row is about the reader and names no other person (no
-  other ``u:`` id, no persona or other name the caller lists): then "they" can only be the
-  reader. After "they" the verb is already plural, so nothing else changes.
+- ``their``/``theirs``/``themselves``/``themself`` become ``your``/``yours``/``yourself``
+  only when the row is about the reader and names no other person (no other ``u:`` id, no
+  persona or other name the caller lists). ``they`` and ``them`` are left alone: in a row they
+  as often mean things ("u:42 bakes cakes and sells them", "u:42 has two dogs; they are
+  huskies"), and "…sells you" would put words in the row it never had.
 - Another person's id becomes their display name (``u:17's`` → "Cara's"), or stays the id.
 - Nothing else in the text is touched; escaping is the template's job.
 """
@@ -77,14 +77,8 @@ _SENTENCE_ENDS = frozenset(".!?")
 PRONOUNS = {
     "their": "your",
     "theirs": "yours",
-    "them": "you",
     "themselves": "yourself",
     "themself": "yourself",
-    "they": "you",
-    "they're": "you're",
-    "they've": "you've",
-    "they'll": "you'll",
-    "they'd": "you'd",
 }
 
 
