@@ -15,6 +15,9 @@ Rules:
   cursor. A slice the provider refuses as too long is split in two, each half on its own.
 - The mind's ``present`` and the rows it may produce are about writable humans who heard the
   slice. A row's ``witnessed`` is who was present at every one of its evidence lines.
+- The mind is told the room's situation: private or group, its topic, the kits mounted
+  before or after the slice's lines (``kits_around``; the last kit before the cursor is read
+  with the cursor, in the same unit), and how many humans' lines were withheld.
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report.
@@ -92,18 +95,19 @@ class WritePipeline:
     async def __call__(self, persona: str, room: RoomState, *, archiving: bool = False, block: str = "") -> WriteReport:
         store = self._store
         s = self._settings
-        start = await store.read(lambda conn: writes.cursor(conn, persona, room.room_id))
+        start, kit = await store.read(lambda conn: _cursor_and_kit(conn, persona, room.room_id))
         reports: list[WriteReport] = []
         while True:
             backlog = await store.lines(room.room_id, after_id=start, limit=s.max_slice_lines)
             if not backlog:
                 break
             chunk = _within_chars(backlog, persona, s.max_slice_chars)
-            done = await self._slices(persona, room, start, chunk, block)
+            done = await self._slices(persona, room, start, chunk, block, kit)
             reports.extend(done)
             if any(r.parked for r in done):
                 break
             start = chunk[-1].id
+            kit = _last_kit(chunk) or kit
         report = _merged(persona, room.room_id, reports)
         if self._on_report is not None:
             for one in reports or [report]:
@@ -111,22 +115,26 @@ class WritePipeline:
         return report
 
     async def _slices(
-        self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str
+        self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str,
+        kit: str | None = None,
     ) -> list[WriteReport]:
-        """Write ``chunk`` as one slice; split it while the provider says it is too long."""
+        """Write ``chunk`` as one slice; split it while the provider says it is too long.
+        ``kit``: the last kit mounted in the room before ``chunk``, if any."""
         now = self._clock.now()
         try:
-            return [await self._write(persona, room, start, chunk, now, block)]
+            return [await self._write(persona, room, start, chunk, now, block, kit)]
         except ProviderInputTooLong as exc:
             heard = [i for i, line in enumerate(chunk) if line.heard_by(persona)]
             if len(heard) < 2:
                 return [await self._park(persona, room, len(chunk), exc, now)]
             cut = heard[len(heard) // 2]
             log.info("%s, room %r: a slice of %d lines was too long; splitting it", persona, room.room_id, len(chunk))
-            first = await self._slices(persona, room, start, chunk[:cut], block)
+            first = await self._slices(persona, room, start, chunk[:cut], block, kit)
             if any(r.parked for r in first):
                 return first
-            return first + await self._slices(persona, room, chunk[cut - 1].id, chunk[cut:], block)
+            return first + await self._slices(
+                persona, room, chunk[cut - 1].id, chunk[cut:], block, _last_kit(chunk[:cut]) or kit
+            )
         except ProviderError as exc:
             return [await self._park(persona, room, len(chunk), exc, now)]
 
@@ -138,6 +146,7 @@ class WritePipeline:
         chunk: Sequence[TranscriptLine],
         now: datetime,
         block: str,
+        kit: str | None = None,
     ) -> WriteReport:
         store = self._store
         heard = [line for line in chunk if line.heard_by(persona)]
@@ -155,6 +164,7 @@ class WritePipeline:
             )
             posted = await store.write(lambda conn: _post(conn, plan, now))
             return WriteReport(persona, room.room_id, 0, plan=plan, posted=posted)
+        kit_earlier, kit_later = kits_around(chunk, lines, kit, room.kit)
         request = ExtractionRequest(
             persona=persona,
             lines=tuple(Line(l.id, l.speaker, l.text, l.at) for l in lines),
@@ -163,6 +173,10 @@ class WritePipeline:
             today=now.date(),
             private=room.private,
             personas=room.personas,
+            topic=room.topic,
+            kit_earlier=kit_earlier,
+            kit_later=kit_later,
+            withheld=len(hearers - writable),
         )
         answer = await self._mind.extract(request)
         known_names = {**await store.names_among(_words_of(answer)), **room.names}
@@ -275,6 +289,42 @@ class WritePipeline:
             retry_at.isoformat(),
         )
         return WriteReport(persona, room.room_id, n_lines, parked=error)
+
+
+def kits_around(
+    chunk: Sequence[TranscriptLine],
+    lines: Sequence[TranscriptLine],
+    before: str | None,
+    now: str | None,
+) -> tuple[str | None, str | None]:
+    """The kits mounted around a slice's ``lines`` (read from ``chunk``), as
+    ``(earlier, later)``: ``earlier`` was mounted before some line of the slice (``before``:
+    the last one before the chunk), ``later`` after its last line (``now``: the room's kit
+    as it stands, mounted after every line the slice holds)."""
+    earlier, later = before, None
+    last = lines[-1].id
+    for line in chunk:
+        p = line.presence
+        if p is None or p.kit is None:
+            continue
+        if line.id < last:
+            earlier = p.kit
+        else:
+            later = p.kit
+    return earlier, later or now
+
+
+def _last_kit(chunk: Sequence[TranscriptLine]) -> str | None:
+    for line in reversed(chunk):
+        if line.presence is not None and line.presence.kit is not None:
+            return line.presence.kit
+    return None
+
+
+def _cursor_and_kit(conn, persona: str, room_id: str) -> tuple[int, str | None]:
+    """The persona's cursor in the room, and the last kit mounted there up to it."""
+    start = writes.cursor(conn, persona, room_id)
+    return start, writes.last_kit(conn, room_id, start) if start else None
 
 
 def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:
