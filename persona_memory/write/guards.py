@@ -203,8 +203,31 @@ _ORDER = re.compile(
 )
 
 
+_ORDER_WORDS = (
+    "from", "henceforth", "repl", "respons", "answer", "message", "ignore", "disregard", "forget",
+    "sys", "inst", "jailbreak", "developer", "always", "never", "obey", "only", "act as",
+    "pretend", "role", "persona", "assistant", "bot", "admin", "owner", "creator", "operator",
+    "moderator", "maker", "programmer", "staff", "employee", "team member", "root", "superuser",
+    "elevated", "command", "override", "control", "reprogram",
+)
+"""Every alternative of ``_ORDER`` holds one of these (or the word "ai"/"ais"): an ASCII text
+with none of them cannot match, and is cleared without running ``_ORDER`` (90 µs a sentence;
+this check, 6 µs). A text that is not ASCII always runs the full pattern, as case-insensitive
+matching beyond ASCII is not ``str.casefold``."""
+_AI_WORD = re.compile(r"\bais?\b", re.IGNORECASE)
+
+
+def _may_be_an_order(text: str) -> bool:
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(word in low for word in _ORDER_WORDS) or _AI_WORD.search(text) is not None
+
+
 def order_or_authority(text: str) -> str | None:
     """The words that make ``text`` an order or a claim of authority (rule 2), or ``None``."""
+    if not _may_be_an_order(text):
+        return None
     match = _ORDER.search(text)
     return " ".join(match[0].split()) if match else None
 
