@@ -410,19 +410,7 @@ class Store:
         wanted = sorted({w.casefold() for w in words if w})
         if not wanted:
             return {}
-
-        def query(conn: sqlite3.Connection) -> dict[int, str]:
-            out: dict[int, str] = {}
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for r in conn.execute(
-                    f"SELECT user_id, name FROM user_names WHERE first_word IN ({marks})", chunk
-                ):
-                    out[r["user_id"]] = r["name"]
-            return out
-
-        return await self.read(query)
+        return await self.read(lambda conn: names_among(conn, wanted))
 
     async def room_incognito(self, room_id: str) -> bool | None:
         """Whether a known room id is incognito; ``None`` if it was never opened."""
@@ -474,14 +462,33 @@ class Store:
         """The room's transcript lines with ids greater than ``after_id``, oldest first (at
         most ``limit`` of them)."""
 
-        def query(conn: sqlite3.Connection) -> list[TranscriptLine]:
-            cur = conn.execute(
-                "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id LIMIT ?",
-                (room_id, after_id, -1 if limit is None else limit),
-            )
-            return [TranscriptLine.from_row(r) for r in cur]
+        return await self.read(lambda conn: lines_after(conn, room_id, after_id, limit))
 
-        return await self.read(query)
+
+def lines_after(conn: sqlite3.Connection, room_id: str, after_id: int, limit: int | None) -> list[TranscriptLine]:
+    """``Store.lines`` on a connection the caller holds (to read it in one unit with more)."""
+    cur = conn.execute(
+        "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id LIMIT ?",
+        (room_id, after_id, -1 if limit is None else limit),
+    )
+    return [TranscriptLine.from_row(r) for r in cur]
+
+
+def controls_of(conn: sqlite3.Connection, user_ids: Iterable[int]) -> dict[int, UserControls]:
+    """``Store.user_controls`` on a connection the caller holds."""
+    return _controls(conn, sorted(set(user_ids)))
+
+
+def names_among(conn: sqlite3.Connection, words: Iterable[str]) -> dict[int, str]:
+    """``Store.names_among`` on a connection the caller holds."""
+    wanted = sorted({w.casefold() for w in words if w})
+    out: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(f"SELECT user_id, name FROM user_names WHERE first_word IN ({marks})", chunk):
+            out[r["user_id"]] = r["name"]
+    return out
 
 
 def persona_version(conn: sqlite3.Connection, persona: str) -> int:

@@ -17,7 +17,11 @@ Rules:
   slice. A row's ``witnessed`` is who was present at every one of its evidence lines.
 - The mind is told the room's situation: private or group, its topic, the kits mounted
   before or after the slice's lines (``kits_around``; the last kit before the cursor is read
-  with the cursor, in the same unit), and how many humans' lines were withheld.
+  with the cursor), and how many humans' lines were withheld.
+- Few round trips per slice: the cursor, the last kit, the backlog and the hearers' switches
+  are one read (``read_backlog``); the names a row may mention and the day's count for the
+  cap are one more; the plan is one write. A backlog shorter than a slice is the whole of it:
+  no read after it to find nothing (a line posted meanwhile comes with its own quiet).
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report.
@@ -33,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
 import attrs
@@ -47,10 +51,10 @@ from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
 from ..rooms import RoomState
-from ..rows import MemoryRow
+from ..rows import MemoryRow, UserControls
 from ..settings import WriteSettings
 from ..storage import writes
-from ..storage.store import Store, TranscriptLine
+from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among
 from .plan import Vector, WritePlan, make_plan
 from .routing import Decision, Event, RoutingRefused, exact_duplicate, interpret, neighbours
 from .validation import Candidate, Dropped, SliceFacts, check_candidates
@@ -95,19 +99,21 @@ class WritePipeline:
     async def __call__(self, persona: str, room: RoomState, *, archiving: bool = False, block: str = "") -> WriteReport:
         store = self._store
         s = self._settings
-        start, kit = await store.read(lambda conn: _cursor_and_kit(conn, persona, room.room_id))
+        limit = s.max_slice_lines
+        backlog = await store.read(lambda conn: read_backlog(conn, persona, room.room_id, limit))
         reports: list[WriteReport] = []
-        while True:
-            backlog = await store.lines(room.room_id, after_id=start, limit=s.max_slice_lines)
-            if not backlog:
-                break
-            chunk = _within_chars(backlog, persona, s.max_slice_chars)
-            done = await self._slices(persona, room, start, chunk, block, kit)
+        while backlog.lines:
+            chunk = _within_chars(backlog.lines, persona, s.max_slice_chars)
+            done = await self._slices(persona, room, backlog.start, chunk, block, backlog.kit, backlog.controls)
             reports.extend(done)
             if any(r.parked for r in done):
                 break
-            start = chunk[-1].id
-            kit = _last_kit(chunk) or kit
+            if len(chunk) == len(backlog.lines) < limit:
+                break  # that was the whole backlog; a line posted since comes with its own quiet
+            start, kit = chunk[-1].id, _last_kit(chunk) or backlog.kit
+            backlog = await store.read(
+                lambda conn: read_backlog(conn, persona, room.room_id, limit, start=start, kit=kit)
+            )
         report = _merged(persona, room.room_id, reports)
         if self._on_report is not None:
             for one in reports or [report]:
@@ -116,24 +122,26 @@ class WritePipeline:
 
     async def _slices(
         self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str,
-        kit: str | None = None,
+        kit: str | None, controls: Mapping[int, UserControls],
     ) -> list[WriteReport]:
         """Write ``chunk`` as one slice; split it while the provider says it is too long.
-        ``kit``: the last kit mounted in the room before ``chunk``, if any."""
+        ``kit``: the last kit mounted in the room before ``chunk``, if any; ``controls``: the
+        switches of (at least) every human who heard a line of it."""
         now = self._clock.now()
         try:
-            return [await self._write(persona, room, start, chunk, now, block, kit)]
+            return [await self._write(persona, room, start, chunk, now, block, kit, controls)]
         except ProviderInputTooLong as exc:
             heard = [i for i, line in enumerate(chunk) if line.heard_by(persona)]
             if len(heard) < 2:
                 return [await self._park(persona, room, len(chunk), exc, now)]
             cut = heard[len(heard) // 2]
             log.info("%s, room %r: a slice of %d lines was too long; splitting it", persona, room.room_id, len(chunk))
-            first = await self._slices(persona, room, start, chunk[:cut], block, kit)
+            first = await self._slices(persona, room, start, chunk[:cut], block, kit, controls)
             if any(r.parked for r in first):
                 return first
             return first + await self._slices(
-                persona, room, chunk[cut - 1].id, chunk[cut:], block, _last_kit(chunk[:cut]) or kit
+                persona, room, chunk[cut - 1].id, chunk[cut:], block, _last_kit(chunk[:cut]) or kit,
+                controls,
             )
         except ProviderError as exc:
             return [await self._park(persona, room, len(chunk), exc, now)]
@@ -146,12 +154,12 @@ class WritePipeline:
         chunk: Sequence[TranscriptLine],
         now: datetime,
         block: str,
-        kit: str | None = None,
+        kit: str | None,
+        controls: Mapping[int, UserControls],
     ) -> WriteReport:
         store = self._store
         heard = [line for line in chunk if line.heard_by(persona)]
         hearers = frozenset().union(*(line.humans for line in heard)) if heard else frozenset()
-        controls = await store.user_controls(hearers)
         writable = frozenset(u for u in hearers if may_write_about(persona, u, controls))
         lines = [line for line in heard if _may_read(line, writable)]
         present = frozenset().union(*(line.humans for line in lines)) & writable if lines else frozenset()
@@ -179,7 +187,12 @@ class WritePipeline:
             withheld=len(hearers - writable),
         )
         answer = await self._mind.extract(request)
-        known_names = {**await store.names_among(_words_of(answer)), **room.names}
+        day_start = datetime.combine(now.date(), datetime.min.time(), tzinfo=timezone.utc)
+        words = _words_of(answer)
+        names, written_today = await store.read(
+            lambda conn: (names_among(conn, words), writes.written_since(conn, persona, day_start))
+        )
+        known_names = {**names, **room.names}
         facts = SliceFacts(
             persona=persona,
             line_speakers={l.id: l.speaker for l in lines},
@@ -197,8 +210,6 @@ class WritePipeline:
         dropped = [*dropped, *refused]
         for item in dropped:
             log.info("%s, room %r: dropped a candidate: %s", persona, room.room_id, item.reason)
-        day_start = datetime.combine(now.date(), datetime.min.time(), tzinfo=timezone.utc)
-        written_today = await store.read(lambda conn: writes.written_since(conn, persona, day_start))
         plan = make_plan(
             decisions,
             persona=persona,
@@ -321,10 +332,28 @@ def _last_kit(chunk: Sequence[TranscriptLine]) -> str | None:
     return None
 
 
-def _cursor_and_kit(conn, persona: str, room_id: str) -> tuple[int, str | None]:
-    """The persona's cursor in the room, and the last kit mounted there up to it."""
-    start = writes.cursor(conn, persona, room_id)
-    return start, writes.last_kit(conn, room_id, start) if start else None
+@attrs.frozen
+class Backlog:
+    """Lines past ``start`` (at most a slice's worth), the last kit mounted at or before
+    ``start``, and the switches of every human who was in the room for one of the lines."""
+
+    start: int
+    kit: str | None
+    lines: Sequence[TranscriptLine]
+    controls: Mapping[int, UserControls]
+
+
+def read_backlog(
+    conn, persona: str, room_id: str, limit: int, *, start: int | None = None, kit: str | None = None
+) -> Backlog:
+    """The next backlog of ``persona`` in ``room_id``, read in one unit: from its cursor (and
+    the last kit before it) when ``start`` is ``None``, else past ``start`` (``kit`` known)."""
+    if start is None:
+        start = writes.cursor(conn, persona, room_id)
+        kit = writes.last_kit(conn, room_id, start) if start else None
+    lines = lines_after(conn, room_id, start, limit)
+    humans = {u for line in lines if line.heard_by(persona) for u in line.humans}
+    return Backlog(start, kit, lines, controls_of(conn, humans))
 
 
 def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:
