@@ -10,8 +10,10 @@ The default configuration (``load_settings(None)``: the offline mind, the bundle
 embedder, SQLite) on a fresh file in a temporary directory, through the real ``open_memory``
 with a ``ManualClock``. ``--personas N`` personas (default 100); each has ``--privates`` private
 chats (default 3, one human each) and every two personas share one group room with four of
-their humans. An evening: every room opens, its lines are posted (``post_line``, one room after
-another, as a chat runtime would), every room goes quiet, ``drain()``. Evenings are a week
+their humans. An evening: every room opens and its blocks are built (untimed: the read path), its lines
+are posted (``post_line``; ``--posting sequential``, the default, one room after another and
+one line at a time; ``--posting concurrent``, every room at once, each room's lines in order,
+as a chat runtime with many live rooms would), every room goes quiet, ``drain()``. Evenings are a week
 apart; from the second on the humans also change jobs, homes and habits, so the router meets
 rows already there. Lines come from ``chat_lines`` (templates written for this bench).
 
@@ -198,16 +200,28 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
                 for round_no in range(args.rounds):
                     lines = script(rooms, rng, args.lines_private, args.lines_group, round_no)
                     before = rows_written["rows"]
-                    t0 = time.perf_counter()
-                    for room in rooms:
+                    for room in rooms:  # rooms open and their blocks build: the read path, untimed
                         await memory.send(pm.RoomOpened(
                             room_id=room.room_id, personas=room.personas, humans=frozenset(room.humans),
                             private=room.private, names={u: f"H{u}" for u in room.humans},
                         ))
-                    at = clock.now()
                     for room in rooms:
+                        for persona in room.personas:
+                            await memory.block(persona, room.room_id)
+                    t0 = time.perf_counter()
+                    at = clock.now()
+
+                    async def post_room(room: Room) -> None:
                         for k, (speaker, text) in enumerate(lines[room.room_id]):
                             await memory.post_line(room.room_id, speaker, text, at + timedelta(seconds=20 * k))
+
+                    if args.posting == "sequential":
+                        for room in rooms:
+                            await post_room(room)
+                    else:
+                        async with trio.open_nursery() as nursery:
+                            for room in rooms:
+                                nursery.start_soon(post_room, room)
                     t1 = time.perf_counter()
                     if args.profile and round_no == args.rounds - 1:
                         profiler = cProfile.Profile()
@@ -232,8 +246,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
 
 def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.Namespace) -> None:
     print(f"write bench: {args.personas} personas, {rooms} rooms ({args.privates} private chats "
-          f"each, a group room per two personas), {args.rounds} evening(s); offline mind, "
-          "WordLlama, SQLite temp file")
+          f"each, a group room per two personas), {args.rounds} evening(s), {args.posting} posting; "
+          "offline mind, WordLlama, SQLite temp file")
     print(f"{'evening':>8} {'lines':>7} {'post s':>8} {'write s':>8} {'end-to-end l/s':>15} "
           f"{'write-path l/s':>15} {'rows':>6}")
     for i, e in enumerate(evenings, 1):
@@ -261,6 +275,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--lines-group", type=int, default=40, help="lines per group room per evening")
     parser.add_argument("--rounds", type=int, default=2, help="evenings, a week apart")
     parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--posting", choices=("sequential", "concurrent"), default="sequential",
+                        help="post one room after another, or every room at once (each in order)")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the last evening's write path (trio thread)")
     args = parser.parse_args(argv)
     if args.personas < 1 or args.privates < 1 or args.rounds < 1:
