@@ -191,8 +191,9 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
         pm_memory = sys.modules["persona_memory.memory"]
         pm_memory.WritePipeline = timed_pipeline  # open_memory builds the pipeline by this name
         mind = TimedMind(make_mind(settings), timers)
-        pipeline_module.neighbours = timers.wrap_sync("route (neighbours)", pipeline_module.neighbours)
-        pipeline_module.exact_duplicate = timers.wrap_sync("route (duplicates)", pipeline_module.exact_duplicate)
+        for name, part in (("neighbours", "route (neighbours)"), ("exact_duplicate", "route (duplicates)")):
+            if callable(getattr(pipeline_module, name, None)):  # the routing the pipeline calls today
+                setattr(pipeline_module, name, timers.wrap_sync(part, getattr(pipeline_module, name)))
         try:
             embedder = TimedEmbedder(embedder, timers)
             async with pm.open_memory(settings, clock=clock, embedder=embedder, mind=mind,
