@@ -266,8 +266,16 @@ _NOT_DOMAIN_TLD = frozenset(
 )
 
 
+_LINK_HINT = re.compile(r"[:\[\]<&@]|\.[A-Za-z]|www", re.IGNORECASE)
+"""What every link, tag, address or domain above holds: a colon, a bracket, ``<``, ``&``,
+``@``, "www", or a dot right before a letter (a domain's last label). An ASCII text with none
+of them is cleared without running ``_LINK`` and ``_DOMAIN``; any other text runs both."""
+
+
 def link_or_domain(text: str) -> str | None:
     """The link, tag or bare domain in ``text`` (rule 3), or ``None``."""
+    if text.isascii() and _LINK_HINT.search(text) is None:
+        return None
     match = _LINK.search(text)
     if match:
         return _token_around(text, match.start(), match.end())
