@@ -6,7 +6,12 @@ filled in; the user message is the request's data, rendered here. The model is a
 object (``response_format: {"type": "json_object"}``) at temperature 0.
 
 Rules:
-- The prompts carry every rule of design §2.1, §2.2 and §7; this module only renders the data.
+- The prompts carry every rule of design §2.1, §2.2 and §7, and issue 9's extraction rules
+  (listener instructions, pleasantries, dangling references, one follow-up per row, "we",
+  specific content, one-value slots); this module only renders the data.
+- The extraction call is told the room's situation (``situation``): private or group, the
+  topic, a kit mounted before or after the lines, how many people's lines are withheld. The
+  topic and the kit's name are people's text: they are rendered as JSON strings, as data.
 - Transcript lines are rendered one JSON object per line, so a line that imitates another line
   or a heading ("[999] u:1: ...") stays visibly inside its own ``"text"``.
 - The answer is parsed, not trusted: an answer cut off at the token limit, empty, refused, not
@@ -61,8 +66,9 @@ def _system(name: str, slug: str) -> str:
     return prompt(name).substitute(name=persona_name(slug), slug=slug)
 
 
-def extraction_messages(request: ExtractionRequest) -> list[dict[str, str]]:
-    """The chat messages of call A: the extraction prompt, then the slice as data."""
+def situation(request: ExtractionRequest) -> list[str]:
+    """The room's situation as the extraction call is told it: private or group, the topic,
+    a game or role-play mounted before or after the lines, and whose lines are left out."""
     name = persona_name(request.persona)
     if request.private and len(request.present) == 1:
         room = f"a private chat between {name} and {request.present[0].ref}"
@@ -70,13 +76,38 @@ def extraction_messages(request: ExtractionRequest) -> list[dict[str, str]]:
         room = f"a private chat with {name}"
     else:
         room = f"a group room with {name}"
+    out = [f"This room is {room}."]
+    if request.topic:
+        out.append("The room's topic (what it was opened about; nobody said it): "
+                   + json.dumps(request.topic, ensure_ascii=False))
+    else:
+        out.append("The room has no topic.")
+    if request.kit_earlier:
+        out.append(f"A game or role-play ({json.dumps(request.kit_earlier, ensure_ascii=False)}) was "
+                   "mounted in this room before some of these lines: people may still talk in "
+                   "character or about the game.")
+    if request.kit_later:
+        out.append(f"A game or role-play ({json.dumps(request.kit_later, ensure_ascii=False)}) was "
+                   "mounted in this room after these lines; they were said before it.")
+    if not (request.kit_earlier or request.kit_later):
+        out.append("No game or role-play was mounted in this room around these lines.")
+    if request.withheld:
+        who = "person present keeps" if request.withheld == 1 else "people present keep"
+        out.append(f"{request.withheld} other {who} their memory switched off: their lines are "
+                   "left out; write nothing about them.")
+    return out
+
+
+def extraction_messages(request: ExtractionRequest) -> list[dict[str, str]]:
+    """The chat messages of call A: the extraction prompt, then the slice as data."""
+    name = persona_name(request.persona)
     people = [
         f'- {p.ref}, shown as "{p.name}"' if p.name else f"- {p.ref}" for p in request.present
     ] or ["- (nobody)"]
     others = [p for p in request.personas if p != request.persona]
     parts = [
         f"Today is {_day(request.today)}.",
-        f"This room is {room}.",
+        *situation(request),
         "",
         "People present (write about them by these ids only):",
         *people,

@@ -4,7 +4,8 @@ A ``Mind`` answers two questions about one persona's quiet room:
 
 ``await extract(request)`` — call A. Given the transcript slice since the persona's cursor
     (line ids kept), the persona's current block for the people present, the present set with
-    their ``u:`` ids and today's date, return candidate memories as JSON-shaped data::
+    their ``u:`` ids, today's date and the room's situation (private or group, its topic, a
+    kit mounted before or after the lines), return candidate memories as JSON-shaped data::
 
         {"memories": [{"subject": "u:42" | "self" | "world",
                        "counterpart": "u:42" (self rows only),
@@ -59,6 +60,16 @@ class Person:
 
 @attrs.frozen
 class ExtractionRequest:
+    """What call A is given: the slice, who heard it, and the room's situation.
+
+    ``personas``: every persona in the room (this one included). ``topic``: the room's topic
+    (``RoomOpened.topic``), if any. ``kit_earlier``: the game or role-play mounted in this room
+    before some line of the slice (its lines are not in the slice; people may still speak in
+    character). ``kit_later``: one mounted after the slice's lines (they were said before it).
+    ``withheld``: how many humans heard the slice whose lines are left out (memory off, or
+    this persona muted). A mind may ignore the situation fields; the defaults say "nothing".
+    """
+
     persona: str
     lines: tuple[Line, ...]
     present: tuple[Person, ...]
@@ -66,6 +77,10 @@ class ExtractionRequest:
     today: date
     private: bool
     personas: tuple[str, ...] = ()
+    topic: str | None = None
+    kit_earlier: str | None = None
+    kit_later: str | None = None
+    withheld: int = 0
 
 
 @attrs.frozen

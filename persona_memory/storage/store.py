@@ -3,6 +3,7 @@
 Rules:
 - One writer connection; every write is one ``BEGIN IMMEDIATE`` transaction (all or nothing).
   Read connections serve readers concurrently (WAL lets them read while the writer writes).
+  Transcript lines posted at the same moment share one transaction (``line_batch``).
 - A persona's rows are written only by that persona's actor; this module does not enforce
   ownership, it offers the operations. The users' own fields are written by the facade.
 - Values cross this boundary as ``MemoryRow`` / ``UserControls``, never as raw tuples. A value
@@ -30,6 +31,7 @@ from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
 from . import schema
 from .connection import SqliteConnection, open_sqlite
+from .line_batch import LineBatcher
 
 T = TypeVar("T")
 
@@ -135,6 +137,7 @@ class Store:
         self._return_reader = send
         for reader in readers:
             send.send_nowait(reader)
+        self._lines = LineBatcher(self.write)
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` on a free read connection (waits for one if all are busy)."""
@@ -427,19 +430,7 @@ class Store:
         wanted = sorted({w.casefold() for w in words if w})
         if not wanted:
             return {}
-
-        def query(conn: sqlite3.Connection) -> dict[int, str]:
-            out: dict[int, str] = {}
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                for r in conn.execute(
-                    f"SELECT user_id, name FROM user_names WHERE first_word IN ({marks})", chunk
-                ):
-                    out[r["user_id"]] = r["name"]
-            return out
-
-        return await self.read(query)
+        return await self.read(lambda conn: names_among(conn, wanted))
 
     async def room_incognito(self, room_id: str) -> bool | None:
         """Whether a known room id is incognito; ``None`` if it was never opened."""
@@ -460,7 +451,8 @@ class Store:
         self, room_id: str, speaker: str, text: str, at: datetime, presence: Presence | None = None
     ) -> int:
         """Append a transcript line with who was there; return its id (what ``evidence``
-        points to), or 0 when the line is not kept: the room is incognito.
+        points to), or 0 when the line is not kept: the room is incognito. Lines posted at the
+        same moment commit together (``line_batch``); each call returns once its line is in.
 
         ``presence`` is the room as it stood when the line was said; ``None``: not open.
         """
@@ -471,34 +463,40 @@ class Store:
         if presence is not None:
             humans = json.dumps(sorted(presence.humans))
             personas = json.dumps(list(presence.personas))
-
-        def insert(conn: sqlite3.Connection) -> int:
-            if conn.execute(
-                "SELECT 1 FROM rooms WHERE room_id = ? AND incognito = 1", (room_id,)
-            ).fetchone():
-                return 0
-            cur = conn.execute(
-                "INSERT INTO transcript_lines (room_id, speaker, text, at, humans, personas, kit) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (room_id, speaker, text, at.isoformat(), humans, personas,
-                 presence.kit if presence is not None else None),
-            )
-            return int(cur.lastrowid)
-
-        return await self.write(insert)
+        kit = presence.kit if presence is not None else None
+        return await self._lines.post((room_id, speaker, text, at.isoformat(), humans, personas, kit))
 
     async def lines(self, room_id: str, after_id: int = 0, limit: int | None = None) -> list[TranscriptLine]:
         """The room's transcript lines with ids greater than ``after_id``, oldest first (at
         most ``limit`` of them)."""
 
-        def query(conn: sqlite3.Connection) -> list[TranscriptLine]:
-            cur = conn.execute(
-                "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id LIMIT ?",
-                (room_id, after_id, -1 if limit is None else limit),
-            )
-            return [TranscriptLine.from_row(r) for r in cur]
+        return await self.read(lambda conn: lines_after(conn, room_id, after_id, limit))
 
-        return await self.read(query)
+
+def lines_after(conn: sqlite3.Connection, room_id: str, after_id: int, limit: int | None) -> list[TranscriptLine]:
+    """``Store.lines`` on a connection the caller holds (to read it in one unit with more)."""
+    cur = conn.execute(
+        "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id LIMIT ?",
+        (room_id, after_id, -1 if limit is None else limit),
+    )
+    return [TranscriptLine.from_row(r) for r in cur]
+
+
+def controls_of(conn: sqlite3.Connection, user_ids: Iterable[int]) -> dict[int, UserControls]:
+    """``Store.user_controls`` on a connection the caller holds."""
+    return _controls(conn, sorted(set(user_ids)))
+
+
+def names_among(conn: sqlite3.Connection, words: Iterable[str]) -> dict[int, str]:
+    """``Store.names_among`` on a connection the caller holds."""
+    wanted = sorted({w.casefold() for w in words if w})
+    out: dict[int, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in conn.execute(f"SELECT user_id, name FROM user_names WHERE first_word IN ({marks})", chunk):
+            out[r["user_id"]] = r["name"]
+    return out
 
 
 def persona_version(conn: sqlite3.Connection, persona: str) -> int:

@@ -110,8 +110,24 @@ _GOVERNMENT_ID = re.compile(
 )
 
 
+_SECRET_WORDS = ("pass", "pwd", "code", "otp", "cvv", "cvc", "pin", "key", "token", "sk-", "_",
+                 "akia", "xox", "aiza")
+"""Without a digit, only the keyword, API key and token patterns can match (every other one
+needs a digit), and each of those holds one of these: an ASCII text with no digit and none of
+them holds no secret, and is cleared without running the eleven patterns."""
+
+
+def _may_hold_a_secret(text: str) -> bool:
+    if not text.isascii() or any(ch.isdigit() for ch in text):
+        return True
+    low = text.lower()
+    return any(word in low for word in _SECRET_WORDS)
+
+
 def secret(text: str) -> str | None:
     """What kind of secret ``text`` holds (rule 1), or ``None``."""
+    if not _may_hold_a_secret(text):
+        return None
     for match in _SECRET_KEYWORD.finditer(text):
         value = match["value"].casefold().rstrip(".!?")
         if value not in _NOT_A_VALUE and not (value.isalpha() and value.endswith(("ed", "ly"))):
@@ -203,8 +219,31 @@ _ORDER = re.compile(
 )
 
 
+_ORDER_WORDS = (
+    "from", "henceforth", "repl", "respons", "answer", "message", "ignore", "disregard", "forget",
+    "sys", "inst", "jailbreak", "developer", "always", "never", "obey", "only", "act as",
+    "pretend", "role", "persona", "assistant", "bot", "admin", "owner", "creator", "operator",
+    "moderator", "maker", "programmer", "staff", "employee", "team member", "root", "superuser",
+    "elevated", "command", "override", "control", "reprogram",
+)
+"""Every alternative of ``_ORDER`` holds one of these (or the word "ai"/"ais"): an ASCII text
+with none of them cannot match, and is cleared without running ``_ORDER`` (90 µs a sentence;
+this check, 6 µs). A text that is not ASCII always runs the full pattern, as case-insensitive
+matching beyond ASCII is not ``str.casefold``."""
+_AI_WORD = re.compile(r"\bais?\b", re.IGNORECASE)
+
+
+def _may_be_an_order(text: str) -> bool:
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(word in low for word in _ORDER_WORDS) or _AI_WORD.search(text) is not None
+
+
 def order_or_authority(text: str) -> str | None:
     """The words that make ``text`` an order or a claim of authority (rule 2), or ``None``."""
+    if not _may_be_an_order(text):
+        return None
     match = _ORDER.search(text)
     return " ".join(match[0].split()) if match else None
 
@@ -227,8 +266,16 @@ _NOT_DOMAIN_TLD = frozenset(
 )
 
 
+_LINK_HINT = re.compile(r"[:\[\]<&@]|\.[A-Za-z]|www", re.IGNORECASE)
+"""What every link, tag, address or domain above holds: a colon, a bracket, ``<``, ``&``,
+``@``, "www", or a dot right before a letter (a domain's last label). An ASCII text with none
+of them is cleared without running ``_LINK`` and ``_DOMAIN``; any other text runs both."""
+
+
 def link_or_domain(text: str) -> str | None:
     """The link, tag or bare domain in ``text`` (rule 3), or ``None``."""
+    if text.isascii() and _LINK_HINT.search(text) is None:
+        return None
     match = _LINK.search(text)
     if match:
         return _token_around(text, match.start(), match.end())

@@ -15,6 +15,13 @@ Rules:
   cursor. A slice the provider refuses as too long is split in two, each half on its own.
 - The mind's ``present`` and the rows it may produce are about writable humans who heard the
   slice. A row's ``witnessed`` is who was present at every one of its evidence lines.
+- The mind is told the room's situation: private or group, its topic, the kits mounted
+  before or after the slice's lines (``kits_around``; the last kit before the cursor is read
+  with the cursor), and how many humans' lines were withheld.
+- Few round trips per slice: the cursor, the last kit, the backlog and the hearers' switches
+  are one read (``read_backlog``); the names a row may mention and the day's count for the
+  cap are one more; the plan is one write. A backlog shorter than a slice is the whole of it:
+  no read after it to find nothing (a line posted meanwhile comes with its own quiet).
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report.
@@ -30,7 +37,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
 import attrs
@@ -44,10 +51,10 @@ from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
 from ..rooms import RoomState
-from ..rows import MemoryRow
+from ..rows import MemoryRow, UserControls
 from ..settings import WriteSettings
 from ..storage import writes
-from ..storage.store import Store, TranscriptLine
+from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among
 from .plan import Vector, WritePlan, make_plan
 from .routing import Decision, Event, RoutingRefused, exact_duplicate, interpret, neighbours
 from .validation import Candidate, Dropped, SliceFacts, check_candidates
@@ -92,18 +99,21 @@ class WritePipeline:
     async def __call__(self, persona: str, room: RoomState, *, archiving: bool = False, block: str = "") -> WriteReport:
         store = self._store
         s = self._settings
-        start = await store.read(lambda conn: writes.cursor(conn, persona, room.room_id))
+        limit = s.max_slice_lines
+        backlog = await store.read(lambda conn: read_backlog(conn, persona, room.room_id, limit))
         reports: list[WriteReport] = []
-        while True:
-            backlog = await store.lines(room.room_id, after_id=start, limit=s.max_slice_lines)
-            if not backlog:
-                break
-            chunk = _within_chars(backlog, persona, s.max_slice_chars)
-            done = await self._slices(persona, room, start, chunk, block)
+        while backlog.lines:
+            chunk = _within_chars(backlog.lines, persona, s.max_slice_chars)
+            done = await self._slices(persona, room, backlog.start, chunk, block, backlog.kit, backlog.controls)
             reports.extend(done)
             if any(r.parked for r in done):
                 break
-            start = chunk[-1].id
+            if len(chunk) == len(backlog.lines) < limit:
+                break  # that was the whole backlog; a line posted since comes with its own quiet
+            start, kit = chunk[-1].id, _last_kit(chunk) or backlog.kit
+            backlog = await store.read(
+                lambda conn: read_backlog(conn, persona, room.room_id, limit, start=start, kit=kit)
+            )
         report = _merged(persona, room.room_id, reports)
         if self._on_report is not None:
             for one in reports or [report]:
@@ -111,22 +121,28 @@ class WritePipeline:
         return report
 
     async def _slices(
-        self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str
+        self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str,
+        kit: str | None, controls: Mapping[int, UserControls],
     ) -> list[WriteReport]:
-        """Write ``chunk`` as one slice; split it while the provider says it is too long."""
+        """Write ``chunk`` as one slice; split it while the provider says it is too long.
+        ``kit``: the last kit mounted in the room before ``chunk``, if any; ``controls``: the
+        switches of (at least) every human who heard a line of it."""
         now = self._clock.now()
         try:
-            return [await self._write(persona, room, start, chunk, now, block)]
+            return [await self._write(persona, room, start, chunk, now, block, kit, controls)]
         except ProviderInputTooLong as exc:
             heard = [i for i, line in enumerate(chunk) if line.heard_by(persona)]
             if len(heard) < 2:
                 return [await self._park(persona, room, len(chunk), exc, now)]
             cut = heard[len(heard) // 2]
             log.info("%s, room %r: a slice of %d lines was too long; splitting it", persona, room.room_id, len(chunk))
-            first = await self._slices(persona, room, start, chunk[:cut], block)
+            first = await self._slices(persona, room, start, chunk[:cut], block, kit, controls)
             if any(r.parked for r in first):
                 return first
-            return first + await self._slices(persona, room, chunk[cut - 1].id, chunk[cut:], block)
+            return first + await self._slices(
+                persona, room, chunk[cut - 1].id, chunk[cut:], block, _last_kit(chunk[:cut]) or kit,
+                controls,
+            )
         except ProviderError as exc:
             return [await self._park(persona, room, len(chunk), exc, now)]
 
@@ -138,11 +154,12 @@ class WritePipeline:
         chunk: Sequence[TranscriptLine],
         now: datetime,
         block: str,
+        kit: str | None,
+        controls: Mapping[int, UserControls],
     ) -> WriteReport:
         store = self._store
         heard = [line for line in chunk if line.heard_by(persona)]
         hearers = frozenset().union(*(line.humans for line in heard)) if heard else frozenset()
-        controls = await store.user_controls(hearers)
         writable = frozenset(u for u in hearers if may_write_about(persona, u, controls))
         lines = [line for line in heard if _may_read(line, writable)]
         present = frozenset().union(*(line.humans for line in lines)) & writable if lines else frozenset()
@@ -155,6 +172,7 @@ class WritePipeline:
             )
             posted = await store.write(lambda conn: _post(conn, plan, now))
             return WriteReport(persona, room.room_id, 0, plan=plan, posted=posted)
+        kit_earlier, kit_later = kits_around(chunk, lines, kit, room.kit)
         request = ExtractionRequest(
             persona=persona,
             lines=tuple(Line(l.id, l.speaker, l.text, l.at) for l in lines),
@@ -163,9 +181,18 @@ class WritePipeline:
             today=now.date(),
             private=room.private,
             personas=room.personas,
+            topic=room.topic,
+            kit_earlier=kit_earlier,
+            kit_later=kit_later,
+            withheld=len(hearers - writable),
         )
         answer = await self._mind.extract(request)
-        known_names = {**await store.names_among(_words_of(answer)), **room.names}
+        day_start = datetime.combine(now.date(), datetime.min.time(), tzinfo=timezone.utc)
+        words = _words_of(answer)
+        names, written_today = await store.read(
+            lambda conn: (names_among(conn, words), writes.written_since(conn, persona, day_start))
+        )
+        known_names = {**names, **room.names}
         facts = SliceFacts(
             persona=persona,
             line_speakers={l.id: l.speaker for l in lines},
@@ -183,8 +210,6 @@ class WritePipeline:
         dropped = [*dropped, *refused]
         for item in dropped:
             log.info("%s, room %r: dropped a candidate: %s", persona, room.room_id, item.reason)
-        day_start = datetime.combine(now.date(), datetime.min.time(), tzinfo=timezone.utc)
-        written_today = await store.read(lambda conn: writes.written_since(conn, persona, day_start))
         plan = make_plan(
             decisions,
             persona=persona,
@@ -275,6 +300,60 @@ class WritePipeline:
             retry_at.isoformat(),
         )
         return WriteReport(persona, room.room_id, n_lines, parked=error)
+
+
+def kits_around(
+    chunk: Sequence[TranscriptLine],
+    lines: Sequence[TranscriptLine],
+    before: str | None,
+    now: str | None,
+) -> tuple[str | None, str | None]:
+    """The kits mounted around a slice's ``lines`` (read from ``chunk``), as
+    ``(earlier, later)``: ``earlier`` was mounted before some line of the slice (``before``:
+    the last one before the chunk), ``later`` after its last line (``now``: the room's kit
+    as it stands, mounted after every line the slice holds)."""
+    earlier, later = before, None
+    last = lines[-1].id
+    for line in chunk:
+        p = line.presence
+        if p is None or p.kit is None:
+            continue
+        if line.id < last:
+            earlier = p.kit
+        else:
+            later = p.kit
+    return earlier, later or now
+
+
+def _last_kit(chunk: Sequence[TranscriptLine]) -> str | None:
+    for line in reversed(chunk):
+        if line.presence is not None and line.presence.kit is not None:
+            return line.presence.kit
+    return None
+
+
+@attrs.frozen
+class Backlog:
+    """Lines past ``start`` (at most a slice's worth), the last kit mounted at or before
+    ``start``, and the switches of every human who was in the room for one of the lines."""
+
+    start: int
+    kit: str | None
+    lines: Sequence[TranscriptLine]
+    controls: Mapping[int, UserControls]
+
+
+def read_backlog(
+    conn, persona: str, room_id: str, limit: int, *, start: int | None = None, kit: str | None = None
+) -> Backlog:
+    """The next backlog of ``persona`` in ``room_id``, read in one unit: from its cursor (and
+    the last kit before it) when ``start`` is ``None``, else past ``start`` (``kit`` known)."""
+    if start is None:
+        start = writes.cursor(conn, persona, room_id)
+        kit = writes.last_kit(conn, room_id, start) if start else None
+    lines = lines_after(conn, room_id, start, limit)
+    humans = {u for line in lines if line.heard_by(persona) for u in line.humans}
+    return Backlog(start, kit, lines, controls_of(conn, humans))
 
 
 def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:

@@ -1,0 +1,295 @@
+"""Write throughput (issue 9, "Speed"): transcript lines per second through the write path.
+
+Run it::
+
+    PYTHONPATH=. .venv/bin/python bench/write_bench.py                 # 100 personas, 2 evenings
+    PYTHONPATH=. .venv/bin/python bench/write_bench.py --personas 10 --rounds 1
+    PYTHONPATH=. .venv/bin/python bench/write_bench.py --profile out.prof   # cProfile, trio thread
+
+The default configuration (``load_settings(None)``: the offline mind, the bundled WordLlama
+embedder, SQLite) on a fresh file in a temporary directory, through the real ``open_memory``
+with a ``ManualClock``. ``--personas N`` personas (default 100); each has ``--privates`` private
+chats (default 3, one human each) and every two personas share one group room with four of
+their humans. An evening: every room opens and its blocks are built (untimed: the read path), its lines
+are posted (``post_line``; ``--posting sequential``, the default, one room after another and
+one line at a time; ``--posting concurrent``, every room at once, each room's lines in order,
+as a chat runtime with many live rooms would), every room goes quiet, ``drain()``. Evenings are a week
+apart; from the second on the humans also change jobs, homes and habits, so the router meets
+rows already there. Lines come from ``chat_lines`` (templates written for this bench).
+
+It prints, per evening and in total: the lines posted; the time to post them; the time from
+the first ``RoomWentQuiet`` to ``drain()`` returning (the write path); lines/s end to end (post
++ write path) and for the write path alone; rows written. Then a breakdown of the write path,
+summed over all personas' slices (they overlap: 100 lanes run at once, so the parts add up to
+more than the wall time, and each part includes its wait for the thread or connection it
+needs): extraction (the mind's call), embedding, routing (neighbour search and the router's
+calls), and storage (every ``store.read``/``store.write``/``store.lines``/``store.user_controls``
+the pipeline awaits). The timers wrap the pipeline's collaborators only; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import cProfile
+import random
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import attrs
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import persona_memory as pm  # noqa: E402
+from persona_memory.clock import ManualClock  # noqa: E402
+from persona_memory.compose import make_embedder, make_mind  # noqa: E402
+from persona_memory.write import pipeline as pipeline_module  # noqa: E402
+
+from chat_lines import Life, group_evening, private_evening  # noqa: E402
+
+START = datetime(2026, 9, 7, 19, 0, tzinfo=timezone.utc)
+
+
+@attrs.define
+class Room:
+    room_id: str
+    personas: tuple[str, ...]
+    humans: dict[int, Life]
+    private: bool
+
+
+@attrs.define
+class Timers:
+    """Seconds and calls summed per part of the write path."""
+
+    seconds: collections.Counter = attrs.field(factory=collections.Counter)
+    calls: collections.Counter = attrs.field(factory=collections.Counter)
+
+    def wrap_async(self, part: str, fn):
+        async def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                self.seconds[part] += time.perf_counter() - t
+                self.calls[part] += 1
+
+        return timed
+
+    def wrap_sync(self, part: str, fn):
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[part] += time.perf_counter() - t
+                self.calls[part] += 1
+
+        return timed
+
+
+class TimedStore:
+    """The store, with the awaits the write pipeline makes timed as "store"."""
+
+    WRAPPED = ("read", "write", "lines", "user_controls", "names_among")
+
+    def __init__(self, store, timers: Timers) -> None:
+        self._store = store
+        for name in self.WRAPPED:
+            if hasattr(store, name):
+                setattr(self, name, timers.wrap_async("store", getattr(store, name)))
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+class TimedMind:
+    """The mind, with its two calls timed."""
+
+    def __init__(self, mind, timers: Timers) -> None:
+        self.extract = timers.wrap_async("extract", mind.extract)
+        self.route = timers.wrap_async("route (mind)", mind.route)
+        self.aclose = mind.aclose
+
+
+class TimedEmbedder:
+    """The embedder, with ``embed`` timed."""
+
+    def __init__(self, embedder, timers: Timers) -> None:
+        self._embedder = embedder
+        self.embed = timers.wrap_async("embed", embedder.embed)
+
+    def __getattr__(self, name):
+        return getattr(self._embedder, name)
+
+
+def make_rooms(personas: int, privates: int, rng: random.Random) -> list[Room]:
+    rooms: list[Room] = []
+    uid = 1000
+    humans_of: dict[str, dict[int, Life]] = {}
+    for i in range(personas):
+        slug = f"p{i:03d}"
+        humans_of[slug] = {}
+        for k in range(privates):
+            uid += 1
+            life = Life.draw(rng)
+            humans_of[slug][uid] = life
+            rooms.append(Room(f"dm-{slug}-{k}", (slug,), {uid: life}, True))
+    slugs = list(humans_of)
+    for a, b in zip(slugs[0::2], slugs[1::2]):
+        pool = {**humans_of[a], **humans_of[b]}
+        chosen = rng.sample(sorted(pool), min(4, len(pool)))
+        rooms.append(Room(f"group-{a}-{b}", (a, b), {u: pool[u] for u in chosen}, False))
+    return rooms
+
+
+def script(rooms: list[Room], rng: random.Random, lines_private: int, lines_group: int,
+           round_no: int) -> dict[str, list[tuple[str, str]]]:
+    out = {}
+    for room in rooms:
+        if room.private:
+            [(uid, life)] = room.humans.items()
+            out[room.room_id] = private_evening(life, rng, room.personas[0], f"u:{uid}", lines_private, round_no)
+        else:
+            lives = {f"u:{u}": life for u, life in room.humans.items()}
+            out[room.room_id] = group_evening(lives, rng, room.personas, lines_group, round_no)
+    return out
+
+
+@attrs.frozen
+class Evening:
+    lines: int
+    post_seconds: float
+    write_seconds: float
+    rows: int
+
+
+async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
+    rng = random.Random(args.seed)
+    rooms = make_rooms(args.personas, args.privates, rng)
+    timers = Timers()
+    rows_written = collections.Counter()
+
+    def on_report(report) -> None:
+        if report.posted is not None:
+            rows_written["rows"] += len(report.posted.rows)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = pm.load_settings(None, overrides={"storage.path": str(Path(tmp) / "bench.db")})
+        embedder = await trio.to_thread.run_sync(make_embedder, settings)
+        clock = ManualClock(START)
+        original_pipeline = pipeline_module.WritePipeline
+
+        def timed_pipeline(store, mind, embedder, clock, settings, **kwargs):
+            return original_pipeline(TimedStore(store, timers), mind, embedder, clock, settings, **kwargs)
+
+        evenings: list[Evening] = []
+        pm_memory = sys.modules["persona_memory.memory"]
+        pm_memory.WritePipeline = timed_pipeline  # open_memory builds the pipeline by this name
+        mind = TimedMind(make_mind(settings), timers)
+        for name, part in (("neighbours", "route (neighbours)"), ("exact_duplicate", "route (duplicates)")):
+            if callable(getattr(pipeline_module, name, None)):  # the routing the pipeline calls today
+                setattr(pipeline_module, name, timers.wrap_sync(part, getattr(pipeline_module, name)))
+        try:
+            embedder = TimedEmbedder(embedder, timers)
+            async with pm.open_memory(settings, clock=clock, embedder=embedder, mind=mind,
+                                      on_report=on_report) as memory:
+                for round_no in range(args.rounds):
+                    lines = script(rooms, rng, args.lines_private, args.lines_group, round_no)
+                    before = rows_written["rows"]
+                    for room in rooms:  # rooms open and their blocks build: the read path, untimed
+                        await memory.send(pm.RoomOpened(
+                            room_id=room.room_id, personas=room.personas, humans=frozenset(room.humans),
+                            private=room.private, names={u: f"H{u}" for u in room.humans},
+                        ))
+                    for room in rooms:
+                        for persona in room.personas:
+                            await memory.block(persona, room.room_id)
+                    t0 = time.perf_counter()
+                    at = clock.now()
+
+                    async def post_room(room: Room) -> None:
+                        for k, (speaker, text) in enumerate(lines[room.room_id]):
+                            await memory.post_line(room.room_id, speaker, text, at + timedelta(seconds=20 * k))
+
+                    if args.posting == "sequential":
+                        for room in rooms:
+                            await post_room(room)
+                    else:
+                        async with trio.open_nursery() as nursery:
+                            for room in rooms:
+                                nursery.start_soon(post_room, room)
+                    t1 = time.perf_counter()
+                    if args.profile and round_no == args.rounds - 1:
+                        profiler = cProfile.Profile()
+                        profiler.enable()
+                    for room in rooms:
+                        await memory.send(pm.RoomWentQuiet(room_id=room.room_id))
+                    await memory.drain()
+                    t2 = time.perf_counter()
+                    if args.profile and round_no == args.rounds - 1:
+                        profiler.disable()
+                        profiler.dump_stats(args.profile)
+                    n = sum(len(v) for v in lines.values())
+                    evenings.append(Evening(n, t1 - t0, t2 - t1, rows_written["rows"] - before))
+                    for room in rooms:
+                        await memory.send(pm.RoomArchived(room_id=room.room_id))
+                    await memory.drain()
+                    clock.advance(days=7)
+        finally:
+            pm_memory.WritePipeline = original_pipeline
+    return evenings, timers, len(rooms)
+
+
+def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.Namespace) -> None:
+    print(f"write bench: {args.personas} personas, {rooms} rooms ({args.privates} private chats "
+          f"each, a group room per two personas), {args.rounds} evening(s), {args.posting} posting; "
+          "offline mind, WordLlama, SQLite temp file")
+    print(f"{'evening':>8} {'lines':>7} {'post s':>8} {'write s':>8} {'end-to-end l/s':>15} "
+          f"{'write-path l/s':>15} {'rows':>6}")
+    for i, e in enumerate(evenings, 1):
+        print(f"{i:>8} {e.lines:>7} {e.post_seconds:>8.2f} {e.write_seconds:>8.2f} "
+              f"{e.lines / (e.post_seconds + e.write_seconds):>15,.0f} "
+              f"{e.lines / e.write_seconds:>15,.0f} {e.rows:>6}")
+    lines = sum(e.lines for e in evenings)
+    post = sum(e.post_seconds for e in evenings)
+    write = sum(e.write_seconds for e in evenings)
+    print(f"{'total':>8} {lines:>7} {post:>8.2f} {write:>8.2f} {lines / (post + write):>15,.0f} "
+          f"{lines / write:>15,.0f} {sum(e.rows for e in evenings):>6}")
+    print(f"lines/s end to end (post + write path): {lines / (post + write):,.0f}")
+    print("breakdown of the write path, summed over all slices (they overlap; waits included):")
+    total = sum(timers.seconds.values()) or 1.0
+    for part, seconds in sorted(timers.seconds.items(), key=lambda kv: -kv[1]):
+        print(f"  {part:<20} {seconds:8.2f} s  {timers.calls[part]:>7} calls  "
+              f"{1e3 * seconds / max(1, timers.calls[part]):8.3f} ms/call  {100 * seconds / total:5.1f} %")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--personas", type=int, default=100)
+    parser.add_argument("--privates", type=int, default=3, help="private chats per persona")
+    parser.add_argument("--lines-private", type=int, default=24, help="lines per private chat per evening")
+    parser.add_argument("--lines-group", type=int, default=40, help="lines per group room per evening")
+    parser.add_argument("--rounds", type=int, default=2, help="evenings, a week apart")
+    parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--posting", choices=("sequential", "concurrent"), default="sequential",
+                        help="post one room after another, or every room at once (each in order)")
+    parser.add_argument("--profile", metavar="FILE", help="cProfile the last evening's write path (trio thread)")
+    args = parser.parse_args(argv)
+    if args.personas < 1 or args.privates < 1 or args.rounds < 1:
+        parser.error("--personas, --privates and --rounds must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    evenings, timers, rooms = trio.run(run, args)
+    report(evenings, timers, rooms, args)
+
+
+if __name__ == "__main__":
+    main()
