@@ -155,10 +155,14 @@ def test_their_and_themselves_are_the_reader_when_no_one_else_is_named():
         "You painted your door blue and are proud of yourself.")
 
 
-def test_they_and_them_stay_as_written_because_they_often_mean_things():
+def test_they_and_them_are_the_reader_until_a_plural_could_be_what_they_mean():
+    assert about_dan("u:42 says the long commute tires them out.") == "You say the long commute tires you out."
+    assert about_dan("u:42 said they were moving in May.") == "You said you were moving in May."
     assert about_dan("u:42 bakes cakes and sells them at the market.") == (
         "You bake cakes and sell them at the market.")
     assert about_dan("u:42 has two dogs; they are huskies.") == "You have two dogs; they are huskies."
+    assert about_dan("u:42 visited the children and read to them.") == (
+        "You visited the children and read to them.")
     assert about_dan("u:42 lent u:17 their ladder.", names={17: "Cara"}) == "You lent Cara their ladder."
     assert about_dan("u:42 told Warren that they were moving.", others={"Warren"}) == (
         "You told Warren that they were moving.")

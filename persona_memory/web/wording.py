@@ -23,9 +23,10 @@ Rules:
   begun (a relative word, a pronoun, a name, another id).
 - ``their``/``theirs``/``themselves``/``themself`` become ``your``/``yours``/``yourself``
   only when the row is about the reader and names no other person (no other ``u:`` id, no
-  persona or other name the caller lists). ``they`` and ``them`` are left alone: in a row they
-  as often mean things ("u:42 bakes cakes and sells them", "u:42 has two dogs; they are
-  huskies"), and "…sells you" would put words in the row it never had.
+  persona or other name the caller lists). ``they``/``them`` (and ``they're``, ``they've``,
+  ``they'll``, ``they'd``) become ``you`` under the same condition and only while no plural
+  word has come before them: "the commute was killing them" is the reader, but in "bakes cakes
+  and sells them" or "has two dogs; they are huskies" they are the things, and stay.
 - Another person's id becomes their display name (``u:17's`` → "Cara's"), or stays the id.
 - Nothing else in the text is touched; escaping is the template's job.
 """
@@ -80,6 +81,30 @@ PRONOUNS = {
     "themselves": "yourself",
     "themself": "yourself",
 }
+PLURAL_PRONOUNS = {
+    "them": "you",
+    "they": "you",
+    "they're": "you're",
+    "they've": "you've",
+    "they'll": "you'll",
+    "they'd": "you'd",
+}
+"""Pronouns that may as well mean things: turned only while no plural word came before."""
+
+_NOT_PLURAL = frozenset(
+    """this his hers its was has does goes yours ours theirs thanks plus thus whereas sometimes
+    always perhaps afterwards towards besides less unless across news series yes bus gas
+    focus bonus status campus virus chaos""".split()
+)
+
+
+def looks_plural(word: str) -> bool:
+    """A word that may be a plural noun (``cakes``, ``dogs``, ``children``); crude on purpose:
+    a false "plural" only keeps a pronoun as written."""
+    lower = word.lower()
+    if lower in ("children", "people", "men", "women", "friends", "kids", "parents"):
+        return True
+    return len(lower) >= 4 and lower.endswith("s") and not lower.endswith(("ss", "us", "'s", "’s")) and lower not in _NOT_PLURAL
 
 
 def base_form(verb: str) -> str:
@@ -146,6 +171,7 @@ def second_person(
     out: list[str] = []
     replace_at: dict[int, str] = {}
     subject = False  # the reader is the subject of the sentence's verbs so far
+    plural_seen = False  # a plural word came before: "they"/"them" may mean it
     for i, match in enumerate(tokens):
         if i in replace_at:
             out.append(replace_at.pop(i))
@@ -187,6 +213,11 @@ def second_person(
         if turn_pronouns and key in PRONOUNS:
             out.append(_keep_case(piece, PRONOUNS[key]))
             continue
+        if turn_pronouns and key in PLURAL_PRONOUNS and not plural_seen:
+            out.append(_keep_case(piece, PLURAL_PRONOUNS[key]))
+            continue
+        if match.group(0)[:1].isalpha() and looks_plural(piece) and _next_word(tokens, i) not in _OBJECTS:
+            plural_seen = True  # (an "-s" word before an object is a verb: "tires them out")
         out.append(piece)
     return "".join(out)
 
@@ -195,6 +226,7 @@ _OBJECT_STARTS = frozenset(
     """the a an their them themself themselves his her it its my your yourself every each some
     this that these those to home early late back out up down away off together""".split()
 )
+_OBJECTS = frozenset("them it the a an you me her him us out up their his my your our".split())
 _NEW_SUBJECT = frozenset("who which that whose whom he she it they we i there this these those".split())
 
 
