@@ -98,12 +98,15 @@ p50 with a touch after every note, 0.97 ms without)."""
 class WritePath(Protocol):
     """Turns a room's transcript since the persona's cursor into rows (the write path).
 
-    ``block`` is the persona's current block for the people present (``""`` if none). What it
-    returns may carry ``posted`` (a ``storage.writes.Posted``: what it committed); the actor
+    ``block`` is the persona's current block for the people present (``""`` if none);
+    ``routing_index`` gives the actor's rows as the router reads them, when asked (the write
+    path uses it only while it matches the store's version). What it returns may carry ``posted`` (a ``storage.writes.Posted``: what it committed); the actor
     applies that to its row index instead of reading every row again.
     """
 
-    async def __call__(self, persona: str, room: RoomState, *, archiving: bool, block: str) -> object: ...
+    async def __call__(
+        self, persona: str, room: RoomState, *, archiving: bool, block: str, routing_index: Callable[[], object]
+    ) -> object: ...
 
 
 @attrs.frozen
@@ -429,7 +432,9 @@ class PersonaActor:
                     )
                 elif not room.incognito and await self._names_recorded(room):
                     # the write path reads only the lines it heard
-                    result = await ctx.write_path(self.persona, room, archiving=archiving, block=block)
+                    result = await ctx.write_path(
+                        self.persona, room, archiving=archiving, block=block, routing_index=self._index.routing
+                    )
                     posted = getattr(result, "posted", None)
                 self._lane.report(Wrote(room.room_id, posted))
             case EditJob(edit=edit):

@@ -15,6 +15,9 @@ Rules:
   cursor. A slice the provider refuses as too long is split in two, each half on its own.
 - The mind's ``present`` and the rows it may produce are about writable humans who heard the
   slice. A row's ``witnessed`` is who was present at every one of its evidence lines.
+- Routing reads the persona's open rows from a ``RouteIndex``: the actor's own (``routing_index``,
+  asked for when a slice is routed) when it is at the row version the store has, else one
+  loaded from the store; after each slice the index takes in what the slice posted.
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report.
@@ -34,12 +37,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
 import attrs
-import numpy as np
 
 from ..clock import WallClock
 from ..core.audience import may_write_about
 from ..embedding import Embedder, quantize
-from ..embedding.vectors import dequantize, unit_rows
 from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
@@ -47,8 +48,9 @@ from ..rooms import RoomState
 from ..rows import MemoryRow
 from ..settings import WriteSettings
 from ..storage import writes
-from ..storage.store import Store, TranscriptLine
+from ..storage.store import Store, TranscriptLine, persona_version
 from .plan import Vector, WritePlan, make_plan
+from .route_index import RouteIndex
 from .routing import Decision, Event, RoutingRefused, exact_duplicate, interpret, neighbours
 from .validation import Candidate, Dropped, SliceFacts, check_candidates
 
@@ -89,17 +91,33 @@ class WritePipeline:
         self._settings = settings
         self._on_report = on_report
 
-    async def __call__(self, persona: str, room: RoomState, *, archiving: bool = False, block: str = "") -> WriteReport:
+    async def __call__(
+        self,
+        persona: str,
+        room: RoomState,
+        *,
+        archiving: bool = False,
+        block: str = "",
+        routing_index: Callable[[], RouteIndex | None] | None = None,
+    ) -> WriteReport:
+        """Write what ``persona`` heard in ``room`` since its cursor.
+
+        ``routing_index`` gives the actor's route index when asked (``None`` if it has none);
+        it is used only while it matches the store's row version.
+        """
         store = self._store
         s = self._settings
-        start = await store.read(lambda conn: writes.cursor(conn, persona, room.room_id))
+        start, version = await store.read(
+            lambda conn: (writes.cursor(conn, persona, room.room_id), persona_version(conn, persona))
+        )
+        known = _Known(version, routing_index)
         reports: list[WriteReport] = []
         while True:
             backlog = await store.lines(room.room_id, after_id=start, limit=s.max_slice_lines)
             if not backlog:
                 break
             chunk = _within_chars(backlog, persona, s.max_slice_chars)
-            done = await self._slices(persona, room, start, chunk, block)
+            done = await self._slices(persona, room, start, chunk, block, known)
             reports.extend(done)
             if any(r.parked for r in done):
                 break
@@ -111,22 +129,22 @@ class WritePipeline:
         return report
 
     async def _slices(
-        self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str
+        self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str, known: _Known
     ) -> list[WriteReport]:
         """Write ``chunk`` as one slice; split it while the provider says it is too long."""
         now = self._clock.now()
         try:
-            return [await self._write(persona, room, start, chunk, now, block)]
+            return [await self._write(persona, room, start, chunk, now, block, known)]
         except ProviderInputTooLong as exc:
             heard = [i for i, line in enumerate(chunk) if line.heard_by(persona)]
             if len(heard) < 2:
                 return [await self._park(persona, room, len(chunk), exc, now)]
             cut = heard[len(heard) // 2]
             log.info("%s, room %r: a slice of %d lines was too long; splitting it", persona, room.room_id, len(chunk))
-            first = await self._slices(persona, room, start, chunk[:cut], block)
+            first = await self._slices(persona, room, start, chunk[:cut], block, known)
             if any(r.parked for r in first):
                 return first
-            return first + await self._slices(persona, room, chunk[cut - 1].id, chunk[cut:], block)
+            return first + await self._slices(persona, room, chunk[cut - 1].id, chunk[cut:], block, known)
         except ProviderError as exc:
             return [await self._park(persona, room, len(chunk), exc, now)]
 
@@ -138,6 +156,7 @@ class WritePipeline:
         chunk: Sequence[TranscriptLine],
         now: datetime,
         block: str,
+        known: _Known,
     ) -> WriteReport:
         store = self._store
         heard = [line for line in chunk if line.heard_by(persona)]
@@ -154,6 +173,7 @@ class WritePipeline:
                 now=now, heard={}, vectors={}, written_today={}, daily_cap=self._settings.daily_cap_per_human,
             )
             posted = await store.write(lambda conn: _post(conn, plan, now))
+            known.took(posted)
             return WriteReport(persona, room.room_id, 0, plan=plan, posted=posted)
         request = ExtractionRequest(
             persona=persona,
@@ -179,7 +199,7 @@ class WritePipeline:
             candidates, dropped = check_candidates(answer, facts)
         except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider
             raise ProviderNonsense(f"the extraction answer could not be read: {type(exc).__name__}: {exc}") from exc
-        decisions, refused, vectors = await self._route(persona, candidates)
+        decisions, refused, vectors = await self._route(persona, candidates, known)
         dropped = [*dropped, *refused]
         for item in dropped:
             log.info("%s, room %r: dropped a candidate: %s", persona, room.room_id, item.reason)
@@ -200,12 +220,13 @@ class WritePipeline:
         for candidate in plan.over_cap:
             log.info("%s: over the daily cap, dropped %r", persona, candidate.text)
         posted = await store.write(lambda conn: _post(conn, plan, now))
+        known.took(posted)
         return WriteReport(
             persona, room.room_id, len(lines), tuple(decisions), tuple(dropped), plan, posted
         )
 
     async def _route(
-        self, persona: str, candidates: Sequence[Candidate]
+        self, persona: str, candidates: Sequence[Candidate], known: _Known
     ) -> tuple[list[Decision], list[Dropped], dict[int, Vector]]:
         if not candidates:
             return [], [], {}
@@ -215,25 +236,24 @@ class WritePipeline:
         for i, vector in enumerate(matrix):
             blob, scale = quantize(vector)
             vectors[i] = Vector(blob, scale, embedder.name)
-        existing = await self._store.read(
-            lambda conn: writes.open_rows(conn, persona, {c.subject for c in candidates})
+        index = known.current()
+        if index is None:
+            index = known.loaded(RouteIndex.from_rows(*await self._store.persona_rows(persona)))
+        near = neighbours(
+            candidates,
+            matrix,
+            embedder.name,
+            index,
+            limit=self._settings.neighbours,
+            min_cosine=self._settings.neighbour_min_cosine,
         )
-        existing_vectors = _unit_vectors(existing, embedder.name)
         decisions: list[Decision] = []
         refused: list[Dropped] = []
         for i, candidate in enumerate(candidates):
-            if exact_duplicate(candidate, existing) is not None:
+            if exact_duplicate(candidate, index) is not None:
                 decisions.append(Decision(candidate, Event.NONE, why="exact duplicate"))
                 continue
-            offered = neighbours(
-                candidate,
-                matrix[i],
-                embedder.name,
-                existing,
-                existing_vectors,
-                limit=self._settings.neighbours,
-                min_cosine=self._settings.neighbour_min_cosine,
-            )
+            offered = near[i]
             if not offered:
                 decisions.append(Decision(candidate, Event.ADD, why="no neighbour"))
                 continue
@@ -275,6 +295,44 @@ class WritePipeline:
             retry_at.isoformat(),
         )
         return WriteReport(persona, room.room_id, n_lines, parked=error)
+
+
+@attrs.define
+class _Known:
+    """The route index one run of the write path reads, and the row version it must be at."""
+
+    version: int | None
+    fetch: Callable[[], RouteIndex | None] | None
+    index: RouteIndex | None = None
+
+    def current(self) -> RouteIndex | None:
+        """Ours if it is at the version, else the actor's if that is, else ``None``."""
+        if self.version is None:
+            return None
+        if self.index is not None and self.index.version == self.version:
+            return self.index
+        offered = self.fetch() if self.fetch is not None else None
+        if offered is not None and offered.version == self.version:
+            self.index = offered
+            return offered
+        return None
+
+    def loaded(self, index: RouteIndex) -> RouteIndex:
+        """Take an index just read from the store (its version is the store's)."""
+        self.index, self.version = index, index.version
+        return index
+
+    def took(self, posted: writes.Posted) -> None:
+        """Follow what a slice committed: the index takes it in when it began at its version."""
+        if posted.versions is None:  # a replay: someone else posted; read afresh next time
+            self.index, self.version = None, None
+            return
+        before, after = posted.versions
+        if self.index is not None and self.index.version == before:
+            self.index = self.index.applied(posted.rows, [c.row_id for c in posted.closed], after)
+        else:
+            self.index = None
+        self.version = after
 
 
 def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:
@@ -344,11 +402,3 @@ def _chained(reports: Sequence[WriteReport]) -> tuple[int, int] | None:
     if any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
         return None
     return spans[0][0], spans[-1][1]
-
-
-def _unit_vectors(rows: Sequence[MemoryRow], embedder: str) -> dict[int, np.ndarray]:
-    out = {}
-    for row in rows:
-        if row.embedder == embedder and row.embedding is not None and row.embedding_scale is not None:
-            out[row.id] = unit_rows(dequantize(row.embedding, row.embedding_scale)[None, :])[0]
-    return out

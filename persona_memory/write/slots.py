@@ -210,7 +210,7 @@ def _clean(phrase: str | None) -> str:
     if not phrase:
         return ""
     phrase = _CUT.sub("", phrase.strip(" .!?\"'"))
-    phrase = _TIME_TAIL.sub("", phrase)
+    phrase = _TIME_TAIL.sub("", " " + phrase).strip()
     words = [w for w in re.findall(r"[\w'&+-]+", phrase.casefold()) if w not in _DETERMINERS]
     return " ".join(w.removesuffix("'s") for w in words)
 
@@ -221,7 +221,7 @@ def _head(phrase: str | None) -> str:
     if not phrase:
         return ""
     phrase = _CUT_AT_PREPOSITION.sub("", _CUT.sub("", phrase.strip(" .!?\"'")))
-    phrase = _TIME_TAIL.sub("", phrase)
+    phrase = _TIME_TAIL.sub("", " " + phrase).strip()
     words = [w for w in re.findall(r"[a-z][a-z'-]*", phrase.casefold()) if w not in _DETERMINERS]
     if not words or words[-1] in _PRONOUN_OBJECT or words[-1] in _CALENDAR:
         return ""
@@ -234,7 +234,7 @@ def _object_key(phrase: str | None) -> str:
     if not phrase:
         return ""
     phrase = _CUT_AT_PREPOSITION.sub("", _CUT.sub("", phrase.strip(" .!?\"'")))
-    phrase = _TIME_TAIL.sub("", phrase)
+    phrase = _TIME_TAIL.sub("", " " + phrase).strip()
     words = [w for w in re.findall(r"[a-z][a-z'-]*", phrase.casefold()) if w not in _DETERMINERS]
     if not words or words[0] in _PRONOUN_OBJECT:
         return ""
@@ -276,7 +276,7 @@ def _habit(verb: str | None, obj: str | None) -> tuple[Slot, str] | None:
     verb_fold = fold(verb) if verb else ""
     key = ""
     if obj:
-        obj = _TIME_TAIL.sub("", obj.strip(" .!?"))
+        obj = _TIME_TAIL.sub("", " " + obj.strip(" .!?")).strip()
     if obj and not _QUANTITY.match(obj):
         head_words = [w for w in re.findall(r"[a-z]+", _CUT_AT_PREPOSITION.sub("", _CUT.sub("", obj)).casefold())]
         head_words = [w for w in head_words if w not in _DETERMINERS]
@@ -605,7 +605,7 @@ _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
     (re.compile(r"(?:is|has\s+been|stayed)\s+sober\b", _I), lambda m: [Reading(Slot("habit", "drink"), "", ends=True)]),
     (re.compile(r"is\s+(?:a\s+)?(?:non-?smoker|ex-?smoker|former\s+smoker)\b", _I), lambda m: [Reading(Slot("habit", "smok"), "", ends=True)]),
     (re.compile(rf"{_NEG}\s+(?P<verb>smoke|vape|drink|gamble)\b(?:\s+(?P<obj>[^,;]+))?", _I), _habit_reading(negated=True)),
-    (re.compile(r"(?:is\s+)?(?P<verb>smokes|smoking|vapes|vaping|drinks|drinking|gambles|gambling)\b(?:\s+(?P<obj>[^,;]+))?", _I), _habit_reading()),
+    (re.compile(r"(?:is\s+|started\s+|began\s+|is\s+back\s+to\s+|went\s+back\s+to\s+)?(?P<verb>smokes|smoke|smoking|vapes|vaping|drinks|drinking|gambles|gambling)\b(?:\s+(?P<obj>[^,;]+))?", _I), _habit_reading()),
     (re.compile(r"is\s+(?:an?\s+)?(?:heavy\s+|chain\s+|social\s+|regular\s+|daily\s+)?(?P<verb>smoker|drinker|gambler|vaper)\b", _I), _habit_reading()),
     (re.compile(r"is\s+addicted\s+to\s+(?P<obj>[^,;]+)", _I), _habit_reading()),
     (re.compile(

@@ -1,6 +1,15 @@
-"""Call B without a model: ADD, UPDATE, CLOSE or NONE, by word overlap and change cues.
+"""Call B without a model: ADD, UPDATE, CLOSE or NONE, by slots, word overlap and change cues.
 
 Rules, first that applies:
+0. Slots (``write.slots``) — the candidate fills a slot that holds one value at a time, and a
+   neighbour fills the same slot with another value: UPDATE that neighbour ("u:42 now works at
+   Globex" after "u:42 works at Acme Corp", "u:42 hates opera now" after "u:42 loves opera"),
+   or CLOSE it when the candidate only says the value ended with nothing in its place ("u:42
+   quit smoking" after "u:42 smokes a pack a day", "u:42 is no longer vegetarian"). An ending
+   that is an event of its own ("u:42 sold the flat in Xuhui", "u:42 graduated", "u:42 quit
+   their job at Google") is an UPDATE: the old row closes and the event is kept, so the arc
+   stays readable. Neighbours are tried in the order offered. The same value in the same slot
+   is left to the rules below.
 1. NONE — a neighbour already says it: every content word of the candidate is in the
    neighbour, or the two overlap by at least ``SAME`` (Jaccard of content stems), and both say
    it with the same polarity ("plays" vs "no longer plays").
@@ -27,6 +36,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...write.slots import conflicts, readings
 from ..port import Neighbour, RoutingRequest
 from .stems import content_stems, likeness
 
@@ -83,6 +93,9 @@ def route_candidate(request: RoutingRequest) -> dict[str, Any]:
     """The router's answer for one candidate (see the module rules)."""
     if not request.neighbours:
         return {"event": "ADD"}
+    by_slot = _slot_change(request)
+    if by_slot is not None:
+        return by_slot
     text = request.text
     stems = content_stems(text)
     negated = "not" in stems
@@ -106,6 +119,20 @@ def route_candidate(request: RoutingRequest) -> dict[str, Any]:
         if len(theirs) >= 2 and theirs < stems and likeness(stems, theirs) >= BETTER_SAID:
             return {"event": "UPDATE", "old_id": neighbour.label}
     return {"event": "ADD"}
+
+
+def _slot_change(request: RoutingRequest) -> dict[str, Any] | None:
+    """Rule 0: the first neighbour whose slot the candidate gives another value or ends."""
+    mine = readings(request.text)
+    if not mine:
+        return None
+    for neighbour in request.neighbours:
+        theirs = readings(neighbour.text)
+        for new in mine:
+            if any(conflicts(new, old) for old in theirs):
+                closing = new.ends and not new.event
+                return {"event": "CLOSE" if closing else "UPDATE", "old_id": neighbour.label}
+    return None
 
 
 def _sharing_object(text: str, stems: frozenset[str], neighbours: tuple[Neighbour, ...]) -> Neighbour | None:
