@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import attrs
 import numpy as np
 import pytest
 
@@ -184,3 +185,38 @@ def test_an_odd_router_label_is_refused_not_parsed():
             interpret({"event": "UPDATE", "old_id": label}, candidate, offered)
     assert interpret({"event": "UPDATE", "old_id": " 1 "}, candidate, offered).target is offered[1]
     assert interpret({"event": "CLOSE", "old_id": 0}, candidate, offered).target is offered[0]
+
+
+def test_rows_closed_since_the_vectors_were_stacked_are_never_offered():
+    # 40 rows all close to the query: the best ones are closed later, without a reload
+    rows = []
+    for i in range(1, 41):
+        blob, scale = quantize(unit(1.0, i / 400.0, 0.0))
+        rows.append(attrs.evolve(row(i, f"u:42 ran {i} laps on a track."), embedding=blob, embedding_scale=scale))
+    index = RouteIndex.from_rows(1, rows)
+    lap = Candidate(subject="u:42", kind="event", text="u:42 ran 0 laps.", importance=4, evidence=(1,))
+    query = unit(1.0, 0.0, 0.0)[None, :]
+    assert [r.id for r in neighbours([lap], query, "e1", index, limit=3, min_cosine=0.6)[0]] == [1, 2, 3]
+    later = index
+    for closed in range(1, 31):
+        later = later.applied([], [closed], version=1 + closed)
+    assert [r.id for r in neighbours([lap], query, "e1", later, limit=3, min_cosine=0.6)[0]] == [31, 32, 33]
+    assert [r.id for r in neighbours([lap], query, "e1", index, limit=3, min_cosine=0.6)[0]] == [1, 2, 3]
+    assert len(later.rows) == 10 and 5 not in later.rows and 35 in later.rows
+    assert sorted(later.rows) == list(range(31, 41))
+
+
+def test_many_small_writes_keep_the_index_whole():
+    index = RouteIndex.from_rows(1, [row(1, "u:42 lives in Berlin.", embedder=None)])
+    home = Candidate(subject="u:42", kind="event", text="u:42 moved to Lisbon.", importance=6, evidence=(1,))
+    last = 1
+    for n in range(2, 60):  # every write moves house: one row in, the last one out
+        blob, scale = quantize(np.array([1.0, n / 100.0], dtype=np.float32))
+        new = attrs.evolve(row(n, f"u:42 moved to town number {n}."), embedding=blob, embedding_scale=scale)
+        index = index.applied([new], [last], version=n)
+        last = n
+    assert list(index.rows) == [59]
+    found = neighbours([home], unit(1.0, 0.0)[None, :], "e1", index, limit=5, min_cosine=0.6)[0]
+    assert [r.id for r in found] == [59]
+    assert exact_duplicate(Candidate(subject="u:42", kind="event", text="u:42 moved to town number 59", importance=6, evidence=(1,)), index).id == 59
+    assert len(index.spaces["e1"]) <= 9  # merged as it grew

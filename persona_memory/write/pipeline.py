@@ -304,11 +304,18 @@ class _Known:
     version: int | None
     fetch: Callable[[], RouteIndex | None] | None
     index: RouteIndex | None = None
+    unapplied: list[writes.Posted] = attrs.field(factory=list)
 
     def current(self) -> RouteIndex | None:
         """Ours if it is at the version, else the actor's if that is, else ``None``."""
         if self.version is None:
             return None
+        for posted in self.unapplied:  # taken in only when a later slice needs them
+            assert posted.versions is not None
+            if self.index is not None and self.index.version == posted.versions[0]:
+                closed = [c.row_id for c in posted.closed]
+                self.index = self.index.applied(posted.rows, closed, posted.versions[1])
+        self.unapplied.clear()
         if self.index is not None and self.index.version == self.version:
             return self.index
         offered = self.fetch() if self.fetch is not None else None
@@ -326,13 +333,11 @@ class _Known:
         """Follow what a slice committed: the index takes it in when it began at its version."""
         if posted.versions is None:  # a replay: someone else posted; read afresh next time
             self.index, self.version = None, None
+            self.unapplied.clear()
             return
-        before, after = posted.versions
-        if self.index is not None and self.index.version == before:
-            self.index = self.index.applied(posted.rows, [c.row_id for c in posted.closed], after)
-        else:
-            self.index = None
-        self.version = after
+        if posted.versions[0] != posted.versions[1]:
+            self.unapplied.append(posted)
+        self.version = posted.versions[1]
 
 
 def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:

@@ -7,8 +7,11 @@ this index it is a dictionary lookup, one matrix product per slice, and another 
 
 Rules:
 - The index holds one persona's open rows at one row ``version`` of the store (``None``: not
-  known to match any). It is a value: ``applied`` returns a new index, and the arrays it
-  shares with the old one are never written to, so a reader holding the old one is safe.
+  known to match any). It is a value: ``applied`` returns a new index, and the arrays and
+  mappings it shares with the old one are never written to, so a reader holding the old one
+  is safe. Its mappings are ``Layered``: a slice's few changes go in a small layer over the
+  shared base (so ``applied`` costs what changed, not what is there), folded into a new base
+  once the layer has grown past a sixteenth of it.
 - ``texts``: per subject and counterpart, the normalised text of each open row (the key of an
   exact duplicate, ``validation.normalise_text``) → the ids of the open rows saying it,
   ascending.
@@ -16,7 +19,7 @@ Rules:
   ids of the open rows filling it, ascending. Self and world rows fill no slot.
 - ``spaces``: per embedder, chunks of float32 unit vectors with their row ids and a code of
   each row's subject and counterpart. A chunk may still hold rows closed since it was made;
-  they are skipped by id (only ids in ``rows`` count). ``applied`` adds a chunk for the new
+  their ids are in ``dead`` and they are skipped. ``applied`` adds a chunk for the new
   rows; when there are more than ``MAX_CHUNKS`` it merges them into one, without closed rows.
 - ``from_rows`` decodes the vectors itself, in one batch per dimension; ``from_spaces`` takes
   vectors already decoded (the read path's table), without copying them.
@@ -39,6 +42,62 @@ MAX_CHUNKS = 8
 
 Pair = tuple[str, str | None]
 
+_MISSING = object()
+_GONE = object()
+
+
+class Layered(Mapping):
+    """A read-only mapping: a shared ``base`` dict under a small layer of changes (a value,
+    or ``_GONE`` for a key taken out). ``updated`` returns a new one; neither is changed."""
+
+    __slots__ = ("_base", "_top")
+
+    def __init__(self, base: dict | None = None, top: dict | None = None) -> None:
+        self._base = base if base is not None else {}
+        self._top = top if top is not None else {}
+
+    def get(self, key, default=None):
+        value = self._top.get(key, _MISSING)
+        if value is _MISSING:
+            return self._base.get(key, default)
+        return default if value is _GONE else value
+
+    def __getitem__(self, key):
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key) -> bool:
+        return self.get(key, _MISSING) is not _MISSING
+
+    def __iter__(self):
+        top = self._top
+        for key in self._base:
+            if key not in top:
+                yield key
+        for key, value in top.items():
+            if value is not _GONE:
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def updated(self, changes: dict) -> Layered:
+        """This mapping with ``changes`` (``_GONE`` takes a key out)."""
+        if not changes:
+            return self
+        top = {**self._top, **changes}
+        if len(top) * 16 <= len(self._base):
+            return Layered(self._base, top)
+        base = dict(self._base)
+        for key, value in top.items():
+            if value is _GONE:
+                base.pop(key, None)
+            else:
+                base[key] = value
+        return Layered(base, {})
+
 
 @attrs.frozen(eq=False)
 class Chunk:
@@ -54,15 +113,16 @@ class RouteIndex:
     """One persona's open rows as routing reads them (see the module rules)."""
 
     version: int | None
-    rows: Mapping[int, MemoryRow]
-    texts: Mapping[tuple[str, str | None, str], tuple[int, ...]]
-    slots: Mapping[tuple[str, str | None, Slot], tuple[int, ...]]
+    rows: Layered  # row id -> open MemoryRow
+    texts: Layered  # (subject, counterpart, normalised text) -> row ids, ascending
+    slots: Layered  # (subject, counterpart, Slot) -> row ids, ascending
     spaces: Mapping[str, tuple[Chunk, ...]]
     pairs: Mapping[Pair, int]
+    dead: np.ndarray = attrs.field(factory=lambda: np.zeros(0, dtype=np.int64))  # ids in chunks, closed
 
     @classmethod
     def empty(cls, version: int | None = None) -> RouteIndex:
-        return cls(version, {}, {}, {}, {}, {})
+        return cls(version, Layered(), Layered(), Layered(), {}, {})
 
     @classmethod
     def from_rows(cls, version: int | None, rows: Iterable[MemoryRow]) -> RouteIndex:
@@ -88,7 +148,9 @@ class RouteIndex:
                 (_code(pairs, rows[i]) if i in rows else -1 for i in id_array.tolist()), np.int64, len(id_array)
             )
             chunks[name] = (Chunk(id_array, codes, matrix),)
-        index = cls(version, {}, {}, {}, chunks, pairs)
+        in_chunks = np.concatenate([c.ids for cs in chunks.values() for c in cs] or [np.zeros(0, np.int64)])
+        dead = np.unique(in_chunks[np.fromiter((i not in rows for i in in_chunks.tolist()), bool, len(in_chunks))])
+        index = cls(version, Layered(), Layered(), Layered(), chunks, pairs, dead)
         return index._with(list(rows.values()), {}, (), vectors_known=True)
 
     def applied(self, added: Sequence[MemoryRow], closed: Iterable[int], version: int | None) -> RouteIndex:
@@ -105,24 +167,28 @@ class RouteIndex:
         *,
         vectors_known: bool = False,
     ) -> RouteIndex:
-        rows = dict(self.rows)
-        texts = dict(self.texts)
-        slots = dict(self.slots)
+        row_changes: dict = {}
+        text_changes: dict = {}
+        slot_changes: dict = {}
         for row_id in closed:
-            row = rows.pop(row_id, None)
-            if row is None:
+            row = self.rows.get(row_id)
+            if row is None or row_changes.get(row_id) is _GONE:
                 continue
-            _drop(texts, _text_key(row), row_id)
+            row_changes[row_id] = _GONE
+            _drop(self.texts, text_changes, _text_key(row), row_id)
             for slot in _slots_of(row):
-                _drop(slots, (row.subject, row.counterpart, slot), row_id)
+                _drop(self.slots, slot_changes, (row.subject, row.counterpart, slot), row_id)
         for row in sorted(added, key=lambda r: r.id):  # type: ignore[arg-type, return-value]
             assert row.id is not None
-            rows[row.id] = row
-            key = _text_key(row)
-            texts[key] = (*texts.get(key, ()), row.id)
+            row_changes[row.id] = row
+            _add(self.texts, text_changes, _text_key(row), row.id)
             for slot in _slots_of(row):
-                key3 = (row.subject, row.counterpart, slot)
-                slots[key3] = (*slots.get(key3, ()), row.id)
+                _add(self.slots, slot_changes, (row.subject, row.counterpart, slot), row.id)
+        rows = self.rows.updated(row_changes)
+        texts = self.texts.updated(text_changes)
+        slots = self.slots.updated(slot_changes)
+        gone = [i for i, v in row_changes.items() if v is _GONE]
+        dead = np.union1d(self.dead, np.asarray(gone, dtype=np.int64)) if gone else self.dead
         pairs = dict(self.pairs) if vectors else self.pairs
         spaces = dict(self.spaces)
         if not vectors_known:
@@ -132,18 +198,29 @@ class RouteIndex:
                 if len(chunks) > MAX_CHUNKS and len({c.matrix.shape[1] for c in chunks}) == 1:
                     chunks = (_merged(chunks, rows),)
                 spaces[name] = chunks
-        return RouteIndex(self.version, rows, texts, slots, spaces, pairs)
+        if dead.size and any(len(spaces[name]) == 1 and len(self.spaces.get(name, ())) > 1 for name in vectors):
+            held = np.concatenate([c.ids for cs in spaces.values() for c in cs])
+            dead = dead[np.isin(dead, held)]  # a merge dropped the closed rows it held
+        return RouteIndex(self.version, rows, texts, slots, spaces, pairs, dead)
 
     def pair_code(self, subject: str, counterpart: str | None) -> int | None:
         return self.pairs.get((subject, counterpart))
 
 
-def _drop(mapping: dict, key: object, row_id: int) -> None:
-    held = tuple(i for i in mapping.get(key, ()) if i != row_id)
-    if held:
-        mapping[key] = held
-    else:
-        mapping.pop(key, None)
+def _held(mapping: Layered, changes: dict, key: object) -> tuple[int, ...]:
+    held = changes.get(key, _MISSING)
+    if held is _MISSING:
+        return mapping.get(key, ())
+    return () if held is _GONE else held
+
+
+def _drop(mapping: Layered, changes: dict, key: object, row_id: int) -> None:
+    held = tuple(i for i in _held(mapping, changes, key) if i != row_id)
+    changes[key] = held if held else _GONE
+
+
+def _add(mapping: Layered, changes: dict, key: object, row_id: int) -> None:
+    changes[key] = (*_held(mapping, changes, key), row_id)
 
 
 def _text_key(row: MemoryRow) -> tuple[str, str | None, str]:

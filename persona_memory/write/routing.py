@@ -103,6 +103,10 @@ def neighbours(
                 if mask is None:
                     mask = masks[code] = chunk.pairs == code
                 found = np.flatnonzero(mask & (scores[:, column] >= min_cosine))
+                if index.dead.size and found.size:
+                    found = found[~np.isin(chunk.ids[found], index.dead)]
+                if len(found) > 4 * limit:  # only the best can be offered: sort those alone
+                    found = found[np.argpartition(-scores[found, column], 4 * limit)[: 4 * limit]]
                 hits[i].extend(zip((-scores[found, column]).tolist(), chunk.ids[found].tolist()))
         for i in wanted:
             best = sorted(h for h in hits[i] if h[1] in index.rows)[:limit]

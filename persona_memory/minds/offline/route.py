@@ -33,6 +33,7 @@ Only labels that were offered are ever returned.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -89,6 +90,11 @@ _TOPIC_CUES = {
 }
 
 
+_stems = functools.lru_cache(maxsize=1 << 14)(content_stems)
+"""``content_stems``, remembered: the same neighbours come back for every candidate about one
+person, slice after slice."""
+
+
 def route_candidate(request: RoutingRequest) -> dict[str, Any]:
     """The router's answer for one candidate (see the module rules)."""
     if not request.neighbours:
@@ -97,17 +103,17 @@ def route_candidate(request: RoutingRequest) -> dict[str, Any]:
     if by_slot is not None:
         return by_slot
     text = request.text
-    stems = content_stems(text)
+    stems = _stems(text)
     negated = "not" in stems
     for neighbour in request.neighbours:
-        theirs = content_stems(neighbour.text)
+        theirs = _stems(neighbour.text)
         if negated != ("not" in theirs):
             continue
         if stems and (stems <= theirs or likeness(stems, theirs) >= SAME):
             return {"event": "NONE"}
     ending = bool(_ENDING.search(text)) and not _REPLACEMENT.search(text)
     for neighbour in request.neighbours:
-        theirs = content_stems(neighbour.text)
+        theirs = _stems(neighbour.text)
         if negated != ("not" in theirs) and stems ^ theirs == {"not"} and len(stems | theirs) >= 2:
             return {"event": "CLOSE" if ending else "UPDATE", "old_id": neighbour.label}
     if _ENDING.search(text) or _CHANGE.search(text):
@@ -115,7 +121,7 @@ def route_candidate(request: RoutingRequest) -> dict[str, Any]:
         if target is not None:
             return {"event": "CLOSE" if ending else "UPDATE", "old_id": target.label}
     for neighbour in request.neighbours:
-        theirs = content_stems(neighbour.text)
+        theirs = _stems(neighbour.text)
         if len(theirs) >= 2 and theirs < stems and likeness(stems, theirs) >= BETTER_SAID:
             return {"event": "UPDATE", "old_id": neighbour.label}
     return {"event": "ADD"}
@@ -140,7 +146,7 @@ def _sharing_object(text: str, stems: frozenset[str], neighbours: tuple[Neighbou
     mine = stems - _CUE_WORDS - _GENERIC
     best, best_shared = None, 0
     for neighbour in neighbours:
-        shared = len(mine & (content_stems(neighbour.text) - _GENERIC))
+        shared = len(mine & (_stems(neighbour.text) - _GENERIC))
         if shared > best_shared:
             best, best_shared = neighbour, shared
     if best is not None:
@@ -149,6 +155,6 @@ def _sharing_object(text: str, stems: frozenset[str], neighbours: tuple[Neighbou
         if not cue.search(text) or not stems & _TOPICS[topic]:
             continue
         for neighbour in neighbours:
-            if content_stems(neighbour.text) & _TOPICS[topic]:
+            if _stems(neighbour.text) & _TOPICS[topic]:
                 return neighbour
     return None
