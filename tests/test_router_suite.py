@@ -119,6 +119,28 @@ ADDS = {
         "I live in Berlin.", "My sister moved to Lisbon.", ("lives in Berlin", "sister moved to Lisbon")
     ),
     "selling one thing leaves another": case("I own a sailboat.", "I sold my old bike.", ("sailboat", "bike")),
+    "two dogs are two rows": case("I have a dog named Rex.", "I have a dog named Bo.", ("Rex", "Bo")),
+    "keys left at the office leave the job alone": case(
+        "I work for a startup.", "I left my keys at the office yesterday.", ("startup", "keys")
+    ),
+    "hours in the garden are not a job": case(
+        "I work at the bank.", "I work for hours on my garden every weekend.", ("bank", "garden")
+    ),
+    "a stop on the way is not quitting": case(
+        "I smoke a pack a day.", "I stopped at the pharmacy after work.", ("pack a day", "pharmacy")
+    ),
+    "a sister's job is not one's own": case(
+        "I work as a nurse.", "My sister works as a teacher.", ("nurse", "teacher")
+    ),
+    "a brother's engagement is not one's own": case(
+        "I'm dating Robin.", "My brother is engaged to Kim.", ("dating Robin", "Kim")
+    ),
+    "liking a city does not move one there": case(
+        "I moved to Lisbon.", "I love Lisbon in the spring.", ("moved to Lisbon", "loves Lisbon")
+    ),
+    "one game is not a habit changed": case(
+        "I play tennis every Sunday.", "I played tennis with my cousin yesterday.", ("every Sunday", "cousin")
+    ),
 }
 
 CASES = {**UPDATES, **CLOSES, **NONES, **ADDS}

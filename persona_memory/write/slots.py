@@ -122,8 +122,19 @@ def conflicts(new: Reading, old: Reading) -> bool:
     if new.slot != old.slot:
         return False
     if new.ends:
-        return not old.ends and (not new.value or same_value(new.slot.name, new.value, old.value))
+        return not old.ends and (not new.value or _names_it(new.slot.name, new.value, old.value))
     return old.ends or not same_value(new.slot.name, new.value, old.value)
+
+
+def _names_it(name: str, ended: str, held: str) -> bool:
+    """Whether an ending that names what ended (``ended``: "left Acme") is about the value
+    ``held``: the same, or, for loosely compared slots, sharing a word that is not generic —
+    an ending never ends a value it cannot be seen to name."""
+    if ended == held:
+        return True
+    if name not in _LOOSE:
+        return same_value(name, ended, held)
+    return bool(_words(ended) & _words(held))
 
 
 def same_value(name: str, a: str, b: str) -> bool:
@@ -322,8 +333,16 @@ def _g(match: re.Match[str], name: str) -> str | None:
     return match.groupdict().get(name)
 
 
+_NOT_EMPLOYERS = frozenset(
+    """hour hours day days week weeks month months year years minute minutes while long ages free
+    fun money nothing food living hard""".split()
+)
+
+
 def _employment(match: re.Match[str], *, ends: bool = False, event: bool = True) -> list[Reading | None]:
     org, role = _clean(_g(match, "org")), _clean(_g(match, "role"))
+    if org and (org.split()[0] in _NOT_EMPLOYERS or org.split()[0].isdigit()):
+        return []
     if ends:
         return [
             Reading(Slot("employer"), org, ends=True, event=event),
@@ -473,7 +492,7 @@ _NO_MORE = r"(?:no\s+longer|does\s*n[o']t|does\s+not|used\s+to|stopped|quit|gave
 
 _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
     # -- work
-    (re.compile(r"work|job|position|role|gig|hired|employ|promot|demot|resign|retir|laid|fired|let\s+go|redundan|sacked|unemploy|\sat\s|\sfor\s", _I), (
+    (re.compile(r"work|job|position|role|gig|company|firm|hired|employ|promot|demot|resign|retir|laid|fired|let\s+go|redundan|sacked|unemploy|\sat\s|\sfor\s", _I), (
     (re.compile(rf"(?:is\s+)?work(?:s|ing)\s+(?:at|for)\s+{_ORG}(?:\s+as\s+{_ROLE})?{_END}", _I), _employment),
     (re.compile(rf"(?:is\s+)?work(?:s|ing)\s+as\s+{_ROLE}(?:\s+(?:at|for)\s+{_ORG})?{_END}", _I), _employment),
     (re.compile(
@@ -489,7 +508,7 @@ _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
     (re.compile(
         r"(?:(?:quit|lost|resigned\s+from|walked\s+away\s+from|has\s+quit)\s+(?:(?:their|his|her|the|a)\s+)?"
         r"(?:(?:old|current|day|full-time|part-time)\s+)?(?:job|position|role|work)|(?:left|has\s+left)\s+"
-        r"(?:(?:their|his|her|the|a)\s+)?(?:(?:old|current|day|full-time|part-time)\s+)?(?:job|position|role))\b"
+        r"(?:(?:their|his|her|the|a)\s+)?(?:(?:old|current|day|full-time|part-time)\s+)?(?:job|position|role|company|firm))\b"
         rf"(?:\s+(?:at|with|for)\s+{_ORG}{_END})?", _I),
      lambda m: _employment(m, ends=True)),
     (re.compile(rf"(?:resigned|has\s+resigned|retired|has\s+retired|is\s+retired)(?:\s+from\s+{_ORG}{_END})?", _I),

@@ -19,9 +19,10 @@ Rules, first that applies:
 3. UPDATE — the candidate carries a change ("sold", "quit", "moved out", "moved to", "now works
    at", "left", "broke up", "divorced", "changed", or an ending with a replacement: "no longer
    works at Google, now at Tencent") and shares its object with a neighbour. Sharing is a
-   common content word that is not a generic verb, or a topic — work, home, partner — that the
-   candidate and the neighbour both speak of, for the cues that are about one ("now works at
-   Tencent" updates "works at Google"; "sold their old bike" leaves "owns a flat" alone).
+   common content word that is not a generic verb ("sold the flat in Xuhui" updates "owns a
+   flat in Xuhui"; "sold their old bike" leaves "owns a flat" alone). A change of job, home or
+   partner said in other words is rule 0's; a cue and a topic word alone ("left their keys at
+   the office") change nothing.
    A contradiction — the same words with the opposite polarity ("u:42 is vegetarian" after
    "u:42 is not vegetarian", "u:42 does not drink coffee" after "u:42 drinks coffee") — is an
    UPDATE too, unless it is a pure ending (rule 2).
@@ -67,27 +68,7 @@ _GENERIC = content_stems(
     "likes love loves enjoy enjoys use uses take took want wants new now still year years time "
     "day days thing things really lot"
 )
-_TOPICS = {
-    "work": content_stems(
-        "work works job jobs company office boss career engineer position role hired fired "
-        "quit resigned employer colleague colleagues team startup firm manager salary"
-    ),
-    "home": content_stems(
-        "live lives lived flat apartment house home moved move rent rents neighbourhood "
-        "neighborhood city town place owns owned bought"
-    ),
-    "partner": content_stems(
-        "girlfriend boyfriend partner husband wife married marry dating dates relationship "
-        "engaged divorce divorced wedding together fiance fiancee"
-    ),
-}
-_TOPIC_CUES = {
-    "work": re.compile(
-        r"\b(?:now works?|quit|resigned|fired|laid off|retired|new job|changed jobs?|left)\b", re.I
-    ),
-    "home": re.compile(r"\b(?:moved|moving|sold|now lives?)\b", re.I),
-    "partner": re.compile(r"\b(?:broke up|breaking up|split up|divorc\w+|left)\b", re.I),
-}
+
 
 
 _stems = functools.lru_cache(maxsize=1 << 14)(content_stems)
@@ -142,19 +123,11 @@ def _slot_change(request: RoutingRequest) -> dict[str, Any] | None:
 
 
 def _sharing_object(text: str, stems: frozenset[str], neighbours: tuple[Neighbour, ...]) -> Neighbour | None:
-    """The neighbour the change is about: most object words in common, then a common topic."""
+    """The neighbour the change is about: the most object words in common."""
     mine = stems - _CUE_WORDS - _GENERIC
     best, best_shared = None, 0
     for neighbour in neighbours:
         shared = len(mine & (_stems(neighbour.text) - _GENERIC))
         if shared > best_shared:
             best, best_shared = neighbour, shared
-    if best is not None:
-        return best
-    for topic, cue in _TOPIC_CUES.items():
-        if not cue.search(text) or not stems & _TOPICS[topic]:
-            continue
-        for neighbour in neighbours:
-            if _stems(neighbour.text) & _TOPICS[topic]:
-                return neighbour
-    return None
+    return best
