@@ -78,6 +78,13 @@ UPDATES = {
         "I'm a nurse at the children's hospital.", "I quit my job at the hospital.", ("quit",), ("nurse",)
     ),
     "moved out of the old place": case("I live in Cusco.", "I moved out of Cusco.", ("moved out",), ("lives in Cusco",)),
+    "switched jobs, said in passing": case(
+        "I work at Harbor Bank.", "I switched jobs, I'm at Globex now.", ("switched jobs",), ("Harbor Bank",)
+    ),
+    "moved in with a partner": case(
+        "I live in a flat in Leeds.", "I moved in with my girlfriend.", ("moved in with",), ("Leeds",)
+    ),
+    "given away": case("I own a car.", "I gave my car to my cousin.", ("cousin",), ("owns a car",)),
     "a habit back after quitting": case(
         "I quit smoking last year.", "I started smoking again.", ("smoking again",), ("quit smoking",)
     ),
@@ -87,6 +94,7 @@ CLOSES = {
     "a habit quit": case("I smoke a pack a day.", "I quit smoking.", (), ("pack a day",)),
     "drinking given up": case("I drink wine every night.", "I gave up drinking.", (), ("wine",)),
     "a weekly game stopped": case("I play tennis every Sunday.", "I stopped playing tennis.", (), ("tennis",)),
+    "no longer a smoker": case("I smoke a pack a day.", "I'm not a smoker anymore.", (), ("pack a day",)),
     "a liking ended": case("I love jazz.", "I don't like jazz anymore.", (), ("jazz",)),
     "a diet ended": case("I'm vegan.", "I'm not vegan anymore.", (), ("vegan",)),
     "a workplace left, nothing new": case(

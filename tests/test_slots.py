@@ -199,3 +199,20 @@ def test_what_conflicts():
     assert not conflicts(Reading(Slot("owns", "van"), ""), Reading(Slot("owns", "van"), ""))
     assert conflicts(Reading(Slot("owns", "van"), "", ends=True), Reading(Slot("owns", "van"), ""))
     assert not conflicts(Reading(Slot("owns", "van"), "", ends=True), Reading(Slot("owns", "bike"), ""))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("u:7 switched jobs, they're at a bakery now.", [("employer", "", "", True), ("role", "", "", True)]),
+        ("u:7 got a promotion to shift lead.", [("role", "", "shift lead", False)]),
+        ("u:7 and their partner live in Bergen now.", [("home", "", "bergen", False)]),
+        ("u:7 moved back home to Tartu.", [("home", "", "tartu", False)]),
+        ("u:7 moved in with their boyfriend.", [("home", "", "", True)]),
+        ("u:7 is not a smoker anymore.", [("habit", "smok", "smok", True)]),
+        ("u:7 gave their old piano to a school.", [("owns", "piano", "", True)]),
+        ("u:7 gave a talk at the library.", []),
+    ],
+)
+def test_other_ways_a_chat_says_a_change(text, expected):
+    assert read(text) == expected

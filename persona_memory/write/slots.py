@@ -94,6 +94,8 @@ def readings(text: str) -> tuple[Reading, ...]:
         if number > 0:
             clause = _CLAUSE_SUBJECT.sub("", clause, count=1)
         clause = _LEADING_ADVERBS.sub("", clause)
+        clause = _PLURAL_VERB.sub("is ", clause)
+        clause = _BASE_FORMS.sub(_third_person, clause)
         out.extend(_read_clause(clause))
     valued = {r.slot for r in out if not r.ends}
     kept: list[Reading] = []
@@ -102,6 +104,11 @@ def readings(text: str) -> tuple[Reading, ...]:
             continue
         kept.append(reading)
     return tuple(kept)
+
+
+def _third_person(match: re.Match[str]) -> str:
+    verb = match.group(1)
+    return "studies" if verb == "study" else verb + "s"
 
 
 def _read_clause(clause: str) -> list[Reading]:
@@ -317,7 +324,11 @@ _CLAUSE_BREAK = re.compile(
     r"\s*[;,]\s*(?:and\s+|but\s+|then\s+|so\s+)?|\s+(?:and|but|then|after|before|because|since|while|when|so)\s+",
     _I,
 )
-_CLAUSE_SUBJECT = re.compile(r"^(?:they|he|she|u:\d+)\s+", _I)
+_CLAUSE_SUBJECT = re.compile(r"^(?:they|he|she|u:\d+)(?:\s+|(?='))", _I)
+_PLURAL_VERB = re.compile(r"^(?:'re\s+|are\s+|'s\s+)", _I)
+"""A clause led by "they're" / "they are" (the extraction's "they" for the speaker) reads as
+"is"; "u:42 and family live in …" as "lives"."""
+_BASE_FORMS = re.compile(r"^(live|work|own|love|like|hate|enjoy|smoke|drink|study)\b", _I)
 _LEADING_ADVERBS = re.compile(
     r"^(?:(?:now|still|just|recently|finally|already|also|currently|officially|actually|really|"
     r"happily|newly|lately|again|even|both|soon|then|since|eventually|basically|totally|"
@@ -504,6 +515,10 @@ _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
     (re.compile(rf"(?:was|got|has\s+been)\s+hired\s+as\s+{_ROLE}(?:\s+(?:at|by)\s+{_ORG})?{_END}", _I), _employment),
     (re.compile(rf"is\s+employed\s+(?:at|by)\s+{_ORG}(?:\s+as\s+{_ROLE})?{_END}", _I), _employment),
     (re.compile(rf"(?:is|was|got|has\s+been|has\s+got|just\s+got)\s+(?:promoted|demoted)\s+to\s+{_ROLE}(?:\s+at\s+{_ORG})?{_END}", _I), _employment),
+    (re.compile(r"(?:switched|changed|has\s+switched|has\s+changed)\s+(?:jobs|careers|employers|companies)\b", _I),
+     lambda m: _employment(m, ends=True)),
+    (re.compile(rf"(?:got|received|earned|was\s+given)\s+a\s+promotion(?:\s+to\s+{_ROLE})?{_END}", _I),
+     lambda m: _employment(m) if _g(m, "role") else [Reading(Slot("role"), "", ends=True, event=True)]),
     (re.compile(rf"(?:is|became|has\s+become)\s+(?:an?|the)\s+(?P<role>[\w' -]+?)\s+(?:at|for)\s+{_ORG}{_END}", _I), _role_at),
     (re.compile(
         r"(?:(?:quit|lost|resigned\s+from|walked\s+away\s+from|has\s+quit)\s+(?:(?:their|his|her|the|a)\s+)?"
@@ -555,9 +570,10 @@ _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
     (re.compile(r"liv|mov|relocat|settled|resides|based|left", _I), (
     (re.compile(r"(?:is\s+)?liv(?:es|ing)\s+(?:in|on|at|near)\s+(?P<place>[^,;]+)", _I), _home),
     (re.compile(
-        r"(?:has\s+|have\s+)?(?:moved|relocated|is\s+moving|is\s+relocating)(?:\s+back|\s+house|\s+home|\s+abroad)?\s+"
+        r"(?:has\s+|have\s+)?(?:moved|relocated|is\s+moving|is\s+relocating)(?:\s+back|\s+house|\s+home|\s+abroad)*\s+"
         r"(?:to|into)\s+(?P<place>[^,;]+)", _I), _home),
     (re.compile(r"(?:settled(?:\s+down)?|resides|is\s+based)\s+in\s+(?P<place>[^,;]+)", _I), _home),
+    (re.compile(r"(?:moved|has\s+moved|is\s+moving)\s+in\s+with\b", _I), lambda m: [Reading(Slot("home"), "", ends=True, event=True)]),
     (re.compile(r"(?:moved|has\s+moved)\s+(?:out|away)(?:\s+(?:of|from)\s+(?P<place>[^,;]+))?", _I), lambda m: _home(m, ends=True, event=True)),
     (re.compile(rf"(?:no\s+longer\s+lives|{_NEG}\s+live|used\s+to\s+live)(?:\s+(?:in|at|near)\s+(?P<place>[^,;]+?))?(?:\s+any ?more)?{_END}", _I),
      lambda m: _home(m, ends=True)),
@@ -595,9 +611,10 @@ _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
     (re.compile(r"(?:eats|is\s+eating|started\s+eating|has\s+started\s+eating|went\s+back\s+to\s+eating|is\s+back\s+to\s+eating)\s+meat\b", _I), _diet("meat")),
     )),
     # -- owns
-    (re.compile(r"sold|rid\s+of|gave\s+away|given\s+away|traded|donated|own|have|has|bought|purchas|got", _I), (
+    (re.compile(r"sold|rid\s+of|gave|given\s+away|traded|donated|own|have|has|bought|purchas|got", _I), (
     (re.compile(r"(?:sold|has\s+sold|got\s+rid\s+of|gave\s+away|has\s+given\s+away|traded\s+in|donated|no\s+longer\s+owns|does\s*n[o']t\s+own)\s+(?P<obj>[^,;]+)", _I), _owns(ends=True)),
     (re.compile(r"does\s*n[o']t\s+have\s+(?P<obj>[^,;]+?)\s+any ?more", _I), _owns(ends=True)),
+    (re.compile(r"gave\s+(?P<obj>(?:their|his|her|the|an?|its)\s+[^,;]+?)\s+(?:away|to)\b", _I), _owns(ends=True)),
     (re.compile(r"(?:owns|has\s+bought|bought|purchased|has\s+purchased|is\s+the\s+(?:proud\s+)?owner\s+of)\s+(?P<obj>[^,;]+)", _I), _owns()),
     (re.compile(r"(?:has|got)\s+(?P<obj>(?:a|an|two|three|four|another)\s+(?:new\s+)?[^,;]+)", _I), _owns()),
     )),
@@ -623,6 +640,8 @@ _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
     (re.compile(r"does\s*n[o']t\s+(?P<verb>\w+)(?:\s+(?P<obj>[^,;]+?))?\s+any ?more", _I), _habit_reading(ends=True)),
     (re.compile(r"(?:is|has\s+been|stayed)\s+sober\b", _I), lambda m: [Reading(Slot("habit", "drink"), "", ends=True)]),
     (re.compile(r"is\s+(?:a\s+)?(?:non-?smoker|ex-?smoker|former\s+smoker)\b", _I), lambda m: [Reading(Slot("habit", "smok"), "", ends=True)]),
+    (re.compile(r"is\s+(?:no\s+longer|not)\s+an?\s+(?:heavy\s+|regular\s+)?(?P<verb>smoker|drinker|gambler|vaper)\s+any ?more\b", _I), _habit_reading(ends=True)),
+    (re.compile(r"is\s+no\s+longer\s+an?\s+(?:heavy\s+|regular\s+)?(?P<verb>smoker|drinker|gambler|vaper)\b", _I), _habit_reading(ends=True)),
     (re.compile(rf"{_NEG}\s+(?P<verb>smoke|vape|drink|gamble)\b(?:\s+(?P<obj>[^,;]+))?", _I), _habit_reading(negated=True)),
     (re.compile(r"(?:is\s+|started\s+|began\s+|is\s+back\s+to\s+|went\s+back\s+to\s+)?(?P<verb>smokes|smoke|smoking|vapes|vaping|drinks|drinking|gambles|gambling)\b(?:\s+(?P<obj>[^,;]+))?", _I), _habit_reading()),
     (re.compile(r"is\s+(?:an?\s+)?(?:heavy\s+|chain\s+|social\s+|regular\s+|daily\s+)?(?P<verb>smoker|drinker|gambler|vaper)\b", _I), _habit_reading()),
