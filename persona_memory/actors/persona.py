@@ -7,7 +7,9 @@ Rules:
 - Open, join and leave (re)build that room's block at once; quiet and archive hand a
   ``QuietJob`` to the writer lane, so a slow write never stalls the mailbox.
 - The writer only does I/O (``perform``): model calls and transactions. What it did comes back
-  as a report — ``Wrote``, ``Edited``, ``Touched`` — applied here, in order.
+  as a report — ``Wrote``, ``Edited``, ``Touched`` — applied here, in order. It may read the
+  row index's route index (``RowIndex.routing``) for the router: made on first asking from the
+  rows the index holds, a cache filled without an await, never a change to the rows.
 - A block is cached per room with the room's generation. ``block()`` answers from the cache
   without touching the database; a caller asking for a newer generation waits for its build.
   A delivery older than the cached generation is stale and skipped — an archive included: it
