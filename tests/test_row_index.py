@@ -12,6 +12,7 @@ from persona_memory.core.audience import Audience
 from persona_memory.core.block import BlockRules, build_from_table
 from persona_memory.core.ranking import Topic
 from persona_memory.storage.writes import Closed, Posted
+from persona_memory.write.route_index import RouteSource
 
 DAN, CARA = 42, 17
 
@@ -86,6 +87,10 @@ def route_view(index: RowIndex) -> tuple:
     from persona_memory.write.validation import Candidate
 
     routing = index.routing()
+    if isinstance(routing, RouteSource):  # not built since the load: build it, as the write path does
+        routing = routing.build()
+        index.adopt(routing)
+        assert index.routing() is routing
     moved = Candidate(subject="u:42", kind="event", text="u:42 moved to Porto.", importance=6, evidence=(1,))
     near = neighbours([moved], np.array([[1.0, 0.0, 0.0]]), EMBEDDER, routing, limit=5, min_cosine=0.6)
     return (
@@ -133,3 +138,23 @@ async def test_the_write_path_routes_from_the_actors_index_without_reading_rows(
         assert sorted((r.text, r.valid_to is None) for r in rows) == [
             ("u:42 lives in Lisbon.", False), ("u:42 loves sailing.", True), ("u:42 moved to Gdansk.", True),
         ]
+
+
+async def test_the_route_index_is_built_once_per_load_off_the_event_loop(open_test_memory, monkeypatch) -> None:
+    import threading
+
+    builds = []
+    real = RouteSource.build
+
+    def counted(self):
+        builds.append(threading.current_thread() is threading.main_thread())
+        return real(self)
+
+    monkeypatch.setattr(RouteSource, "build", counted)
+    async with open_test_memory() as memory:
+        await memory.send(pm.RoomOpened(room_id="r1", personas=("warren",), humans={DAN}, private=True))
+        for line in ("I live in Lisbon.", "I moved to Gdansk.", "I love sailing.", "I have a cat."):
+            await memory.post_line("r1", "u:42", line)
+            await memory.send(pm.RoomWentQuiet(room_id="r1"))
+            await memory.drain()
+    assert builds == [False]  # once, on a worker thread; later writes kept it up to date

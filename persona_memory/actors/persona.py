@@ -8,8 +8,9 @@ Rules:
   ``QuietJob`` to the writer lane, so a slow write never stalls the mailbox.
 - The writer only does I/O (``perform``): model calls and transactions. What it did comes back
   as a report — ``Wrote``, ``Edited``, ``Touched`` — applied here, in order. It may read the
-  row index's route index (``RowIndex.routing``) for the router: made on first asking from the
-  rows the index holds, a cache filled without an await, never a change to the rows.
+  row index's route index for the router (``RowIndex.routing``: the index, or a snapshot to
+  build it from on a worker thread); the index it built comes back with ``Wrote`` and is kept
+  when it matches the row index.
 - A block is cached per room with the room's generation. ``block()`` answers from the cache
   without touching the database; a caller asking for a newer generation waits for its build.
   A delivery older than the cached generation is stale and skipped — an archive included: it
@@ -238,11 +239,12 @@ class PersonaActor:
 
     def _apply(self, report: Report) -> None:
         match report:
-            case Wrote(posted=posted):
+            case Wrote(posted=posted, routing=routing):
                 # Its own write, applied to the row index when it began at the index's
                 # version; otherwise the next build sees a new version and reloads.
                 if isinstance(posted, writes.Posted):
                     self._index.apply_posted(posted)
+                self._index.adopt(routing)
             case Touched(stamps=stamps, committed=committed):
                 self._touch_queued = False
                 for row_id, stamp in stamps.items():
@@ -425,7 +427,7 @@ class PersonaActor:
                 else:
                     self._lane.report(Touched(stamps))
             case QuietJob(room=room, archiving=archiving, block=block):
-                posted = None
+                posted = routing = None
                 if ctx.write_path is None:
                     log.info(
                         "%s: no write path configured; room %r stays unread past the cursor",
@@ -438,7 +440,8 @@ class PersonaActor:
                         self.persona, room, archiving=archiving, block=block, routing_index=self._index.routing
                     )
                     posted = getattr(result, "posted", None)
-                self._lane.report(Wrote(room.room_id, posted))
+                    routing = getattr(result, "routing", None)
+                self._lane.report(Wrote(room.room_id, posted, routing))
             case EditJob(edit=edit):
                 try:
                     result = outcome.Value(await self._edit(edit))

@@ -16,8 +16,10 @@ Rules:
 - The mind's ``present`` and the rows it may produce are about writable humans who heard the
   slice. A row's ``witnessed`` is who was present at every one of its evidence lines.
 - Routing reads the persona's open rows from a ``RouteIndex``: the actor's own (``routing_index``,
-  asked for when a slice is routed) when it is at the row version the store has, else one
-  loaded from the store; after each slice the index takes in what the slice posted.
+  asked for when a slice is routed) when it is at the row version the store has — built on a
+  worker thread from the actor's snapshot when the actor has none yet — else one loaded from
+  the store; after each slice the index takes in what the slice posted, and the report
+  carries the last one (``routing``) for the actor to keep.
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report.
@@ -37,6 +39,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
 import attrs
+import trio
 
 from ..clock import WallClock
 from ..core.audience import may_write_about
@@ -50,7 +53,7 @@ from ..settings import WriteSettings
 from ..storage import writes
 from ..storage.store import Store, TranscriptLine, persona_version
 from .plan import Vector, WritePlan, make_plan
-from .route_index import RouteIndex
+from .route_index import RouteIndex, RouteSource
 from .routing import Decision, Event, RoutingRefused, exact_duplicate, interpret, neighbours
 from .validation import Candidate, Dropped, SliceFacts, check_candidates
 
@@ -69,6 +72,7 @@ class WriteReport:
     plan: WritePlan | None = None
     posted: writes.Posted | None = None
     parked: str | None = None
+    routing: RouteIndex | None = None
 
 
 class WritePipeline:
@@ -98,7 +102,7 @@ class WritePipeline:
         *,
         archiving: bool = False,
         block: str = "",
-        routing_index: Callable[[], RouteIndex | None] | None = None,
+        routing_index: Callable[[], RouteIndex | RouteSource | None] | None = None,
     ) -> WriteReport:
         """Write what ``persona`` heard in ``room`` since its cursor.
 
@@ -122,7 +126,7 @@ class WritePipeline:
             if any(r.parked for r in done):
                 break
             start = chunk[-1].id
-        report = _merged(persona, room.room_id, reports)
+        report = attrs.evolve(_merged(persona, room.room_id, reports), routing=known.settled())
         if self._on_report is not None:
             for one in reports or [report]:
                 self._on_report(one)
@@ -237,6 +241,8 @@ class WritePipeline:
             blob, scale = quantize(vector)
             vectors[i] = Vector(blob, scale, embedder.name)
         index = known.current()
+        if index is None and known.source is not None:
+            index = known.loaded(await trio.to_thread.run_sync(known.source.build))
         if index is None:
             index = known.loaded(RouteIndex.from_rows(*await self._store.persona_rows(persona)))
         near = neighbours(
@@ -302,12 +308,15 @@ class _Known:
     """The route index one run of the write path reads, and the row version it must be at."""
 
     version: int | None
-    fetch: Callable[[], RouteIndex | None] | None
+    fetch: Callable[[], RouteIndex | RouteSource | None] | None
     index: RouteIndex | None = None
     unapplied: list[writes.Posted] = attrs.field(factory=list)
+    source: RouteSource | None = None
 
     def current(self) -> RouteIndex | None:
-        """Ours if it is at the version, else the actor's if that is, else ``None``."""
+        """Ours if it is at the version, else the actor's if that is, else ``None`` (with
+        ``source`` set when the actor offered what to build it from)."""
+        self.source = None
         if self.version is None:
             return None
         for posted in self.unapplied:  # taken in only when a later slice needs them
@@ -319,10 +328,20 @@ class _Known:
         if self.index is not None and self.index.version == self.version:
             return self.index
         offered = self.fetch() if self.fetch is not None else None
-        if offered is not None and offered.version == self.version:
+        if isinstance(offered, RouteSource) and offered.version == self.version:
+            self.source = offered
+        elif isinstance(offered, RouteIndex) and offered.version == self.version:
             self.index = offered
             return offered
         return None
+
+    def settled(self) -> RouteIndex | None:
+        """The index at the last version this run saw, with every post taken in (``None`` when
+        it has none)."""
+        if self.index is None or self.version is None:
+            return None
+        index = self.current()
+        return index if index is self.index else None
 
     def loaded(self, index: RouteIndex) -> RouteIndex:
         """Take an index just read from the store (its version is the store's)."""

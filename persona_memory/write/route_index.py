@@ -22,7 +22,10 @@ Rules:
   their ids are in ``dead`` and they are skipped. ``applied`` adds a chunk for the new
   rows; when there are more than ``MAX_CHUNKS`` it merges them into one, without closed rows.
 - ``from_rows`` decodes the vectors itself, in one batch per dimension; ``from_spaces`` takes
-  vectors already decoded (the read path's table), without copying them.
+  vectors already decoded (the read path's table), without copying them. Making one reads every
+  row's slots (about 25 µs a row the first time a text is seen), so the actor hands the write
+  path a ``RouteSource`` — a snapshot of what the index is made from — whose ``build`` is pure
+  and runs on a worker thread.
 """
 
 from __future__ import annotations
@@ -205,6 +208,20 @@ class RouteIndex:
 
     def pair_code(self, subject: str, counterpart: str | None) -> int | None:
         return self.pairs.get((subject, counterpart))
+
+
+@attrs.frozen(eq=False)
+class RouteSource:
+    """What a ``RouteIndex`` at ``version`` is made from: the open rows (a copy) and, per
+    embedder, the row ids and unit vectors of a decoded matrix (never written to)."""
+
+    version: int | None
+    rows: Mapping[int, MemoryRow]
+    spaces: Mapping[str, tuple[np.ndarray, np.ndarray]]
+
+    def build(self) -> RouteIndex:
+        """The index (pure: safe on a worker thread)."""
+        return RouteIndex.from_spaces(self.version, self.rows, self.spaces)
 
 
 def _held(mapping: Layered, changes: dict, key: object) -> tuple[int, ...]:
