@@ -48,7 +48,6 @@ from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
 from ..rooms import RoomState
-from ..rows import MemoryRow
 from ..settings import WriteSettings
 from ..storage import writes
 from ..storage.store import Store, TranscriptLine, persona_version
@@ -244,7 +243,8 @@ class WritePipeline:
         if index is None and known.source is not None:
             index = known.loaded(await trio.to_thread.run_sync(known.source.build))
         if index is None:
-            index = known.loaded(RouteIndex.from_rows(*await self._store.persona_rows(persona)))
+            version, rows = await self._store.persona_rows(persona)
+            index = known.loaded(await trio.to_thread.run_sync(RouteIndex.from_rows, version, rows))
         near = neighbours(
             candidates,
             matrix,
