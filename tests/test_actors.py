@@ -84,7 +84,7 @@ class FakeWritePath:
         self.most_at_once: Counter[str] = Counter()
         self.entered: dict[str, trio.Event] = defaultdict(trio.Event)
 
-    async def __call__(self, persona: str, room: RoomState, *, archiving: bool, block: str = "") -> None:
+    async def __call__(self, persona: str, room: RoomState, *, archiving: bool, block: str = "", **context: object) -> None:
         call = Call(persona, room.room_id, archiving, trio.current_time())
         self.attempts.append(call)
         self.active[persona] += 1

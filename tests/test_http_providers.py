@@ -223,6 +223,11 @@ def test_the_routing_prompt_is_mem0s_manager_without_delete() -> None:
         "There is no delete",
         "Refer only to the ids shown there; never make one up.",
         '{"event": "UPDATE", "old_id": "0"}',
+        "Some things hold one value at a time — where someone works, their role or title, where "
+        "they live, their relationship status, their diet, the school they attend, a habit they "
+        "have or quit. A new value for one of these is an UPDATE of the memory that holds the old value",
+        "An ending with nothing in its place is a CLOSE",
+        "Two distinct events stay two memories",
     ]:
         assert rule in system, rule
     assert "Warren" in system and "$" not in system

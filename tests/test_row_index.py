@@ -12,6 +12,7 @@ from persona_memory.core.audience import Audience
 from persona_memory.core.block import BlockRules, build_from_table
 from persona_memory.core.ranking import Topic
 from persona_memory.storage.writes import Closed, Posted
+from persona_memory.write.route_index import RouteSource
 
 DAN, CARA = 42, 17
 
@@ -78,3 +79,82 @@ async def test_the_open_after_the_personas_own_write_reads_no_rows(open_test_mem
         text = await memory.block("warren", "r2")
         assert "nurse" in text
         assert reads == ["warren"]  # the write was applied, not read back
+
+
+def route_view(index: RowIndex) -> tuple:
+    """What the router reads: the duplicates' keys, the slots, and the neighbours of a move."""
+    from persona_memory.write.routing import neighbours
+    from persona_memory.write.validation import Candidate
+
+    routing = index.routing()
+    if isinstance(routing, RouteSource):  # not built since the load: build it, as the write path does
+        routing = routing.build()
+        index.adopt(routing)
+        assert index.routing() is routing
+    moved = Candidate(subject="u:42", kind="event", text="u:42 moved to Porto.", importance=6, evidence=(1,))
+    near = neighbours([moved], np.array([[1.0, 0.0, 0.0]]), EMBEDDER, routing, limit=5, min_cosine=0.6)
+    return (
+        routing.version,
+        sorted((k, v) for k, v in routing.texts.items()),
+        sorted((str(k), v) for k, v in routing.slots.items()),
+        [r.id for r in near[0]],
+    )
+
+
+def test_the_routers_view_after_an_applied_write_is_a_full_reloads() -> None:
+    home = make_row(text="u:42 lives in Lisbon.", vector=[0.0, 1.0, 0.0])
+    rows = [home, make_row(text="u:42 has a dog.", vector=[1.0, 0.0, 0.1]),
+            make_row(subject="u:17", text="u:17 lives in Rome.", vector=[1.0, 0.0, 0.0])]
+    moved = make_row(text="u:42 moved to Gdansk.", vector=[0.9, 0.1, 0.0])
+    index = RowIndex()
+    index.load(4, rows)
+    before = route_view(index)
+    assert before[3] == [rows[1].id, home.id]  # the dog by cosine, the home by its slot
+    assert index.apply_posted(Posted((moved,), (), closed=(Closed(home.id, "2026-08", moved.id),), versions=(4, 5)))
+    fresh = RowIndex()
+    fresh.load(5, [attrs.evolve(home, valid_to="2026-08", closed_by=moved.id), *rows[1:], moved])
+    assert route_view(index) == route_view(fresh)
+    assert route_view(index)[3] == [rows[1].id, moved.id]  # the new home is close by cosine too
+
+
+async def test_the_write_path_routes_from_the_actors_index_without_reading_rows(open_test_memory) -> None:
+    async with open_test_memory() as memory:
+        store = memory._store
+        reads = []
+        real = store.persona_rows
+
+        async def counted(persona: str):
+            reads.append(persona)
+            return await real(persona)
+
+        store.persona_rows = counted  # type: ignore[method-assign]
+        await memory.send(pm.RoomOpened(room_id="r1", personas=("warren",), humans={DAN}, private=True))
+        for line in ("I live in Lisbon.", "I moved to Gdansk.", "I love sailing."):
+            await memory.post_line("r1", "u:42", line)
+            await memory.send(pm.RoomWentQuiet(room_id="r1"))
+            await memory.drain()
+        assert reads == ["warren"]  # the open's load only
+        rows = await memory.memories_about(DAN)
+        assert sorted((r.text, r.valid_to is None) for r in rows) == [
+            ("u:42 lives in Lisbon.", False), ("u:42 loves sailing.", True), ("u:42 moved to Gdansk.", True),
+        ]
+
+
+async def test_the_route_index_is_built_once_per_load_off_the_event_loop(open_test_memory, monkeypatch) -> None:
+    import threading
+
+    builds = []
+    real = RouteSource.build
+
+    def counted(self):
+        builds.append(threading.current_thread() is threading.main_thread())
+        return real(self)
+
+    monkeypatch.setattr(RouteSource, "build", counted)
+    async with open_test_memory() as memory:
+        await memory.send(pm.RoomOpened(room_id="r1", personas=("warren",), humans={DAN}, private=True))
+        for line in ("I live in Lisbon.", "I moved to Gdansk.", "I love sailing.", "I have a cat."):
+            await memory.post_line("r1", "u:42", line)
+            await memory.send(pm.RoomWentQuiet(room_id="r1"))
+            await memory.drain()
+    assert builds == [False]  # once, on a worker thread; later writes kept it up to date

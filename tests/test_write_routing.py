@@ -1,13 +1,17 @@
-"""Routing: exact duplicates, neighbours, and the router's numbers mapped back to rows."""
+"""Routing: exact duplicates, neighbours (by cosine and by slot), and the router's numbers
+mapped back to rows."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
+import attrs
 import numpy as np
 import pytest
 
+from persona_memory.embedding import quantize
 from persona_memory.rows import MemoryRow
+from persona_memory.write.route_index import RouteIndex
 from persona_memory.write.routing import (
     Event,
     RoutingRefused,
@@ -42,17 +46,36 @@ def unit(*xs):
     return v / np.linalg.norm(v)
 
 
+def index_of(rows, vectors=None):
+    """The route index of ``rows``, their vectors given by id (as the read path's table has them)."""
+    vectors = vectors or {}
+    spaces = {}
+    for r in rows:
+        if r.valid_to is None and r.id in vectors and r.embedder:
+            spaces.setdefault(r.embedder, []).append(r.id)
+    return RouteIndex.from_spaces(
+        7,
+        {r.id: r for r in rows if r.valid_to is None},
+        {name: (ids, np.stack([vectors[i] for i in ids])) for name, ids in spaces.items()},
+    )
+
+
+def near(candidate, query, rows, vectors, **kw):
+    kw = {"limit": 5, "min_cosine": 0.6, **kw}
+    return [r.id for r in neighbours([candidate], query[None, :], "e1", index_of(rows, vectors), **kw)[0]]
+
+
 CANDIDATE = Candidate(subject="u:42", kind="event", text="u:42 sold the flat in Xuhui.", importance=7, evidence=(1,))
 
 
 def test_exact_duplicate_ignores_case_spacing_and_final_punctuation():
-    rows = [row(1, "U:42  sold the flat in Xuhui")]
-    assert exact_duplicate(CANDIDATE, rows).id == 1
+    rows = [row(3, "U:42  sold the flat in Xuhui"), row(1, "u:42 sold the flat in Xuhui!")]
+    assert exact_duplicate(CANDIDATE, index_of(rows)).id == 1
 
 
 def test_a_closed_row_or_another_subject_is_not_a_duplicate():
-    assert exact_duplicate(CANDIDATE, [row(1, CANDIDATE.text, valid_to="2026-09")]) is None
-    assert exact_duplicate(CANDIDATE, [row(2, CANDIDATE.text, subject="u:17")]) is None
+    assert exact_duplicate(CANDIDATE, index_of([row(1, CANDIDATE.text, valid_to="2026-09")])) is None
+    assert exact_duplicate(CANDIDATE, index_of([row(2, CANDIDATE.text, subject="u:17")])) is None
 
 
 def test_neighbours_are_same_subject_same_embedder_above_the_cosine_bar_best_first():
@@ -74,16 +97,48 @@ def test_neighbours_are_same_subject_same_embedder_above_the_cosine_bar_best_fir
         5: unit(1, 0, 0),
         6: unit(1, 0, 0),
     }
-    found = neighbours(CANDIDATE, query, "e1", rows, vectors, limit=5, min_cosine=0.6)
-    assert [r.id for r in found] == [1, 2]
-    assert [r.id for r in neighbours(CANDIDATE, query, "e1", rows, vectors, limit=1, min_cosine=0.6)] == [1]
+    assert near(CANDIDATE, query, rows, vectors) == [1, 2]
+    assert near(CANDIDATE, query, rows, vectors, limit=1) == [1]
 
 
 def test_self_rows_are_neighbours_only_with_the_same_counterpart():
     promise = Candidate(subject="self", counterpart="u:42", kind="promise", text="Warren said he would call u:42.", importance=6, evidence=(2,))
     rows = [row(1, "a", subject="self", counterpart="u:42"), row(2, "b", subject="self", counterpart="u:17")]
     vectors = {1: unit(1, 0), 2: unit(1, 0)}
-    assert [r.id for r in neighbours(promise, unit(1, 0), "e1", rows, vectors, limit=5, min_cosine=0.6)] == [1]
+    assert near(promise, unit(1, 0), rows, vectors) == [1]
+
+
+def test_rows_filling_the_same_slot_are_offered_beside_the_cosine_neighbours():
+    rows = [
+        row(1, "u:42 lives in Berlin."),  # same slot, far by cosine
+        row(2, "u:42 owns a flat in Xuhui."),  # close by cosine
+        row(3, "u:42 lives near the sea in Porto."),  # same slot, newer
+        row(4, "u:17 lives in Rome.", subject="u:17"),  # another person's home
+        row(5, "u:42 lived in Oslo once.", valid_to="2026-01"),  # closed
+        row(6, "u:42 plays chess on Sundays."),
+    ]
+    vectors = {1: unit(0, 1), 2: unit(1, 0.1), 3: unit(0, 1), 4: unit(0, 1), 6: unit(0, 1)}
+    moved = Candidate(subject="u:42", kind="event", text="u:42 moved to Lisbon.", importance=6, evidence=(1,))
+    assert near(moved, unit(1, 0), rows, vectors) == [2, 3, 1]
+    assert near(moved, unit(1, 0), rows, vectors, limit=1) == [2, 3]
+    # no cosine neighbour at all: the slot still offers its rows
+    assert near(moved, unit(-1, 0), rows, vectors) == [3, 1]
+
+
+def test_the_index_follows_what_a_write_posted():
+    rows = [row(1, "u:42 lives in Berlin.", embedder=None), row(2, "u:42 has a dog.", embedder=None)]
+    index = index_of(rows)
+    blob, scale = quantize(np.array([1.0, 0.0], dtype=np.float32))
+    new = MemoryRow(
+        id=9, persona="warren", subject="u:42", kind="event", text="u:42 moved to Lisbon.", importance=6,
+        created=T0, embedding=blob, embedding_scale=scale, embedder="e1",
+    )
+    after = index.applied([new], [1], version=8)
+    assert after.version == 8 and index.version == 7
+    moved = Candidate(subject="u:42", kind="event", text="u:42 moved to Lisbon.", importance=6, evidence=(1,))
+    assert exact_duplicate(moved, after).id == 9 and exact_duplicate(moved, index) is None
+    assert [r.id for r in neighbours([moved], unit(1, 0)[None, :], "e1", after, limit=5, min_cosine=0.6)[0]] == [9]
+    assert [r.id for r in neighbours([moved], unit(1, 0)[None, :], "e1", index, limit=5, min_cosine=0.6)[0]] == [1]
 
 
 OFFERED = [row(10, "u:42 owns a flat in Xuhui."), row(11, "u:42 rents a garage.")]
@@ -130,3 +185,38 @@ def test_an_odd_router_label_is_refused_not_parsed():
             interpret({"event": "UPDATE", "old_id": label}, candidate, offered)
     assert interpret({"event": "UPDATE", "old_id": " 1 "}, candidate, offered).target is offered[1]
     assert interpret({"event": "CLOSE", "old_id": 0}, candidate, offered).target is offered[0]
+
+
+def test_rows_closed_since_the_vectors_were_stacked_are_never_offered():
+    # 40 rows all close to the query: the best ones are closed later, without a reload
+    rows = []
+    for i in range(1, 41):
+        blob, scale = quantize(unit(1.0, i / 400.0, 0.0))
+        rows.append(attrs.evolve(row(i, f"u:42 ran {i} laps on a track."), embedding=blob, embedding_scale=scale))
+    index = RouteIndex.from_rows(1, rows)
+    lap = Candidate(subject="u:42", kind="event", text="u:42 ran 0 laps.", importance=4, evidence=(1,))
+    query = unit(1.0, 0.0, 0.0)[None, :]
+    assert [r.id for r in neighbours([lap], query, "e1", index, limit=3, min_cosine=0.6)[0]] == [1, 2, 3]
+    later = index
+    for closed in range(1, 31):
+        later = later.applied([], [closed], version=1 + closed)
+    assert [r.id for r in neighbours([lap], query, "e1", later, limit=3, min_cosine=0.6)[0]] == [31, 32, 33]
+    assert [r.id for r in neighbours([lap], query, "e1", index, limit=3, min_cosine=0.6)[0]] == [1, 2, 3]
+    assert len(later.rows) == 10 and 5 not in later.rows and 35 in later.rows
+    assert sorted(later.rows) == list(range(31, 41))
+
+
+def test_many_small_writes_keep_the_index_whole():
+    index = RouteIndex.from_rows(1, [row(1, "u:42 lives in Berlin.", embedder=None)])
+    home = Candidate(subject="u:42", kind="event", text="u:42 moved to Lisbon.", importance=6, evidence=(1,))
+    last = 1
+    for n in range(2, 60):  # every write moves house: one row in, the last one out
+        blob, scale = quantize(np.array([1.0, n / 100.0], dtype=np.float32))
+        new = attrs.evolve(row(n, f"u:42 moved to town number {n}."), embedding=blob, embedding_scale=scale)
+        index = index.applied([new], [last], version=n)
+        last = n
+    assert list(index.rows) == [59]
+    found = neighbours([home], unit(1.0, 0.0)[None, :], "e1", index, limit=5, min_cosine=0.6)[0]
+    assert [r.id for r in found] == [59]
+    assert exact_duplicate(Candidate(subject="u:42", kind="event", text="u:42 moved to town number 59", importance=6, evidence=(1,)), index).id == 59
+    assert len(index.spaces["e1"]) <= 9  # merged as it grew

@@ -120,10 +120,11 @@ WriteJob = TouchJob | QuietJob | EditJob | FlushJob
 class Wrote:
     """The write path ran for a room (rows may have been written). ``posted``: what it
     committed, when the write path says (a ``storage.writes.Posted``), for the actor to apply
-    to its row index."""
+    to its row index; ``routing``: the route index it ended with, for the row index to keep."""
 
     room_id: str
     posted: object = None
+    routing: object = None
 
 
 @attrs.frozen(eq=False)

@@ -7,7 +7,10 @@ Rules:
 - Open, join and leave (re)build that room's block at once; quiet and archive hand a
   ``QuietJob`` to the writer lane, so a slow write never stalls the mailbox.
 - The writer only does I/O (``perform``): model calls and transactions. What it did comes back
-  as a report — ``Wrote``, ``Edited``, ``Touched`` — applied here, in order.
+  as a report — ``Wrote``, ``Edited``, ``Touched`` — applied here, in order. It may read the
+  row index's route index for the router (``RowIndex.routing``: the index, or a snapshot to
+  build it from on a worker thread); the index it built comes back with ``Wrote`` and is kept
+  when it matches the row index.
 - A block is cached per room with the room's generation. ``block()`` answers from the cache
   without touching the database; a caller asking for a newer generation waits for its build.
   A delivery older than the cached generation is stale and skipped — an archive included: it
@@ -99,12 +102,15 @@ p50 with a touch after every note, 0.97 ms without)."""
 class WritePath(Protocol):
     """Turns a room's transcript since the persona's cursor into rows (the write path).
 
-    ``block`` is the persona's current block for the people present (``""`` if none). What it
-    returns may carry ``posted`` (a ``storage.writes.Posted``: what it committed); the actor
+    ``block`` is the persona's current block for the people present (``""`` if none);
+    ``routing_index`` gives the actor's rows as the router reads them, when asked (the write
+    path uses it only while it matches the store's version). What it returns may carry ``posted`` (a ``storage.writes.Posted``: what it committed); the actor
     applies that to its row index instead of reading every row again.
     """
 
-    async def __call__(self, persona: str, room: RoomState, *, archiving: bool, block: str) -> object: ...
+    async def __call__(
+        self, persona: str, room: RoomState, *, archiving: bool, block: str, routing_index: Callable[[], object]
+    ) -> object: ...
 
 
 @attrs.frozen
@@ -235,11 +241,12 @@ class PersonaActor:
 
     def _apply(self, report: Report) -> None:
         match report:
-            case Wrote(posted=posted):
+            case Wrote(posted=posted, routing=routing):
                 # Its own write, applied to the row index when it began at the index's
                 # version; otherwise the next build sees a new version and reloads.
                 if isinstance(posted, writes.Posted):
                     self._index.apply_posted(posted)
+                self._index.adopt(routing)
             case Touched(stamps=stamps, committed=committed):
                 self._touch_queued = False
                 for row_id, stamp in stamps.items():
@@ -430,7 +437,7 @@ class PersonaActor:
                 else:
                     self._lane.report(Touched(stamps))
             case QuietJob(room=room, archiving=archiving, block=block):
-                posted = None
+                posted = routing = None
                 if ctx.write_path is None:
                     log.info(
                         "%s: no write path configured; room %r stays unread past the cursor",
@@ -439,9 +446,12 @@ class PersonaActor:
                     )
                 elif not room.incognito and await self._names_recorded(room):
                     # the write path reads only the lines it heard
-                    result = await ctx.write_path(self.persona, room, archiving=archiving, block=block)
+                    result = await ctx.write_path(
+                        self.persona, room, archiving=archiving, block=block, routing_index=self._index.routing
+                    )
                     posted = getattr(result, "posted", None)
-                self._lane.report(Wrote(room.room_id, posted))
+                    routing = getattr(result, "routing", None)
+                self._lane.report(Wrote(room.room_id, posted, routing))
             case EditJob(edit=edit):
                 try:
                     result = outcome.Value(await self._edit(edit))

@@ -11,6 +11,11 @@ Rules:
 - So are its writes: when a write committed at exactly the copy's version (nobody else changed
   the rows in between), ``apply_posted`` applies its new and closed rows and takes the version
   after it, without reading every row again; otherwise the next build reloads.
+- The write path's router reads the same rows through ``routing()``: the ``RouteIndex`` once
+  there is one, else a ``RouteSource`` (the open rows and the table's decoded vectors, not
+  copied) for the write path to build it from off the event loop; the actor ``adopt``s the
+  index the write path built when it is at the copy's version. ``apply_posted`` keeps it up
+  to date; a load drops it.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ..core.table import RowTable
 from ..embedding.vectors import unit_rows
 from ..rows import MemoryRow
 from ..storage.writes import Posted
+from ..write.route_index import RouteIndex, RouteSource
 
 
 def decode_unit_rows(rows: list[MemoryRow], dim: int) -> np.ndarray:
@@ -45,10 +51,27 @@ class RowIndex:
         self.open_rows: dict[int, MemoryRow] = {}
         self.replaced: dict[int, MemoryRow] = {}
         self.table = RowTable.from_rows((), {}, {})
+        self._routing: RouteIndex | None = None
+
+    def routing(self) -> RouteIndex | RouteSource:
+        """The rows as the router reads them at this copy's version: the index, or what to
+        build it from (``RouteSource.build``) when it has not been built since the load."""
+        if self._routing is not None and self._routing.version == self.version:
+            return self._routing
+        table = self.table
+        row_ids = np.asarray(table.ids, dtype=np.int64)
+        spaces = {name: (row_ids[positions], matrix) for name, (positions, matrix) in table.spaces.items()}
+        return RouteSource(self.version, dict(self.open_rows), spaces)
+
+    def adopt(self, routing: object) -> None:
+        """Keep a route index the write path built, if it is at this copy's version."""
+        if isinstance(routing, RouteIndex) and routing.version == self.version and self.version is not None:
+            self._routing = routing
 
     def load(self, version: int, rows: Iterable[MemoryRow]) -> None:
         """Replace the copy with ``rows`` read at ``version``."""
         self.version = version
+        self._routing = None
         self.open_rows = {}
         self.replaced = {}
         encoded: dict[int, list[MemoryRow]] = {}
@@ -94,11 +117,14 @@ class RowIndex:
         self.replaced.update(replaced)
         self.table = self.table.extended(added, vectors, self.replaced, closed_ids)
         self.version = posted.versions[1]
+        if self._routing is not None:
+            self._routing = self._routing.applied(added, closed_ids, self.version)
         return True
 
     def _forget(self) -> bool:
         """The copy no longer matches anything known: the next build reloads it."""
         self.version = None
+        self._routing = None
         return False
 
     def apply_touches(self, stamps: Mapping[int, tuple[datetime, int]]) -> None:

@@ -18,10 +18,15 @@ Rules:
 - The mind is told the room's situation: private or group, its topic, the kits mounted
   before or after the slice's lines (``kits_around``; the last kit before the cursor is read
   with the cursor), and how many humans' lines were withheld.
-- Few round trips per slice: the cursor, the last kit, the backlog and the hearers' switches
+- Few round trips per slice: the cursor, the last kit, the backlog, the hearers' switches and the row version
   are one read (``read_backlog``); the names a row may mention and the day's count for the
   cap are one more; the plan is one write. A backlog shorter than a slice is the whole of it:
   no read after it to find nothing (a line posted meanwhile comes with its own quiet).
+- Routing reads the persona's open rows from a ``RouteIndex``: the actor's own (``routing_index``,
+  asked for when a slice is routed) when it is at the row version the store has — built on a
+  worker thread from the actor's snapshot when the actor has none yet — else one loaded from
+  the store; after each slice the index takes in what the slice posted, and the report
+  carries the last one (``routing``) for the actor to keep.
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report.
@@ -41,21 +46,21 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
 import attrs
-import numpy as np
+import trio
 
 from ..clock import WallClock
 from ..core.audience import may_write_about
 from ..embedding import Embedder, quantize
-from ..embedding.vectors import dequantize, unit_rows
 from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
 from ..rooms import RoomState
-from ..rows import MemoryRow, UserControls
+from ..rows import UserControls
 from ..settings import WriteSettings
 from ..storage import writes
-from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among
+from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among, persona_version
 from .plan import Vector, WritePlan, make_plan
+from .route_index import RouteIndex, RouteSource
 from .routing import Decision, Event, RoutingRefused, exact_duplicate, interpret, neighbours
 from .validation import Candidate, Dropped, SliceFacts, check_candidates
 
@@ -74,6 +79,7 @@ class WriteReport:
     plan: WritePlan | None = None
     posted: writes.Posted | None = None
     parked: str | None = None
+    routing: RouteIndex | None = None
 
 
 class WritePipeline:
@@ -96,15 +102,31 @@ class WritePipeline:
         self._settings = settings
         self._on_report = on_report
 
-    async def __call__(self, persona: str, room: RoomState, *, archiving: bool = False, block: str = "") -> WriteReport:
+    async def __call__(
+        self,
+        persona: str,
+        room: RoomState,
+        *,
+        archiving: bool = False,
+        block: str = "",
+        routing_index: Callable[[], RouteIndex | RouteSource | None] | None = None,
+    ) -> WriteReport:
+        """Write what ``persona`` heard in ``room`` since its cursor.
+
+        ``routing_index`` gives the actor's route index when asked (``None`` if it has none);
+        it is used only while it matches the store's row version.
+        """
         store = self._store
         s = self._settings
         limit = s.max_slice_lines
         backlog = await store.read(lambda conn: read_backlog(conn, persona, room.room_id, limit))
+        known = _Known(backlog.version, routing_index)
         reports: list[WriteReport] = []
         while backlog.lines:
             chunk = _within_chars(backlog.lines, persona, s.max_slice_chars)
-            done = await self._slices(persona, room, backlog.start, chunk, block, backlog.kit, backlog.controls)
+            done = await self._slices(
+                persona, room, backlog.start, chunk, block, backlog.kit, backlog.controls, known
+            )
             reports.extend(done)
             if any(r.parked for r in done):
                 break
@@ -114,7 +136,7 @@ class WritePipeline:
             backlog = await store.read(
                 lambda conn: read_backlog(conn, persona, room.room_id, limit, start=start, kit=kit)
             )
-        report = _merged(persona, room.room_id, reports)
+        report = attrs.evolve(_merged(persona, room.room_id, reports), routing=known.settled())
         if self._on_report is not None:
             for one in reports or [report]:
                 self._on_report(one)
@@ -122,26 +144,26 @@ class WritePipeline:
 
     async def _slices(
         self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str,
-        kit: str | None, controls: Mapping[int, UserControls],
+        kit: str | None, controls: Mapping[int, UserControls], known: _Known,
     ) -> list[WriteReport]:
         """Write ``chunk`` as one slice; split it while the provider says it is too long.
         ``kit``: the last kit mounted in the room before ``chunk``, if any; ``controls``: the
         switches of (at least) every human who heard a line of it."""
         now = self._clock.now()
         try:
-            return [await self._write(persona, room, start, chunk, now, block, kit, controls)]
+            return [await self._write(persona, room, start, chunk, now, block, kit, controls, known)]
         except ProviderInputTooLong as exc:
             heard = [i for i, line in enumerate(chunk) if line.heard_by(persona)]
             if len(heard) < 2:
                 return [await self._park(persona, room, len(chunk), exc, now)]
             cut = heard[len(heard) // 2]
             log.info("%s, room %r: a slice of %d lines was too long; splitting it", persona, room.room_id, len(chunk))
-            first = await self._slices(persona, room, start, chunk[:cut], block, kit, controls)
+            first = await self._slices(persona, room, start, chunk[:cut], block, kit, controls, known)
             if any(r.parked for r in first):
                 return first
             return first + await self._slices(
                 persona, room, chunk[cut - 1].id, chunk[cut:], block, _last_kit(chunk[:cut]) or kit,
-                controls,
+                controls, known,
             )
         except ProviderError as exc:
             return [await self._park(persona, room, len(chunk), exc, now)]
@@ -156,6 +178,7 @@ class WritePipeline:
         block: str,
         kit: str | None,
         controls: Mapping[int, UserControls],
+        known: _Known,
     ) -> WriteReport:
         store = self._store
         heard = [line for line in chunk if line.heard_by(persona)]
@@ -171,6 +194,7 @@ class WritePipeline:
                 now=now, heard={}, vectors={}, written_today={}, daily_cap=self._settings.daily_cap_per_human,
             )
             posted = await store.write(lambda conn: _post(conn, plan, now))
+            known.took(posted)
             return WriteReport(persona, room.room_id, 0, plan=plan, posted=posted)
         kit_earlier, kit_later = kits_around(chunk, lines, kit, room.kit)
         request = ExtractionRequest(
@@ -206,7 +230,7 @@ class WritePipeline:
             candidates, dropped = check_candidates(answer, facts)
         except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider
             raise ProviderNonsense(f"the extraction answer could not be read: {type(exc).__name__}: {exc}") from exc
-        decisions, refused, vectors = await self._route(persona, candidates)
+        decisions, refused, vectors = await self._route(persona, candidates, known)
         dropped = [*dropped, *refused]
         for item in dropped:
             log.info("%s, room %r: dropped a candidate: %s", persona, room.room_id, item.reason)
@@ -225,12 +249,13 @@ class WritePipeline:
         for candidate in plan.over_cap:
             log.info("%s: over the daily cap, dropped %r", persona, candidate.text)
         posted = await store.write(lambda conn: _post(conn, plan, now))
+        known.took(posted)
         return WriteReport(
             persona, room.room_id, len(lines), tuple(decisions), tuple(dropped), plan, posted
         )
 
     async def _route(
-        self, persona: str, candidates: Sequence[Candidate]
+        self, persona: str, candidates: Sequence[Candidate], known: _Known
     ) -> tuple[list[Decision], list[Dropped], dict[int, Vector]]:
         if not candidates:
             return [], [], {}
@@ -240,25 +265,27 @@ class WritePipeline:
         for i, vector in enumerate(matrix):
             blob, scale = quantize(vector)
             vectors[i] = Vector(blob, scale, embedder.name)
-        existing = await self._store.read(
-            lambda conn: writes.open_rows(conn, persona, {c.subject for c in candidates})
+        index = known.current()
+        if index is None and known.source is not None:
+            index = known.loaded(await trio.to_thread.run_sync(known.source.build))
+        if index is None:
+            version, rows = await self._store.persona_rows(persona)
+            index = known.loaded(await trio.to_thread.run_sync(RouteIndex.from_rows, version, rows))
+        near = neighbours(
+            candidates,
+            matrix,
+            embedder.name,
+            index,
+            limit=self._settings.neighbours,
+            min_cosine=self._settings.neighbour_min_cosine,
         )
-        existing_vectors = _unit_vectors(existing, embedder.name)
         decisions: list[Decision] = []
         refused: list[Dropped] = []
         for i, candidate in enumerate(candidates):
-            if exact_duplicate(candidate, existing) is not None:
+            if exact_duplicate(candidate, index) is not None:
                 decisions.append(Decision(candidate, Event.NONE, why="exact duplicate"))
                 continue
-            offered = neighbours(
-                candidate,
-                matrix[i],
-                embedder.name,
-                existing,
-                existing_vectors,
-                limit=self._settings.neighbours,
-                min_cosine=self._settings.neighbour_min_cosine,
-            )
+            offered = near[i]
             if not offered:
                 decisions.append(Decision(candidate, Event.ADD, why="no neighbour"))
                 continue
@@ -341,6 +368,7 @@ class Backlog:
     kit: str | None
     lines: Sequence[TranscriptLine]
     controls: Mapping[int, UserControls]
+    version: int | None = None  # the persona's row version, read with the first backlog
 
 
 def read_backlog(
@@ -348,12 +376,70 @@ def read_backlog(
 ) -> Backlog:
     """The next backlog of ``persona`` in ``room_id``, read in one unit: from its cursor (and
     the last kit before it) when ``start`` is ``None``, else past ``start`` (``kit`` known)."""
+    version = None
     if start is None:
         start = writes.cursor(conn, persona, room_id)
         kit = writes.last_kit(conn, room_id, start) if start else None
+        version = persona_version(conn, persona)
     lines = lines_after(conn, room_id, start, limit)
     humans = {u for line in lines if line.heard_by(persona) for u in line.humans}
-    return Backlog(start, kit, lines, controls_of(conn, humans))
+    return Backlog(start, kit, lines, controls_of(conn, humans), version)
+
+
+@attrs.define
+class _Known:
+    """The route index one run of the write path reads, and the row version it must be at."""
+
+    version: int | None
+    fetch: Callable[[], RouteIndex | RouteSource | None] | None
+    index: RouteIndex | None = None
+    unapplied: list[writes.Posted] = attrs.field(factory=list)
+    source: RouteSource | None = None
+
+    def current(self) -> RouteIndex | None:
+        """Ours if it is at the version, else the actor's if that is, else ``None`` (with
+        ``source`` set when the actor offered what to build it from)."""
+        self.source = None
+        if self.version is None:
+            return None
+        for posted in self.unapplied:  # taken in only when a later slice needs them
+            assert posted.versions is not None
+            if self.index is not None and self.index.version == posted.versions[0]:
+                closed = [c.row_id for c in posted.closed]
+                self.index = self.index.applied(posted.rows, closed, posted.versions[1])
+        self.unapplied.clear()
+        if self.index is not None and self.index.version == self.version:
+            return self.index
+        offered = self.fetch() if self.fetch is not None else None
+        if isinstance(offered, RouteSource) and offered.version == self.version:
+            self.source = offered
+        elif isinstance(offered, RouteIndex) and offered.version == self.version:
+            self.index = offered
+            return offered
+        return None
+
+    def settled(self) -> RouteIndex | None:
+        """The index at the last version this run saw, with every post taken in (``None`` when
+        it has none)."""
+        if self.index is None or self.version is None:
+            return None
+        index = self.current()
+        return index if index is self.index else None
+
+    def loaded(self, index: RouteIndex) -> RouteIndex:
+        """Take an index just read from the store (its version is the store's)."""
+        self.index, self.version = index, index.version
+        return index
+
+    def took(self, posted: writes.Posted) -> None:
+        """Follow what a slice committed: the index takes it in when it began at its version."""
+        if posted.versions is None:  # a replay: someone else posted; read afresh next time
+            self.index, self.version = None, None
+            self.unapplied.clear()
+            return
+        if posted.versions[0] != posted.versions[1]:
+            self.unapplied.append(posted)
+        self.version = posted.versions[1]
 
 
 def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:
@@ -423,11 +509,3 @@ def _chained(reports: Sequence[WriteReport]) -> tuple[int, int] | None:
     if any(a[1] != b[0] for a, b in zip(spans, spans[1:])):
         return None
     return spans[0][0], spans[-1][1]
-
-
-def _unit_vectors(rows: Sequence[MemoryRow], embedder: str) -> dict[int, np.ndarray]:
-    out = {}
-    for row in rows:
-        if row.embedder == embedder and row.embedding is not None and row.embedding_scale is not None:
-            out[row.id] = unit_rows(dequantize(row.embedding, row.embedding_scale)[None, :])[0]
-    return out

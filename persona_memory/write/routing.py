@@ -5,8 +5,13 @@ Rules:
   punctuation are folded — is NONE before any model call.
 - Neighbours are the persona's open rows with the same subject (and counterpart) whose vector
   was made by the same embedder as the candidate's and whose cosine is at least
-  ``min_cosine``; the best ``limit`` of them, best first. Vectors of two models are never
-  compared.
+  ``min_cosine``; the best ``limit`` of them, best first (ties by id). Vectors of two models
+  are never compared. Beside them come the open rows of the same subject (and counterpart)
+  that fill a slot the candidate fills (``write.slots``: where someone works, lives, …),
+  however unlike the sentences are: those not already offered, newest first, at most
+  ``limit``. So a router sees at most ``2 × limit`` rows.
+- Both are read from the persona's ``RouteIndex`` (``write.route_index``): a lookup for the
+  duplicate, one matrix product per slice for the cosines, a lookup for the slot.
 - No neighbour: ADD, without asking the mind.
 - The mind sees neighbours only as "0", "1", …; its answer is mapped back to a row here. A
   number that was not offered, an unknown event, or UPDATE/CLOSE without a number is refused —
@@ -16,14 +21,18 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
 import attrs
 import numpy as np
 
+from .. import ids
+from ..core.blas import one_thread
 from ..rows import MemoryRow
+from .route_index import RouteIndex
+from .slots import readings
 from .validation import Candidate, normalise_text
 
 
@@ -52,41 +61,66 @@ def same_subject(candidate: Candidate, row: MemoryRow) -> bool:
     return row.subject == candidate.subject and row.counterpart == candidate.counterpart
 
 
-def exact_duplicate(candidate: Candidate, rows: Iterable[MemoryRow]) -> MemoryRow | None:
+def exact_duplicate(candidate: Candidate, index: RouteIndex) -> MemoryRow | None:
     """The open row that already says exactly this about the same subject, if any."""
-    key = normalise_text(candidate.text)
-    for row in rows:
-        if row.valid_to is None and same_subject(candidate, row) and normalise_text(row.text) == key:
-            return row
-    return None
+    found = index.texts.get((candidate.subject, candidate.counterpart, normalise_text(candidate.text)))
+    return index.rows[found[0]] if found else None
 
 
 _ASCII_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 
 
 def neighbours(
-    candidate: Candidate,
-    vector: np.ndarray,
+    candidates: Sequence[Candidate],
+    vectors: np.ndarray,
     embedder: str,
-    rows: Iterable[MemoryRow],
-    vectors: Mapping[int, np.ndarray],
+    index: RouteIndex,
     *,
     limit: int,
     min_cosine: float,
-) -> list[MemoryRow]:
-    """The open rows the router should compare ``candidate`` with, most similar first."""
-    scored = []
-    for row in rows:
-        if row.valid_to is not None or row.embedder != embedder or not same_subject(candidate, row):
-            continue
-        row_vector = vectors.get(row.id)
-        if row_vector is None:
-            continue
-        cosine = float(row_vector @ vector)
-        if cosine >= min_cosine:
-            scored.append((-cosine, row.id, row))
-    scored.sort(key=lambda s: (s[0], s[1]))
-    return [row for _, _, row in scored[:limit]]
+) -> list[list[MemoryRow]]:
+    """For each candidate, the open rows the router should compare it with: the best
+    ``limit`` by cosine, most similar first (ties by id), then the rows filling a slot it
+    fills that are not among them, newest first, at most ``limit``.
+
+    ``vectors`` holds the candidates' vectors, one line each, made by ``embedder``.
+    """
+    offered: list[list[MemoryRow]] = [[] for _ in candidates]
+    codes = [index.pair_code(c.subject, c.counterpart) for c in candidates]
+    wanted = [i for i, code in enumerate(codes) if code is not None]
+    chunks = index.spaces.get(embedder, ())
+    if wanted and chunks and len(vectors):
+        query = np.asarray(vectors, dtype=np.float32)[wanted]
+        hits: list[list[tuple[float, int]]] = [[] for _ in candidates]
+        for chunk in chunks:
+            with one_thread(len(chunk.ids)):
+                scores = chunk.matrix @ query.T
+            masks: dict[int, np.ndarray] = {}
+            for column, i in enumerate(wanted):
+                code = codes[i]
+                assert code is not None
+                mask = masks.get(code)
+                if mask is None:
+                    mask = masks[code] = chunk.pairs == code
+                found = np.flatnonzero(mask & (scores[:, column] >= min_cosine))
+                if index.dead.size and found.size:
+                    found = found[~np.isin(chunk.ids[found], index.dead)]
+                if len(found) > 4 * limit:  # only the best can be offered: sort those alone
+                    found = found[np.argpartition(-scores[found, column], 4 * limit)[: 4 * limit]]
+                hits[i].extend(zip((-scores[found, column]).tolist(), chunk.ids[found].tolist()))
+        for i in wanted:
+            best = sorted(h for h in hits[i] if h[1] in index.rows)[:limit]
+            offered[i] = [index.rows[row_id] for _, row_id in best]
+    for i, candidate in enumerate(candidates):
+        taken = {row.id for row in offered[i]}
+        extra: list[MemoryRow] = []
+        for reading in readings(candidate.text) if candidate.subject not in (ids.SELF, ids.WORLD) else ():
+            for row_id in reversed(index.slots.get((candidate.subject, candidate.counterpart, reading.slot), ())):
+                if row_id not in taken and len(extra) < limit:
+                    taken.add(row_id)
+                    extra.append(index.rows[row_id])
+        offered[i].extend(sorted(extra, key=lambda r: -r.id))  # type: ignore[operator]
+    return offered
 
 
 def interpret(answer: Any, candidate: Candidate, offered: Sequence[MemoryRow]) -> Decision:

@@ -1,6 +1,15 @@
-"""Call B without a model: ADD, UPDATE, CLOSE or NONE, by word overlap and change cues.
+"""Call B without a model: ADD, UPDATE, CLOSE or NONE, by slots, word overlap and change cues.
 
 Rules, first that applies:
+0. Slots (``write.slots``) — the candidate fills a slot that holds one value at a time, and a
+   neighbour fills the same slot with another value: UPDATE that neighbour ("u:42 now works at
+   Globex" after "u:42 works at Acme Corp", "u:42 hates opera now" after "u:42 loves opera"),
+   or CLOSE it when the candidate only says the value ended with nothing in its place ("u:42
+   quit smoking" after "u:42 smokes a pack a day", "u:42 is no longer vegetarian"). An ending
+   that is an event of its own ("u:42 sold the flat in Xuhui", "u:42 graduated", "u:42 quit
+   their job at Google") is an UPDATE: the old row closes and the event is kept, so the arc
+   stays readable. Neighbours are tried in the order offered. The same value in the same slot
+   is left to the rules below.
 1. NONE — a neighbour already says it: every content word of the candidate is in the
    neighbour, or the two overlap by at least ``SAME`` (Jaccard of content stems), and both say
    it with the same polarity ("plays" vs "no longer plays").
@@ -10,9 +19,10 @@ Rules, first that applies:
 3. UPDATE — the candidate carries a change ("sold", "quit", "moved out", "moved to", "now works
    at", "left", "broke up", "divorced", "changed", or an ending with a replacement: "no longer
    works at Google, now at Tencent") and shares its object with a neighbour. Sharing is a
-   common content word that is not a generic verb, or a topic — work, home, partner — that the
-   candidate and the neighbour both speak of, for the cues that are about one ("now works at
-   Tencent" updates "works at Google"; "sold their old bike" leaves "owns a flat" alone).
+   common content word that is not a generic verb ("sold the flat in Xuhui" updates "owns a
+   flat in Xuhui"; "sold their old bike" leaves "owns a flat" alone). A change of job, home or
+   partner said in other words is rule 0's; a cue and a topic word alone ("left their keys at
+   the office") change nothing.
    A contradiction — the same words with the opposite polarity ("u:42 is vegetarian" after
    "u:42 is not vegetarian", "u:42 does not drink coffee" after "u:42 drinks coffee") — is an
    UPDATE too, unless it is a pure ending (rule 2).
@@ -24,9 +34,11 @@ Only labels that were offered are ever returned.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
+from ...write.slots import conflicts, readings
 from ..port import Neighbour, RoutingRequest
 from .stems import content_stems, likeness
 
@@ -56,45 +68,33 @@ _GENERIC = content_stems(
     "likes love loves enjoy enjoys use uses take took want wants new now still year years time "
     "day days thing things really lot"
 )
-_TOPICS = {
-    "work": content_stems(
-        "work works job jobs company office boss career engineer position role hired fired "
-        "quit resigned employer colleague colleagues team startup firm manager salary"
-    ),
-    "home": content_stems(
-        "live lives lived flat apartment house home moved move rent rents neighbourhood "
-        "neighborhood city town place owns owned bought"
-    ),
-    "partner": content_stems(
-        "girlfriend boyfriend partner husband wife married marry dating dates relationship "
-        "engaged divorce divorced wedding together fiance fiancee"
-    ),
-}
-_TOPIC_CUES = {
-    "work": re.compile(
-        r"\b(?:now works?|quit|resigned|fired|laid off|retired|new job|changed jobs?|left)\b", re.I
-    ),
-    "home": re.compile(r"\b(?:moved|moving|sold|now lives?)\b", re.I),
-    "partner": re.compile(r"\b(?:broke up|breaking up|split up|divorc\w+|left)\b", re.I),
-}
+
+
+
+_stems = functools.lru_cache(maxsize=1 << 14)(content_stems)
+"""``content_stems``, remembered: the same neighbours come back for every candidate about one
+person, slice after slice."""
 
 
 def route_candidate(request: RoutingRequest) -> dict[str, Any]:
     """The router's answer for one candidate (see the module rules)."""
     if not request.neighbours:
         return {"event": "ADD"}
+    by_slot = _slot_change(request)
+    if by_slot is not None:
+        return by_slot
     text = request.text
-    stems = content_stems(text)
+    stems = _stems(text)
     negated = "not" in stems
     for neighbour in request.neighbours:
-        theirs = content_stems(neighbour.text)
+        theirs = _stems(neighbour.text)
         if negated != ("not" in theirs):
             continue
         if stems and (stems <= theirs or likeness(stems, theirs) >= SAME):
             return {"event": "NONE"}
     ending = bool(_ENDING.search(text)) and not _REPLACEMENT.search(text)
     for neighbour in request.neighbours:
-        theirs = content_stems(neighbour.text)
+        theirs = _stems(neighbour.text)
         if negated != ("not" in theirs) and stems ^ theirs == {"not"} and len(stems | theirs) >= 2:
             return {"event": "CLOSE" if ending else "UPDATE", "old_id": neighbour.label}
     if _ENDING.search(text) or _CHANGE.search(text):
@@ -102,26 +102,32 @@ def route_candidate(request: RoutingRequest) -> dict[str, Any]:
         if target is not None:
             return {"event": "CLOSE" if ending else "UPDATE", "old_id": target.label}
     for neighbour in request.neighbours:
-        theirs = content_stems(neighbour.text)
+        theirs = _stems(neighbour.text)
         if len(theirs) >= 2 and theirs < stems and likeness(stems, theirs) >= BETTER_SAID:
             return {"event": "UPDATE", "old_id": neighbour.label}
     return {"event": "ADD"}
 
 
+def _slot_change(request: RoutingRequest) -> dict[str, Any] | None:
+    """Rule 0: the first neighbour whose slot the candidate gives another value or ends."""
+    mine = readings(request.text)
+    if not mine:
+        return None
+    for neighbour in request.neighbours:
+        theirs = readings(neighbour.text)
+        for new in mine:
+            if any(conflicts(new, old) for old in theirs):
+                closing = new.ends and not new.event
+                return {"event": "CLOSE" if closing else "UPDATE", "old_id": neighbour.label}
+    return None
+
+
 def _sharing_object(text: str, stems: frozenset[str], neighbours: tuple[Neighbour, ...]) -> Neighbour | None:
-    """The neighbour the change is about: most object words in common, then a common topic."""
+    """The neighbour the change is about: the most object words in common."""
     mine = stems - _CUE_WORDS - _GENERIC
     best, best_shared = None, 0
     for neighbour in neighbours:
-        shared = len(mine & (content_stems(neighbour.text) - _GENERIC))
+        shared = len(mine & (_stems(neighbour.text) - _GENERIC))
         if shared > best_shared:
             best, best_shared = neighbour, shared
-    if best is not None:
-        return best
-    for topic, cue in _TOPIC_CUES.items():
-        if not cue.search(text) or not stems & _TOPICS[topic]:
-            continue
-        for neighbour in neighbours:
-            if content_stems(neighbour.text) & _TOPICS[topic]:
-                return neighbour
-    return None
+    return best

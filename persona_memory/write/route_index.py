@@ -1,0 +1,285 @@
+"""What routing needs of a persona's open rows, prepared once and kept as the rows change. Pure.
+
+Routing a slice asks three things of every candidate: is there an open row saying exactly this
+about the same subject, which open rows of that subject are close to it, and which fill the
+same slot. Asked of the rows themselves that is a pass over every row per candidate; asked of
+this index it is a dictionary lookup, one matrix product per slice, and another lookup.
+
+Rules:
+- The index holds one persona's open rows at one row ``version`` of the store (``None``: not
+  known to match any). It is a value: ``applied`` returns a new index, and the arrays and
+  mappings it shares with the old one are never written to, so a reader holding the old one
+  is safe. Its mappings are ``Layered``: a slice's few changes go in a small layer over the
+  shared base (so ``applied`` costs what changed, not what is there), folded into a new base
+  once the layer has grown past a sixteenth of it.
+- ``texts``: per subject and counterpart, the normalised text of each open row (the key of an
+  exact duplicate, ``validation.normalise_text``) → the ids of the open rows saying it,
+  ascending.
+- ``slots``: per subject and counterpart, each slot an open row fills (``write.slots``) → the
+  ids of the open rows filling it, ascending. Self and world rows fill no slot.
+- ``spaces``: per embedder, chunks of float32 unit vectors with their row ids and a code of
+  each row's subject and counterpart. A chunk may still hold rows closed since it was made;
+  their ids are in ``dead`` and they are skipped. ``applied`` adds a chunk for the new
+  rows; when there are more than ``MAX_CHUNKS`` it merges them into one, without closed rows.
+- ``from_rows`` decodes the vectors itself, in one batch per dimension; ``from_spaces`` takes
+  vectors already decoded (the read path's table), without copying them. Making one reads every
+  row's slots (about 25 µs a row the first time a text is seen), so the actor hands the write
+  path a ``RouteSource`` — a snapshot of what the index is made from — whose ``build`` is pure
+  and runs on a worker thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+import numpy as np
+
+from .. import ids
+from ..embedding.vectors import unit_rows
+from ..rows import MemoryRow
+from .slots import Slot, readings
+from .validation import normalise_text
+
+MAX_CHUNKS = 8
+
+Pair = tuple[str, str | None]
+
+_MISSING = object()
+_GONE = object()
+
+
+class Layered(Mapping):
+    """A read-only mapping: a shared ``base`` dict under a small layer of changes (a value,
+    or ``_GONE`` for a key taken out). ``updated`` returns a new one; neither is changed."""
+
+    __slots__ = ("_base", "_top")
+
+    def __init__(self, base: dict | None = None, top: dict | None = None) -> None:
+        self._base = base if base is not None else {}
+        self._top = top if top is not None else {}
+
+    def get(self, key, default=None):
+        value = self._top.get(key, _MISSING)
+        if value is _MISSING:
+            return self._base.get(key, default)
+        return default if value is _GONE else value
+
+    def __getitem__(self, key):
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key) -> bool:
+        return self.get(key, _MISSING) is not _MISSING
+
+    def __iter__(self):
+        top = self._top
+        for key in self._base:
+            if key not in top:
+                yield key
+        for key, value in top.items():
+            if value is not _GONE:
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def updated(self, changes: dict) -> Layered:
+        """This mapping with ``changes`` (``_GONE`` takes a key out)."""
+        if not changes:
+            return self
+        top = {**self._top, **changes}
+        if len(top) * 16 <= len(self._base):
+            return Layered(self._base, top)
+        base = dict(self._base)
+        for key, value in top.items():
+            if value is _GONE:
+                base.pop(key, None)
+            else:
+                base[key] = value
+        return Layered(base, {})
+
+
+@attrs.frozen(eq=False)
+class Chunk:
+    """Unit vectors of one embedder (``matrix``, n × d float32), their row ids and pair codes."""
+
+    ids: np.ndarray
+    pairs: np.ndarray
+    matrix: np.ndarray
+
+
+@attrs.frozen(eq=False)
+class RouteIndex:
+    """One persona's open rows as routing reads them (see the module rules)."""
+
+    version: int | None
+    rows: Layered  # row id -> open MemoryRow
+    texts: Layered  # (subject, counterpart, normalised text) -> row ids, ascending
+    slots: Layered  # (subject, counterpart, Slot) -> row ids, ascending
+    spaces: Mapping[str, tuple[Chunk, ...]]
+    pairs: Mapping[Pair, int]
+    dead: np.ndarray = attrs.field(factory=lambda: np.zeros(0, dtype=np.int64))  # ids in chunks, closed
+
+    @classmethod
+    def empty(cls, version: int | None = None) -> RouteIndex:
+        return cls(version, Layered(), Layered(), Layered(), {}, {})
+
+    @classmethod
+    def from_rows(cls, version: int | None, rows: Iterable[MemoryRow]) -> RouteIndex:
+        """The index of the open ones of ``rows`` (with ids), their vectors decoded here."""
+        open_rows = [r for r in rows if r.valid_to is None and r.id is not None]
+        return cls.empty(version)._with(open_rows, _decoded(open_rows), ())
+
+    @classmethod
+    def from_spaces(
+        cls,
+        version: int | None,
+        rows: Mapping[int, MemoryRow],
+        spaces: Mapping[str, tuple[Sequence[int], np.ndarray]],
+    ) -> RouteIndex:
+        """The index of the open ``rows`` (by id), with their unit vectors already decoded:
+        per embedder, the row id of each line of a float32 matrix. Ids not in ``rows`` (rows
+        closed since) are kept in the chunk and skipped when read."""
+        pairs: dict[Pair, int] = {}
+        chunks: dict[str, tuple[Chunk, ...]] = {}
+        for name, (row_ids, matrix) in spaces.items():
+            id_array = np.asarray(row_ids, dtype=np.int64)
+            codes = np.fromiter(
+                (_code(pairs, rows[i]) if i in rows else -1 for i in id_array.tolist()), np.int64, len(id_array)
+            )
+            chunks[name] = (Chunk(id_array, codes, matrix),)
+        in_chunks = np.concatenate([c.ids for cs in chunks.values() for c in cs] or [np.zeros(0, np.int64)])
+        dead = np.unique(in_chunks[np.fromiter((i not in rows for i in in_chunks.tolist()), bool, len(in_chunks))])
+        index = cls(version, Layered(), Layered(), Layered(), chunks, pairs, dead)
+        return index._with(list(rows.values()), {}, (), vectors_known=True)
+
+    def applied(self, added: Sequence[MemoryRow], closed: Iterable[int], version: int | None) -> RouteIndex:
+        """This index with ``added`` (new open rows, with ids and their stored vectors) and
+        without the ``closed`` row ids, at ``version``."""
+        added = [r for r in added if r.valid_to is None and r.id is not None]
+        return attrs.evolve(self._with(added, _decoded(added), tuple(closed)), version=version)
+
+    def _with(
+        self,
+        added: Sequence[MemoryRow],
+        vectors: Mapping[str, tuple[np.ndarray, np.ndarray]],
+        closed: Sequence[int],
+        *,
+        vectors_known: bool = False,
+    ) -> RouteIndex:
+        row_changes: dict = {}
+        text_changes: dict = {}
+        slot_changes: dict = {}
+        for row_id in closed:
+            row = self.rows.get(row_id)
+            if row is None or row_changes.get(row_id) is _GONE:
+                continue
+            row_changes[row_id] = _GONE
+            _drop(self.texts, text_changes, _text_key(row), row_id)
+            for slot in _slots_of(row):
+                _drop(self.slots, slot_changes, (row.subject, row.counterpart, slot), row_id)
+        for row in sorted(added, key=lambda r: r.id):  # type: ignore[arg-type, return-value]
+            assert row.id is not None
+            row_changes[row.id] = row
+            _add(self.texts, text_changes, _text_key(row), row.id)
+            for slot in _slots_of(row):
+                _add(self.slots, slot_changes, (row.subject, row.counterpart, slot), row.id)
+        rows = self.rows.updated(row_changes)
+        texts = self.texts.updated(text_changes)
+        slots = self.slots.updated(slot_changes)
+        gone = [i for i, v in row_changes.items() if v is _GONE]
+        dead = np.union1d(self.dead, np.asarray(gone, dtype=np.int64)) if gone else self.dead
+        pairs = dict(self.pairs) if vectors else self.pairs
+        spaces = dict(self.spaces)
+        if not vectors_known:
+            for name, (row_ids, matrix) in vectors.items():
+                codes = np.fromiter((_code(pairs, rows[i]) for i in row_ids.tolist()), np.int64, len(row_ids))
+                chunks = (*spaces.get(name, ()), Chunk(row_ids, codes, matrix))
+                if len(chunks) > MAX_CHUNKS and len({c.matrix.shape[1] for c in chunks}) == 1:
+                    chunks = (_merged(chunks, rows),)
+                spaces[name] = chunks
+        if dead.size and any(len(spaces[name]) == 1 and len(self.spaces.get(name, ())) > 1 for name in vectors):
+            held = np.concatenate([c.ids for cs in spaces.values() for c in cs])
+            dead = dead[np.isin(dead, held)]  # a merge dropped the closed rows it held
+        return RouteIndex(self.version, rows, texts, slots, spaces, pairs, dead)
+
+    def pair_code(self, subject: str, counterpart: str | None) -> int | None:
+        return self.pairs.get((subject, counterpart))
+
+
+@attrs.frozen(eq=False)
+class RouteSource:
+    """What a ``RouteIndex`` at ``version`` is made from: the open rows (a copy) and, per
+    embedder, the row ids and unit vectors of a decoded matrix (never written to)."""
+
+    version: int | None
+    rows: Mapping[int, MemoryRow]
+    spaces: Mapping[str, tuple[np.ndarray, np.ndarray]]
+
+    def build(self) -> RouteIndex:
+        """The index (pure: safe on a worker thread)."""
+        return RouteIndex.from_spaces(self.version, self.rows, self.spaces)
+
+
+def _held(mapping: Layered, changes: dict, key: object) -> tuple[int, ...]:
+    held = changes.get(key, _MISSING)
+    if held is _MISSING:
+        return mapping.get(key, ())
+    return () if held is _GONE else held
+
+
+def _drop(mapping: Layered, changes: dict, key: object, row_id: int) -> None:
+    held = tuple(i for i in _held(mapping, changes, key) if i != row_id)
+    changes[key] = held if held else _GONE
+
+
+def _add(mapping: Layered, changes: dict, key: object, row_id: int) -> None:
+    changes[key] = (*_held(mapping, changes, key), row_id)
+
+
+def _text_key(row: MemoryRow) -> tuple[str, str | None, str]:
+    return (row.subject, row.counterpart, normalise_text(row.text))
+
+
+def _slots_of(row: MemoryRow) -> tuple[Slot, ...]:
+    if row.subject in (ids.SELF, ids.WORLD):
+        return ()
+    found: list[Slot] = []
+    for reading in readings(row.text):
+        if reading.slot not in found:
+            found.append(reading.slot)
+    return tuple(found)
+
+
+def _code(pairs: dict[Pair, int], row: MemoryRow) -> int:
+    return pairs.setdefault((row.subject, row.counterpart), len(pairs))
+
+
+def _decoded(rows: Sequence[MemoryRow]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per embedder, the ids and unit vectors of ``rows`` that have a stored vector, decoded in
+    one batch per embedder and dimension."""
+    groups: dict[tuple[str, int], list[MemoryRow]] = {}
+    for row in rows:
+        if row.embedder is not None and row.embedding is not None and row.embedding_scale is not None:
+            groups.setdefault((row.embedder, len(row.embedding)), []).append(row)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for (name, dim), batch in groups.items():
+        q = np.frombuffer(b"".join(r.embedding for r in batch), dtype=np.int8).reshape(len(batch), dim)  # type: ignore[misc]
+        scales = np.array([r.embedding_scale for r in batch], dtype=np.float32)
+        out[name] = (np.array([r.id for r in batch], dtype=np.int64), unit_rows(q.astype(np.float32) * scales[:, None]))
+    return out
+
+
+def _merged(chunks: Sequence[Chunk], rows: Mapping[int, MemoryRow]) -> Chunk:
+    """One chunk of the rows of ``chunks`` (all of one dimension) still open."""
+    same = chunks
+    row_ids = np.concatenate([c.ids for c in same])
+    keep = np.fromiter((i in rows for i in row_ids.tolist()), bool, len(row_ids))
+    return Chunk(
+        row_ids[keep],
+        np.concatenate([c.pairs for c in same])[keep],
+        np.concatenate([c.matrix for c in same])[keep],
+    )
