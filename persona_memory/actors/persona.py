@@ -26,6 +26,10 @@ Rules:
   Stamps that storage refuses (a read-only or full disk) are logged and dropped, never a
   crash: the blocks are served from what the actor holds.
 - An incognito room's block is empty and costs no read; so is its recall note.
+- The humans' switches and the persona's version are read fresh for every build and note —
+  from the file when the store ran a write since the last read that could change them
+  (``Store.changes``), or when a present human was not among those read; otherwise what that
+  read gave still holds, and no thread hop is needed to know it.
 - The recall note (``RecallRequested``) is computed here, in turn with the room's events, so
   it sees the people present now and the block built for them; it reads the humans'
   switches fresh, never changes a cached block, and its rows are touched like a block's.
@@ -121,6 +125,16 @@ class ActorContext:
 
 
 @attrs.frozen
+class StateRead:
+    """What the actor's last state read gave: the store's ``changes`` when it began, the
+    persona's version and the switches of the humans read."""
+
+    changes: int
+    version: int | None
+    controls: Mapping[int, UserControls]
+
+
+@attrs.frozen
 class CachedBlock:
     generation: int
     text: str = ""
@@ -140,6 +154,7 @@ class PersonaActor:
         self._index = RowIndex()
         self._blocks: dict[str, CachedBlock] = {}
         self._topics: dict[str, tuple[str, Topic]] = {}
+        self._state: StateRead | None = None
         self._built = trio.Event()
         self._pending_touches: dict[int, tuple] = {}
         self._touch_queued = False
@@ -309,13 +324,29 @@ class PersonaActor:
         return built.text, frozenset(built.loaded_ids)
 
     async def _fresh_state(self, room: RoomState) -> Mapping[int, UserControls]:
-        """The present humans' switches, read now, with the row index brought up to the
-        persona's current version (reloaded only when someone else changed its rows)."""
+        """The present humans' switches as they stand now, with the row index brought up to
+        the persona's current version (reloaded only when someone else changed its rows).
+
+        Read from the file unless nothing that read could see has changed since the last
+        read (the store counts such writes: ``Store.changes``) and it covered everyone present.
+        """
         store = self._ctx.store
+        changes = store.changes
+        known = self._state
+        if (
+            known is not None
+            and known.changes == changes
+            and known.version == self._index.version
+            and room.present <= known.controls.keys()
+        ):
+            return known.controls
         version, controls = await store.read_state(self.persona, room.present)
         if version != self._index.version:
             version, rows = await store.persona_rows(self.persona)
             self._index.load(version, rows)
+        if known is not None and known.changes == changes:
+            controls = {**known.controls, **controls}  # both reads saw the same file
+        self._state = StateRead(changes, self._index.version, controls)
         return controls
 
     async def _recall(self, room: RoomState, query: Topic) -> str:
