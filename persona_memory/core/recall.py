@@ -26,7 +26,7 @@ import numpy as np
 from ..ids import persona_name
 from ..rows import UserControls
 from .audience import Audience
-from .block import BlockRules, candidates, relevance
+from .block import BlockRules, candidates, relevance_at
 from .ranking import Topic
 from .table import RowTable
 
@@ -77,10 +77,14 @@ def recall_note(
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     if not seen.positions.size:
         return Note("", ())
-    fused = relevance(table, seen.positions, query, rules.topic_weights.lexical_share)
-    fused[[table.position[i] for i in shown if i in table.position]] = -1.0
-    pool = seen.positions[fused[seen.positions] >= recall.min_score]
-    order = pool[np.lexsort((pool, -fused[pool]))]
+    fused = relevance_at(table, seen.positions, query, rules.topic_weights.lexical_share, seen.rows.counted)
+    if shown:
+        hidden = np.zeros(len(table), dtype=bool)
+        hidden[[table.position[i] for i in shown if i in table.position]] = True
+        fused[hidden[seen.positions]] = -1.0
+    passing = fused >= recall.min_score
+    pool = seen.positions[passing]  # ascending: a stable sort keeps ties in table order
+    order = pool[np.argsort(-fused[passing], kind="stable")]
     lines: list[str] = []
     ids: list[int] = []
     used = 0

@@ -13,6 +13,9 @@ Rules:
   ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
   terms of its text (``lexical``).
 - A touch changes only where recency counts from: ``touched`` returns a table with new stamps.
+- A table never changes after it is made, so what it derives for a set of groups (``among``:
+  their rows, their shortest line, BM25's counts over them) is remembered on it; a new table
+  (a load, a write, a touch) starts with nothing remembered.
 - The actor's own write changes a few rows: ``extended`` returns a table with the new rows
   appended (prepared as above) and the closed ones taken out of every group, without
   preparing the others again. A closed row keeps its position until the next full load: it
@@ -31,13 +34,27 @@ from .. import ids
 from ..rows import KINDS, MemoryRow
 from .audience import Visible, told_in_confidence
 from .blas import one_thread
-from .lexical import LexicalIndex
+from .lexical import Counted, LexicalIndex
 from .ranking import Topic
 from .selection import ALWAYS_RIDE
 from .render import render_line
 
 EMPTY = np.zeros(0, dtype=np.int64)
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
+MEMO_LIMIT = 64
+"""How many sets of groups a table remembers its rows for (``among``) before forgetting all."""
+
+
+@attrs.frozen(eq=False)
+class Among:
+    """The rows of some groups of a table (``RowTable.among``): their positions ascending, the
+    group of each (its index in the keys asked for), the shortest line among them, and what
+    BM25 counts over them."""
+
+    positions: np.ndarray
+    labels: np.ndarray
+    shortest: int
+    counted: Counted
 
 
 @attrs.frozen(eq=False)
@@ -61,6 +78,7 @@ class RowTable:
     lexical: LexicalIndex
     kind_codes: np.ndarray
     rides: np.ndarray
+    memo: dict[tuple[int | None, ...], Among] = attrs.field(factory=dict, repr=False)
 
     @classmethod
     def from_rows(
@@ -130,6 +148,42 @@ class RowTable:
                 out[positions] = matrix @ topic.vector
         return out
 
+    def among(self, keys: tuple[int | None, ...]) -> Among:
+        """The rows about ``keys`` (user ids, ``None`` for the world), remembered per ``keys``:
+        a pure function of this table, which never changes (only a new table does)."""
+        known = self.memo.get(keys)
+        if known is None:
+            if len(self.memo) >= MEMO_LIMIT:
+                self.memo.clear()
+            known = self.memo[keys] = self._among(keys)
+        return known
+
+    def _among(self, keys: tuple[int | None, ...]) -> Among:
+        parts = [self.about(k) for k in keys]
+        if not parts:
+            return Among(EMPTY, EMPTY, 0, self.lexical.over(EMPTY))
+        joined = np.concatenate(parts)
+        order = np.argsort(joined, kind="stable")
+        positions = joined[order]
+        labels = np.repeat(np.arange(len(parts)), [part.size for part in parts])[order]
+        shortest = int(self.length_array[positions].min()) if positions.size else 0
+        return Among(positions, labels, shortest, self.lexical.over(positions))
+
+    def cosine_at(self, topic: Topic, positions: np.ndarray) -> np.ndarray:
+        """``cosine(topic)[positions]``, without a table-sized scatter when every row has a
+        vector of the topic's embedder (the usual case)."""
+        space = self.spaces.get(topic.embedder)
+        if space is None:
+            return np.zeros(positions.size, dtype=np.float64)
+        where, matrix = space
+        with one_thread(len(where)):
+            product = matrix @ topic.vector
+        if where.size == len(self.ids):  # ascending and unique: every position, in order
+            return product[positions].astype(np.float64)
+        out = np.zeros(len(self.ids), dtype=np.float64)
+        out[where] = product
+        return out[positions]
+
     def extended(
         self,
         rows: Iterable[MemoryRow],
@@ -182,4 +236,4 @@ class RowTable:
             pos = self.position.get(row_id)
             if pos is not None:
                 new[pos] = when.timestamp()
-        return attrs.evolve(self, stamps=new)
+        return attrs.evolve(self, stamps=new, memo={})
