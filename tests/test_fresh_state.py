@@ -13,7 +13,11 @@ from datetime import timedelta
 from conftest import NOW
 from rowfactory import make_row
 
+import trio
+import trio.testing
+
 import persona_memory as pm
+from persona_memory.minds.fake import FakeMind
 from persona_memory.rows import MemoryRow
 
 DAN, CARA = 42, 17
@@ -155,3 +159,58 @@ async def test_the_store_counts_the_writes_that_can_change_a_state_read(open_tes
         await memory.set_memory_note(DAN, "Call me Dan.")
         await store.insert_memories([about(CARA, BEES)])
         assert store.changes == start + 4
+
+
+def counting_state_reads(store) -> list[frozenset[int]]:
+    reads: list[frozenset[int]] = []
+    real = store.read_state
+
+    async def counted(persona, user_ids):
+        reads.append(frozenset(user_ids))
+        return await real(persona, user_ids)
+
+    store.read_state = counted  # type: ignore[method-assign]
+    return reads
+
+
+def keeping_the_first_line(text: str, gate: trio.Event | None = None) -> FakeMind:
+    """A mind that keeps the first line of a slice as one fact about Dan — once ``gate`` is
+    set, if one is given."""
+
+    async def extract(request):
+        if gate is not None:
+            await gate.wait()
+        return {"memories": [{"subject": "u:42", "kind": "fact", "text": text, "importance": 6,
+                              "evidence": [request.lines[0].id]}]}
+
+    return FakeMind(extract=extract)
+
+
+async def test_the_open_after_the_personas_own_write_shows_it_and_reads_no_state(open_test_memory) -> None:
+    async with open_test_memory(GROUP_SCOPE, mind=keeping_the_first_line("u:42 repairs old clocks.")) as memory:
+        await memory.send(group("g1", DAN))
+        await memory.block("warren", "g1")
+        reads = counting_state_reads(memory._store)
+        await memory.post_line("g1", "u:42", "I repair old clocks at the weekend.")
+        await memory.send(pm.RoomWentQuiet(room_id="g1"))
+        await memory.drain()
+        await memory.send(group("g2", DAN))
+        assert "repairs old clocks" in await memory.block("warren", "g2")
+        assert reads == []
+
+
+async def test_a_mute_while_the_persona_writes_shows_at_the_next_open(open_test_memory) -> None:
+    gate = trio.Event()
+    async with open_test_memory(GROUP_SCOPE, mind=keeping_the_first_line("u:42 repairs old clocks.", gate)) as memory:
+        await memory._store.insert_memories([about(DAN, CHOIR)])
+        await memory.send(group("g1", DAN))
+        assert CHOIR in await memory.block("warren", "g1")
+        await memory.post_line("g1", "u:42", "I repair old clocks at the weekend.")
+        await memory.send(pm.RoomWentQuiet(room_id="g1"))
+        await trio.testing.wait_all_tasks_blocked()  # the write path waits on the mind
+        await memory.set_muted(DAN, "warren", True)  # meanwhile, on the human's page
+        gate.set()
+        await memory.drain()
+        await memory.send(group("g2", DAN))
+        block = await memory.block("warren", "g2")
+    assert CHOIR not in block and "clocks" not in block

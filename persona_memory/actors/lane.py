@@ -120,10 +120,12 @@ WriteJob = TouchJob | QuietJob | EditJob | FlushJob
 class Wrote:
     """The write path ran for a room (rows may have been written). ``posted``: what it
     committed, when the write path says (a ``storage.writes.Posted``), for the actor to apply
-    to its row index."""
+    to its row index; ``changes``: the store's ``changes`` before and after it, when no one
+    else wrote meanwhile."""
 
     room_id: str
     posted: object = None
+    changes: tuple[int, int] | None = None
 
 
 @attrs.frozen(eq=False)

@@ -29,7 +29,9 @@ Rules:
 - The humans' switches and the persona's version are read fresh for every build and note —
   from the file when the store ran a write since the last read that could change them
   (``Store.changes``), or when a present human was not among those read; otherwise what that
-  read gave still holds, and no thread hop is needed to know it.
+  read gave still holds, and no thread hop is needed to know it. The persona's own write
+  changes its rows, never a switch: when no one else wrote meanwhile and the actor applied
+  what it posted, the last read still holds, at the new version.
 - The recall note (``RecallRequested``) is computed here, in turn with the room's events, so
   it sees the people present now and the block built for them; it reads the humans'
   switches fresh, never changes a cached block, and its rows are touched like a block's.
@@ -248,11 +250,14 @@ class PersonaActor:
 
     def _apply(self, report: Report) -> None:
         match report:
-            case Wrote(posted=posted):
+            case Wrote(posted=posted, changes=changes):
                 # Its own write, applied to the row index when it began at the index's
                 # version; otherwise the next build sees a new version and reloads.
                 if isinstance(posted, writes.Posted):
-                    self._index.apply_posted(posted)
+                    known, version = self._state, self._index.version
+                    if self._index.apply_posted(posted) and changes is not None and known is not None \
+                            and (known.changes, known.version) == (changes[0], version):
+                        self._state = attrs.evolve(known, changes=changes[1], version=self._index.version)
             case Touched(stamps=stamps, committed=committed):
                 self._touch_queued = False
                 for row_id, stamp in stamps.items():
@@ -451,7 +456,7 @@ class PersonaActor:
                 else:
                     self._lane.report(Touched(stamps))
             case QuietJob(room=room, archiving=archiving, block=block):
-                posted = None
+                posted = changes = None
                 if ctx.write_path is None:
                     log.info(
                         "%s: no write path configured; room %r stays unread past the cursor",
@@ -460,9 +465,13 @@ class PersonaActor:
                     )
                 elif not room.incognito and await self._names_recorded(room):
                     # the write path reads only the lines it heard
-                    result = await ctx.write_path(self.persona, room, archiving=archiving, block=block)
+                    before = ctx.store.changes
+                    with ctx.store.own_writes() as own:
+                        result = await ctx.write_path(self.persona, room, archiving=archiving, block=block)
                     posted = getattr(result, "posted", None)
-                self._lane.report(Wrote(room.room_id, posted))
+                    if ctx.store.changes - before == own[0]:  # no one else wrote meanwhile
+                        changes = (before, ctx.store.changes)
+                self._lane.report(Wrote(room.room_id, posted, changes))
             case EditJob(edit=edit):
                 try:
                     result = outcome.Value(await self._edit(edit))

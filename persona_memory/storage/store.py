@@ -14,18 +14,21 @@ Rules:
   tables: transcript lines, rooms and names, recall stamps (``_write_unread``). So a reader
   that took ``changes`` before a ``read_state`` and sees the same number later knows that
   nothing it read has changed since — in this process. Another process writing the same file
-  is outside the design (one process writes a file at a time; see ``room_recorder``).
+  is outside the design (one process writes a file at a time; see ``room_recorder``). A task
+  can count its own writes meanwhile (``own_writes``), to tell whether anyone else wrote.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import logging
 import os
 import sqlite3
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import AsyncIterator, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 import trio
@@ -41,6 +44,8 @@ from .connection import SqliteConnection, open_sqlite
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
+
+_OWN_WRITES: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("own_writes", default=None)
 
 
 @attrs.frozen
@@ -158,6 +163,9 @@ class Store:
             return await self._writer.write(fn)
         finally:
             self._changes += 1
+            own = _OWN_WRITES.get()
+            if own is not None:
+                own[0] += 1
 
     async def _write_unread(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """``write`` for a transaction that changes nothing ``read_state`` reads (not counted)."""
@@ -167,6 +175,17 @@ class Store:
     def changes(self) -> int:
         """How many writes that may change what ``read_state`` reads have finished so far."""
         return self._changes
+
+    @contextlib.contextmanager
+    def own_writes(self) -> Iterator[list[int]]:
+        """Count, in ``[n]``, the writes counted in ``changes`` that this task (and the tasks
+        it starts) makes inside the block."""
+        counter = [0]
+        token = _OWN_WRITES.set(counter)
+        try:
+            yield counter
+        finally:
+            _OWN_WRITES.reset(token)
 
     # ---- memory rows -------------------------------------------------------------------
 
