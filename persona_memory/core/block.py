@@ -141,15 +141,23 @@ def scores_at(
     topic: ranking.Topic | None,
     now: datetime,
     weights: ranking.Weights,
-    counted: Counted | None = None,
+    among: Among | None = None,
 ) -> np.ndarray:
-    """The rank score of each row at ``positions`` (the candidates), one value per position."""
+    """The rank score (``ranking.combine``) of each row at ``positions`` (the candidates),
+    one value per position; ``among``: those rows as ``RowTable.among`` gave them, if known."""
     if not positions.size:
         return np.zeros(0)
-    return ranking.combine(
-        ranking.decay(table.stamps[positions], now, weights.decay_per_day),
-        table.importance[positions],
-        relevance_at(table, positions, topic, weights.lexical_share, counted),
+    if among is None:
+        return ranking.combine(
+            ranking.decay(table.stamps[positions], now, weights.decay_per_day),
+            table.importance[positions],
+            relevance_at(table, positions, topic, weights.lexical_share),
+            weights,
+        )
+    return ranking.weighted(
+        ranking.normalise(ranking.decay(table.stamps[positions], now, weights.decay_per_day)),
+        among.importance,
+        ranking.normalise(relevance_at(table, positions, topic, weights.lexical_share, among.counted)),
         weights,
     )
 
@@ -248,12 +256,11 @@ def build_from_table(
     shape = rules.shape(topic)
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     idx = seen.positions
-    candidate_scores = scores_at(table, idx, topic=topic, now=now, weights=shape.weights, counted=seen.rows.counted)
-    # Two stable sorts: by score, then by group — each group's rows end up side by side,
-    # best first, ties in table order (as a stable sort of each group alone would give).
-    by_rank = np.argsort(-candidate_scores, kind="stable")
+    candidate_scores = scores_at(table, idx, topic=topic, now=now, weights=shape.weights, among=seen.rows)
+    # One stable sort by group, then score: each group's rows side by side, best first, ties
+    # in table order (as a stable sort of each group alone would give).
     labels = seen.rows.labels
-    by_group = by_rank[np.argsort(labels[by_rank], kind="stable")]
+    by_group = np.lexsort((-candidate_scores, labels))
     grouped_positions, grouped_scores = idx[by_group], candidate_scores[by_group]
     ends = np.cumsum(np.bincount(labels, minlength=len(seen.admitted))).tolist()
     segment = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(seen.admitted)}

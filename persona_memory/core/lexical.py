@@ -91,11 +91,13 @@ def terms(text: str) -> list[str]:
 @attrs.frozen(eq=False)
 class Counted:
     """What BM25 counts over one set of candidates, whatever the query: the candidates, which
-    texts they are (a mask over the index) and their average length. ``LexicalIndex.over``."""
+    texts they are (a mask over the index), their average length, and each text's length
+    term ``k1 · (1 - b + b · length / average)``. ``LexicalIndex.over``."""
 
     positions: np.ndarray
     inside: np.ndarray
     average: float
+    norms: np.ndarray
 
 
 @attrs.frozen(eq=False)
@@ -147,8 +149,8 @@ class LexicalIndex:
         """What BM25 counts over ``candidates``, for any number of queries over them."""
         inside = np.zeros(len(self), dtype=bool)
         inside[candidates] = True
-        average = float(self.lengths[candidates].mean()) if candidates.size else 0.0
-        return Counted(candidates, inside, average or 1.0)
+        average = (float(self.lengths[candidates].mean()) if candidates.size else 0.0) or 1.0
+        return Counted(candidates, inside, average, K1 * (1.0 - B + B * self.lengths / average))
 
     def scores(self, query: Sequence[str], candidates: np.ndarray) -> np.ndarray:
         """BM25 of every text against the ``query`` terms, counted over ``candidates``.
@@ -184,7 +186,7 @@ class LexicalIndex:
         found = [p for t in dict.fromkeys(query) if (p := self.postings.get(t)) is not None]
         if not found:
             return np.zeros(len(self), dtype=np.float64), 0.0
-        mask, average = counted.inside, counted.average
+        mask = counted.inside
         if len(found) == 1:
             positions, counts = found[0]
             term = np.zeros(positions.size, dtype=np.int64)
@@ -196,7 +198,7 @@ class LexicalIndex:
         positions, counts, term = positions[inside], counts[inside], term[inside]
         df = np.bincount(term, minlength=len(found))
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        norm = K1 * (1.0 - B + B * self.lengths[positions] / average)
+        norm = counted.norms[positions]
         out = np.bincount(
             positions, weights=idf[term] * counts * (K1 + 1.0) / (counts + norm), minlength=len(self)
         )

@@ -35,7 +35,7 @@ from ..rows import KINDS, MemoryRow
 from .audience import Visible, told_in_confidence
 from .blas import one_thread
 from .lexical import Counted, LexicalIndex
-from .ranking import Topic
+from .ranking import Topic, normalise
 from .selection import ALWAYS_RIDE
 from .render import render_line
 
@@ -48,13 +48,14 @@ MEMO_LIMIT = 64
 @attrs.frozen(eq=False)
 class Among:
     """The rows of some groups of a table (``RowTable.among``): their positions ascending, the
-    group of each (its index in the keys asked for), the shortest line among them, and what
-    BM25 counts over them."""
+    group of each (its index in the keys asked for), the shortest line among them, what BM25
+    counts over them, and their importance term (``ranking.normalise`` over them)."""
 
     positions: np.ndarray
     labels: np.ndarray
     shortest: int
     counted: Counted
+    importance: np.ndarray
 
 
 @attrs.frozen(eq=False)
@@ -161,13 +162,14 @@ class RowTable:
     def _among(self, keys: tuple[int | None, ...]) -> Among:
         parts = [self.about(k) for k in keys]
         if not parts:
-            return Among(EMPTY, EMPTY, 0, self.lexical.over(EMPTY))
+            return Among(EMPTY, EMPTY, 0, self.lexical.over(EMPTY), np.zeros(0))
         joined = np.concatenate(parts)
         order = np.argsort(joined, kind="stable")
         positions = joined[order]
         labels = np.repeat(np.arange(len(parts)), [part.size for part in parts])[order]
         shortest = int(self.length_array[positions].min()) if positions.size else 0
-        return Among(positions, labels, shortest, self.lexical.over(positions))
+        importance = normalise(self.importance[positions])
+        return Among(positions, labels, shortest, self.lexical.over(positions), importance)
 
     def cosine_at(self, topic: Topic, positions: np.ndarray) -> np.ndarray:
         """``cosine(topic)[positions]``, without a table-sized scatter when every row has a
