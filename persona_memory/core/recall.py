@@ -83,19 +83,44 @@ def recall_note(
         hidden[[table.position[i] for i in shown if i in table.position]] = True
         fused[hidden[seen.positions]] = -1.0
     passing = fused >= recall.min_score
-    pool = seen.positions[passing]  # ascending: a stable sort keeps ties in table order
-    order = pool[np.argsort(-fused[passing], kind="stable")]
+    pool, scores = seen.positions[passing], fused[passing]  # ascending: ties in table order
+    picked = _pick(pool, scores, table, recall, first=SORTED_FIRST)
+    if picked is None:  # the best few did not settle it: rank the whole pool
+        picked = _pick(pool, scores, table, recall, first=pool.size)
+    lines, ids = picked
+    if not lines:
+        return Note("", ())
+    return Note("\n".join([header(persona), *lines]), tuple(ids))
+
+
+SORTED_FIRST = 64
+"""How many of the best rows the note ranks first; the whole pool only when the greedy
+choice reaches past them (or into a tie with the first row left out)."""
+
+
+def _pick(
+    pool: np.ndarray, scores: np.ndarray, table: RowTable, recall: RecallRules, *, first: int
+) -> tuple[list[str], list[int]] | None:
+    """Walk the ``first`` best of ``pool`` (best first, ties in table order), taking each line
+    that fits, up to ``recall.limit``; ``None`` when the walk needed a row beyond them."""
+    if first < pool.size:
+        best = np.argpartition(-scores, first - 1)[:first]
+        cut = float(scores[best].min())  # rows left out score at most this
+        order = best[np.lexsort((best, -scores[best]))]
+    else:
+        cut, order = -np.inf, np.argsort(-scores, kind="stable")
     lines: list[str] = []
     ids: list[int] = []
     used = 0
-    for pos in order.tolist():
+    for at in order.tolist():
         if len(lines) >= recall.limit:
-            break
+            return lines, ids
+        if scores[at] <= cut:  # a row left out might rank here: not settled
+            return None
+        pos = int(pool[at])
         cost = table.lengths[pos] + 1
         if used + cost <= recall.char_limit:
             lines.append(table.lines[pos])
             ids.append(table.ids[pos])
             used += cost
-    if not lines:
-        return Note("", ())
-    return Note("\n".join([header(persona), *lines]), tuple(ids))
+    return (lines, ids) if first >= pool.size else None
