@@ -287,8 +287,9 @@ def make_floor(embedder, table) -> Callable[[], str]:
     ``FLOOR_TOP`` rows by ``argpartition``, and their already-rendered lines joined up to
     ``CHAR_LIMIT`` characters.
     """
-    (matrix,) = [np.ascontiguousarray(m, dtype=np.float32) for _, m in table.spaces.values()]
-    lines = table.lines
+    ((where, matrix),) = table.spaces.values()  # matrix row i is the table row at where[i]
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    lines = [table.lines[pos] for pos in where.tolist()]
     top = min(FLOOR_TOP, len(lines))
 
     def floor() -> str:

@@ -78,3 +78,21 @@ async def test_the_open_after_the_personas_own_write_reads_no_rows(open_test_mem
         text = await memory.block("warren", "r2")
         assert "nurse" in text
         assert reads == ["warren"]  # the write was applied, not read back
+
+
+def test_a_rooms_product_reads_its_groups_and_the_rows_written_since_the_load() -> None:
+    rng = np.random.default_rng(3)
+    subjects = ["u:42", "u:17", "u:99", "world"]
+    rows = [make_row(subject=subjects[n % 4], text=f"Row number {n}.", vector=rng.normal(size=3)) for n in range(40)]
+    index = RowIndex()
+    index.load(1, rows)
+    later = [make_row(subject=subjects[n % 3], text=f"Later row {n}.", vector=rng.normal(size=3)) for n in range(7)]
+    assert index.apply_posted(Posted(tuple(later), (), closed=(Closed(rows[0].id, "2026-08-18", None),), versions=(1, 2)))
+    table = index.table
+    topic = Topic.of("anything", np.array([0.6, -0.8, 0.0]), EMBEDDER)
+    for keys in ((42,), (17, None), (42, 17, 99, None), ()):
+        among = table.among(keys)
+        assert among.positions.size == sum(table.about(k).size for k in keys)
+        np.testing.assert_array_equal(
+            table.cosine_at(topic, among.positions, keys), table.cosine(topic)[among.positions]
+        )

@@ -26,7 +26,6 @@ from . import ranking
 from .audience import Admitted, Audience, admitted
 from .render import Section, render_block
 from .selection import take
-from .lexical import Counted
 from .table import EMPTY, Among, RowTable
 
 
@@ -113,15 +112,19 @@ def relevance_at(
     positions: np.ndarray,
     topic: ranking.Topic | None,
     lexical_share: float,
-    counted: Counted | None = None,
+    among: Among | None = None,
 ) -> np.ndarray:
     """The hybrid relevance (``ranking.hybrid``) of the rows at ``positions`` (the
-    candidates, which BM25 counts over; ``counted``: what it counts, if known) to ``topic``,
-    one value per position; 0 without a topic."""
+    candidates, which BM25 counts over; ``among``: the same rows as ``RowTable.among`` gave
+    them, if known) to ``topic``, one value per position; 0 without a topic."""
     if topic is None or not positions.size:
         return np.zeros(positions.size)
-    cosine = table.cosine_at(topic, positions)
-    words = table.lexical.relevance(topic.terms, positions if counted is None else counted)[positions]
+    if among is None:
+        cosine = table.cosine_at(topic, positions)
+        words = table.lexical.relevance(topic.terms, positions)[positions]
+    else:
+        cosine = table.cosine_at(topic, positions, among.keys)
+        words = table.lexical.relevance(topic.terms, among.counted)[positions]
     return ranking.hybrid(cosine, words, lexical_share)
 
 
@@ -157,7 +160,7 @@ def scores_at(
     return ranking.weighted(
         ranking.normalise(ranking.decay(table.stamps[positions], now, weights.decay_per_day)),
         among.importance,
-        ranking.normalise(relevance_at(table, positions, topic, weights.lexical_share, among.counted)),
+        ranking.normalise(relevance_at(table, positions, topic, weights.lexical_share, among)),
         weights,
     )
 

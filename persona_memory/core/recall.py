@@ -77,7 +77,7 @@ def recall_note(
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     if not seen.positions.size:
         return Note("", ())
-    fused = relevance_at(table, seen.positions, query, rules.topic_weights.lexical_share, seen.rows.counted)
+    fused = relevance_at(table, seen.positions, query, rules.topic_weights.lexical_share, seen.rows)
     if shown:
         hidden = np.zeros(len(table), dtype=bool)
         hidden[[table.position[i] for i in shown if i in table.position]] = True

@@ -51,6 +51,7 @@ class Among:
     group of each (its index in the keys asked for), the shortest line among them, what BM25
     counts over them, and their importance term (``ranking.normalise`` over them)."""
 
+    keys: tuple[int | None, ...]
     positions: np.ndarray
     labels: np.ndarray
     shortest: int
@@ -63,7 +64,11 @@ class RowTable:
     """Columns over a persona's open rows, indexed by position; build with ``from_rows``.
 
     ``lengths`` is a tuple for per-item lookups and ``length_array`` the same as an array, for
-    the shortest line among a room's candidates.
+    the shortest line among a room's candidates. ``spaces[embedder]`` is ``(positions,
+    matrix)``: row ``i`` of the matrix is the unit vector of the row at ``positions[i]``; the
+    matrix rows are laid out group by group (``slices[embedder]``: each group's ``(start,
+    end)``, and where the rows appended since the load begin), so a room's product reads only
+    the vectors of the groups it may see.
     """
 
     ids: tuple[int, ...]
@@ -79,6 +84,7 @@ class RowTable:
     lexical: LexicalIndex
     kind_codes: np.ndarray
     rides: np.ndarray
+    slices: Mapping[str, tuple[Mapping[int | None, tuple[int, int]], int]]
     memo: dict[tuple[int | None, ...], Among] = attrs.field(factory=dict, repr=False)
 
     @classmethod
@@ -109,6 +115,7 @@ class RowTable:
                 positions, stack = spaces.setdefault(row.embedder, ([], []))
                 positions.append(pos)
                 stack.append(vector)
+        grouped = {name: _by_group(p, s, about) for name, (p, s) in spaces.items()}
         return cls(
             ids=tuple(r.id for r in open_rows),  # type: ignore[misc]
             kinds=tuple(r.kind for r in open_rows),
@@ -120,10 +127,8 @@ class RowTable:
                 ((r.last_recalled or r.created).timestamp() for r in open_rows), np.float64, len(open_rows)
             ),
             by_about={k: np.asarray(v, dtype=np.int64) for k, v in about.items()},
-            spaces={
-                name: (np.asarray(p, dtype=np.int64), np.stack(s).astype(np.float32, copy=False))
-                for name, (p, s) in spaces.items()
-            },
+            spaces={name: (positions, matrix) for name, (positions, matrix, _) in grouped.items()},
+            slices={name: (groups, len(positions)) for name, (positions, _, groups) in grouped.items()},
             position={row_id: pos for pos, row_id in enumerate(r.id for r in open_rows)},
             lexical=LexicalIndex.from_texts(r.text for r in open_rows),
             kind_codes=np.fromiter((KIND_CODES[r.kind] for r in open_rows), np.int64, len(open_rows)),
@@ -162,28 +167,33 @@ class RowTable:
     def _among(self, keys: tuple[int | None, ...]) -> Among:
         parts = [self.about(k) for k in keys]
         if not parts:
-            return Among(EMPTY, EMPTY, 0, self.lexical.over(EMPTY), np.zeros(0))
+            return Among(keys, EMPTY, EMPTY, 0, self.lexical.over(EMPTY), np.zeros(0))
         joined = np.concatenate(parts)
         order = np.argsort(joined, kind="stable")
         positions = joined[order]
         labels = np.repeat(np.arange(len(parts)), [part.size for part in parts])[order]
         shortest = int(self.length_array[positions].min()) if positions.size else 0
         importance = normalise(self.importance[positions])
-        return Among(positions, labels, shortest, self.lexical.over(positions), importance)
+        return Among(keys, positions, labels, shortest, self.lexical.over(positions), importance)
 
-    def cosine_at(self, topic: Topic, positions: np.ndarray) -> np.ndarray:
-        """``cosine(topic)[positions]``, without a table-sized scatter when every row has a
-        vector of the topic's embedder (the usual case)."""
+    def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
+        """``cosine(topic)[positions]``; with ``keys`` (the groups ``positions`` come from),
+        only those groups' vectors, and the rows appended since the load, are multiplied."""
         space = self.spaces.get(topic.embedder)
         if space is None:
             return np.zeros(positions.size, dtype=np.float64)
         where, matrix = space
-        with one_thread(len(where)):
-            product = matrix @ topic.vector
-        if where.size == len(self.ids):  # ascending and unique: every position, in order
-            return product[positions].astype(np.float64)
+        if keys is None:
+            spans = [(0, len(where))]
+        else:
+            groups, tail = self.slices[topic.embedder]
+            spans = [groups[k] for k in keys if k in groups]
+            if tail < len(where):
+                spans.append((tail, len(where)))
         out = np.zeros(len(self.ids), dtype=np.float64)
-        out[where] = product
+        with one_thread(sum(end - start for start, end in spans)):
+            for start, end in spans:
+                out[where[start:end]] = matrix[start:end] @ topic.vector
         return out[positions]
 
     def extended(
@@ -204,8 +214,9 @@ class RowTable:
                 old = old[~np.isin(old, gone)]
             about[key] = np.concatenate([old, new.by_about.get(key, EMPTY) + base])
         spaces = dict(self.spaces)
+        slices = dict(self.slices)
         for name, (positions, matrix) in new.spaces.items():
-            if name in spaces:
+            if name in spaces:  # appended after the groups: the tail every product reads
                 old_positions, old_matrix = spaces[name]
                 spaces[name] = (
                     np.concatenate([old_positions, positions + base]),
@@ -213,6 +224,7 @@ class RowTable:
                 )
             else:
                 spaces[name] = (positions + base, matrix)
+                slices[name] = new.slices[name]
         position = dict(self.position)
         position.update((row_id, pos + base) for row_id, pos in new.position.items())
         return RowTable(
@@ -229,6 +241,7 @@ class RowTable:
             lexical=self.lexical.extended(new.lexical),
             kind_codes=np.concatenate([self.kind_codes, new.kind_codes]),
             rides=np.concatenate([self.rides, new.rides]),
+            slices=slices,
         )
 
     def touched(self, stamps: Mapping[int, datetime]) -> RowTable:
@@ -239,3 +252,18 @@ class RowTable:
             if pos is not None:
                 new[pos] = when.timestamp()
         return attrs.evolve(self, stamps=new, memo={})
+
+
+def _by_group(
+    positions: list[int], vectors: list[np.ndarray], about: Mapping[int | None, list[int]]
+) -> tuple[np.ndarray, np.ndarray, dict[int | None, tuple[int, int]]]:
+    """One space's positions and matrix laid out group by group (in ``about``'s order, each
+    ascending; rows of no group last), and each group's ``(start, end)`` in that layout."""
+    group_of = {pos: n for n, members in enumerate(about.values()) for pos in members}
+    codes = np.fromiter((group_of.get(pos, len(about)) for pos in positions), np.int64, len(positions))
+    where = np.asarray(positions, dtype=np.int64)
+    order = np.lexsort((where, codes))
+    ends = np.cumsum(np.bincount(codes, minlength=len(about) + 1)).tolist()
+    groups = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(about)}
+    matrix = np.stack(vectors).astype(np.float32, copy=False)[order]
+    return where[order], matrix, groups
