@@ -77,16 +77,17 @@ def recall_note(
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     if not seen.positions.size:
         return Note("", ())
-    fused = relevance_at(table, seen.positions, query, rules.topic_weights.lexical_share, seen.rows)
+    positions = seen.positions  # ascending: ties keep table order
+    fused = relevance_at(table, positions, query, rules.topic_weights.lexical_share, seen.rows)
     if shown:
-        hidden = np.zeros(len(table), dtype=bool)
-        hidden[[table.position[i] for i in shown if i in table.position]] = True
-        fused[hidden[seen.positions]] = -1.0
-    passing = fused >= recall.min_score
-    pool, scores = seen.positions[passing], fused[passing]  # ascending: ties in table order
-    picked = _pick(pool, scores, table, recall, first=SORTED_FIRST)
-    if picked is None:  # the best few did not settle it: rank the whole pool
-        picked = _pick(pool, scores, table, recall, first=pool.size)
+        known = np.fromiter((table.position[i] for i in shown if i in table.position), np.int64)
+        at = np.searchsorted(positions, known)
+        inside = at < positions.size
+        at = at[inside][positions[at[inside]] == known[inside]]
+        fused[at] = -np.inf  # already in the block: never recalled
+    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST)
+    if picked is None:  # the best few did not settle it: rank every candidate
+        picked = _pick(positions, fused, table, recall, first=positions.size)
     lines, ids = picked
     if not lines:
         return Note("", ())
@@ -94,18 +95,19 @@ def recall_note(
 
 
 SORTED_FIRST = 64
-"""How many of the best rows the note ranks first; the whole pool only when the greedy
-choice reaches past them (or into a tie with the first row left out)."""
+"""How many of the best candidates the note ranks first; all of them only when the greedy
+choice reaches past those (or into a tie with the first one left out)."""
 
 
 def _pick(
-    pool: np.ndarray, scores: np.ndarray, table: RowTable, recall: RecallRules, *, first: int
+    positions: np.ndarray, scores: np.ndarray, table: RowTable, recall: RecallRules, *, first: int
 ) -> tuple[list[str], list[int]] | None:
-    """Walk the ``first`` best of ``pool`` (best first, ties in table order), taking each line
-    that fits, up to ``recall.limit``; ``None`` when the walk needed a row beyond them."""
-    if first < pool.size:
+    """Walk the ``first`` best candidates (best first, ties in table order), taking each line
+    that fits, up to ``recall.limit``, until one scores below ``recall.min_score``; ``None``
+    when the walk needed a candidate beyond them."""
+    if first < positions.size:
         best = np.argpartition(-scores, first - 1)[:first]
-        cut = float(scores[best].min())  # rows left out score at most this
+        cut = float(scores[best].min())  # candidates left out score at most this
         order = best[np.lexsort((best, -scores[best]))]
     else:
         cut, order = -np.inf, np.argsort(-scores, kind="stable")
@@ -113,14 +115,15 @@ def _pick(
     ids: list[int] = []
     used = 0
     for at in order.tolist():
-        if len(lines) >= recall.limit:
-            return lines, ids
-        if scores[at] <= cut:  # a row left out might rank here: not settled
+        score = scores[at]
+        if len(lines) >= recall.limit or score < recall.min_score:
+            return lines, ids  # every candidate after this one scores no more
+        if score <= cut:  # a candidate left out might rank here: not settled
             return None
-        pos = int(pool[at])
+        pos = int(positions[at])
         cost = table.lengths[pos] + 1
         if used + cost <= recall.char_limit:
             lines.append(table.lines[pos])
             ids.append(table.ids[pos])
             used += cost
-    return (lines, ids) if first >= pool.size else None
+    return (lines, ids) if first >= positions.size else None
