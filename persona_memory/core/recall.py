@@ -106,7 +106,8 @@ def _pick(
     that fits, up to ``recall.limit``, until one scores below ``recall.min_score``; ``None``
     when the walk needed a candidate beyond them."""
     if first < positions.size:
-        best = np.argpartition(-scores, first - 1)[:first]
+        rest = positions.size - first
+        best = np.argpartition(scores, rest)[rest:]  # the ``first`` highest
         cut = float(scores[best].min())  # candidates left out score at most this
         order = best[np.lexsort((best, -scores[best]))]
     else:
