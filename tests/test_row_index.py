@@ -96,3 +96,15 @@ def test_a_rooms_product_reads_its_groups_and_the_rows_written_since_the_load() 
         np.testing.assert_array_equal(
             table.cosine_at(topic, among.positions, keys), table.cosine(topic)[among.positions]
         )
+
+
+def test_a_touch_changes_recency_only_and_keeps_the_rows_each_audience_sees() -> None:
+    rows = [make_row(text="Dan bakes bread."), make_row(subject="u:17", text="Cara paints."), make_row(text="Dan sails.")]
+    index = RowIndex()
+    index.load(1, rows)
+    before = index.table.among((DAN,))
+    index.apply_touches({rows[2].id: (NOW, 1)})
+    after = index.table.among((DAN,))
+    assert after is before  # remembered across the touch
+    np.testing.assert_array_equal(after.positions, [0, 2])
+    assert index.table.stamps[2] == NOW.timestamp() and index.table.stamps[0] != NOW.timestamp()

@@ -13,9 +13,13 @@ Rules:
   ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
   terms of its text (``lexical``).
 - A touch changes only where recency counts from: ``touched`` returns a table with new stamps.
+- Each embedder's vectors are stacked group by group (whom the row concerns; rows of no group
+  last), each group's span kept, so a room's product multiplies only the groups it may see;
+  the rows ``extended`` appends form a tail after the groups, which every product reads.
 - A table never changes after it is made, so what it derives for a set of groups (``among``:
-  their rows, their shortest line, BM25's counts over them) is remembered on it; a new table
-  (a load, a write, a touch) starts with nothing remembered.
+  their rows, their shortest line, BM25's counts and the importance term over them) is
+  remembered on it; a load or a write starts a table with nothing remembered, a touch keeps
+  what was (none of it depends on the stamps).
 - The actor's own write changes a few rows: ``extended`` returns a table with the new rows
   appended (prepared as above) and the closed ones taken out of every group, without
   preparing the others again. A closed row keeps its position until the next full load: it
@@ -251,7 +255,7 @@ class RowTable:
             pos = self.position.get(row_id)
             if pos is not None:
                 new[pos] = when.timestamp()
-        return attrs.evolve(self, stamps=new, memo={})
+        return attrs.evolve(self, stamps=new)  # shares the memo: nothing in it reads the stamps
 
 
 def _by_group(
