@@ -101,6 +101,11 @@ after each block or note competed with the next one (a recall note at 10,000 row
 p50 with a touch after every note, 0.97 ms without)."""
 
 
+STATE_USERS_KEPT = 1024
+"""At most about this many humans' switches are kept from earlier state reads (a read that
+would keep more keeps only its own)."""
+
+
 class WritePath(Protocol):
     """Turns a room's transcript since the persona's cursor into rows (the write path).
 
@@ -349,7 +354,7 @@ class PersonaActor:
         if version != self._index.version:
             version, rows = await store.persona_rows(self.persona)
             self._index.load(version, rows)
-        if known is not None and known.changes == changes:
+        if known is not None and known.changes == changes and len(known.controls) < STATE_USERS_KEPT:
             controls = {**known.controls, **controls}  # both reads saw the same file
         self._state = StateRead(changes, self._index.version, controls)
         return controls
