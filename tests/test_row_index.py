@@ -7,6 +7,7 @@ import numpy as np
 from rowfactory import EMBEDDER, NOW, make_row
 
 import persona_memory as pm
+import persona_memory.core.table as table_module
 from persona_memory.actors.row_index import RowIndex
 from persona_memory.core.audience import Audience
 from persona_memory.core.block import BlockRules, build_from_table
@@ -80,7 +81,8 @@ async def test_the_open_after_the_personas_own_write_reads_no_rows(open_test_mem
         assert reads == ["warren"]  # the write was applied, not read back
 
 
-def test_a_rooms_product_reads_its_groups_and_the_rows_written_since_the_load() -> None:
+def test_a_rooms_product_reads_its_groups_and_the_rows_written_since_the_load(monkeypatch) -> None:
+    monkeypatch.setattr(table_module, "SPLIT_FROM", 0)  # split however small the table
     rng = np.random.default_rng(3)
     subjects = ["u:42", "u:17", "u:99", "world"]
     rows = [make_row(subject=subjects[n % 4], text=f"Row number {n}.", vector=rng.normal(size=3)) for n in range(40)]

@@ -45,6 +45,9 @@ from .render import render_line
 
 EMPTY = np.zeros(0, dtype=np.int64)
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
+SPLIT_FROM = 4096
+"""A product over fewer vectors than this is one product over all of them: reading a few
+hundred vectors more costs less than a product and a scatter per group."""
 MEMO_LIMIT = 64
 """How many sets of groups a table remembers its rows for (``among``) before forgetting all."""
 
@@ -187,13 +190,10 @@ class RowTable:
         if space is None:
             return np.zeros(positions.size, dtype=np.float64)
         where, matrix = space
-        if keys is None:
-            spans = [(0, len(where))]
-        else:
+        spans = [(0, len(where))]
+        if keys is not None and len(where) >= SPLIT_FROM:
             groups, tail = self.slices[topic.embedder]
-            spans = [groups[k] for k in keys if k in groups]
-            if tail < len(where):
-                spans.append((tail, len(where)))
+            spans = _merged([*(groups[k] for k in keys if k in groups), (tail, len(where))])
         out = np.zeros(len(self.ids), dtype=np.float64)
         with one_thread(sum(end - start for start, end in spans)):
             for start, end in spans:
@@ -271,3 +271,16 @@ def _by_group(
     groups = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(about)}
     matrix = np.stack(vectors).astype(np.float32, copy=False)[order]
     return where[order], matrix, groups
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (``(start, end)``, any order) without empty ones, touching ones joined."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if end <= start:
+            continue
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
