@@ -33,9 +33,9 @@ embedded in batches and int8-quantised — then, through the real ``open_memory`
 - cached ``block()``: the same room asked again and again.
 
 The room is a group room with four humans present and ``scope.v1_proven = false``, so personal
-rows load. Then, in the same process, it times the parts of a cold open separately — the room
-the state read (``store.read_state``), a bare thread hop on each
-connection, the topic embedding and the pure build — and the core functions the build calls
+rows load. Then, in the same process, it times the parts of a cold open separately — the
+state read (``store.read_state``: on the path only after a write that could change what it
+reads), a bare thread hop on each connection, the topic embedding and the pure build — and the core functions the build calls
 (each wrapped where ``core.block`` finds it), so the share of each is visible; and the cost per
 row of seeding, of the pure build, of preparing the rows and of the open after a write.
 
@@ -99,6 +99,7 @@ TARGET_COLD_P50 = 1e-3
 TARGET_COLD_P99 = 2e-3
 TARGET_CACHED_P99 = 20e-6
 BUILD = "core.block build (pure)"
+STATE_READ = "store.read_state (after a change only)"
 PREPARE = "RowTable.from_rows (once per load)"
 FLOOR_TOP = 64  # rows the floor takes before cutting at the budget (lines are >= 40 chars)
 CHAR_LIMIT = 1200
@@ -286,8 +287,9 @@ def make_floor(embedder, table) -> Callable[[], str]:
     ``FLOOR_TOP`` rows by ``argpartition``, and their already-rendered lines joined up to
     ``CHAR_LIMIT`` characters.
     """
-    (matrix,) = [np.ascontiguousarray(m, dtype=np.float32) for _, m in table.spaces.values()]
-    lines = table.lines
+    ((where, matrix),) = table.spaces.values()  # matrix row i is the table row at where[i]
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    lines = [table.lines[pos] for pos in where.tolist()]
     top = min(FLOOR_TOP, len(lines))
 
     def floor() -> str:
@@ -371,7 +373,7 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
     """Time the parts of a cold open one by one, on the same open store."""
 
     result.parts["store.write(no-op) (bare write hop)"] = await timed(lambda: store.write(lambda c: None), reps)
-    result.parts["store.read_state (read hop)"] = await timed(lambda: store.read_state(PERSONA, PRESENT), reps)
+    result.parts[STATE_READ] = await timed(lambda: store.read_state(PERSONA, PRESENT), reps)
     result.parts["store.read(no-op) (bare read hop)"] = await timed(lambda: store.read(lambda c: None), reps)
     result.parts["embedder.embed([topic])"] = await timed(lambda: embedder.embed([TOPIC]), reps)
 
@@ -626,8 +628,7 @@ def report(results: list[SizeResult], args: argparse.Namespace) -> None:
         print()
         print(f"parts of a cold open at {r.rows:,} rows (cold p50 {fmt(cold50)}, block {r.block_chars} chars)")
         print(f"  {'part':<40} {'p50':>9} {'p99':>9} {'of cold p50':>12}")
-        in_path = (
-            "store.read_state (read hop)",
+        in_path = (  # the state read is on the path only after a write that could change it
             "embedder.embed([topic])",
             BUILD,
         )

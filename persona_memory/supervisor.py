@@ -13,7 +13,11 @@ Rules:
   records each in the registry and delivers it before taking the next — no lock. A sender
   cancelled once its event was taken waits (shielded) for the delivery. So every actor sees
   the room's events in registry order, and the registry is never ahead of the actors (which
-  would leave ``block()`` waiting for a build that never comes).
+  would leave ``block()`` waiting for a build that never comes). Recording and delivering
+  never wait, so when no event is queued or being taken, the sender does it itself, at once
+  — the same order, without waking the intake task and waiting for it.
+- A caller waiting for an actor's answer (a recall note, an edit) waits on the answer alone;
+  when the actor ends first, it wakes every such caller, which then raises ``MemoryClosed``.
 - Intake also hands each open and archive to the room recorder (``room_recorder``), which
   refuses a flip of ``incognito`` from memory and writes the rooms table in the background:
   no write stands between ``RoomOpened`` and its block.
@@ -86,6 +90,7 @@ class _Running:
     sent: int = 0
     closing: bool = False
     queued: int = 0  # deliveries in the outbox or in the feeder's hands
+    callers: set[trio.Event] = attrs.field(factory=set)  # set when the actor ends, too
 
     @property
     def idle(self) -> bool:
@@ -115,6 +120,7 @@ class Supervisor:
         self._generations = itertools.count(1)
         self._intake_send, intake = trio.open_memory_channel[_Intake](actor_settings.mailbox_size)
         self._intake_done = trio.Event()
+        self._intake_pending = 0  # events handed to the intake channel and not yet taken
         self._closed = False
         self._shut_down = False
         self.restarts = 0
@@ -136,14 +142,25 @@ class Supervisor:
             MemoryClosed: the memory is shutting down.
         """
         self._check_open()
-        taken = _Intake(event)
-        try:
-            await self._intake_send.send(taken)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            raise MemoryClosed("the memory is closed; open it again with open_memory()") from None
-        with trio.CancelScope(shield=True):
-            await taken.done.wait()
-        for running, delivery in taken.result[0].unwrap():
+        if self._intake_pending == 0:  # nothing ahead of it: taken here, in order
+            await trio.lowlevel.checkpoint_if_cancelled()
+            deliveries = self._record_and_deliver(event)
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        else:
+            taken = _Intake(event)
+            self._intake_pending += 1
+            try:
+                await self._intake_send.send(taken)
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                self._intake_pending -= 1
+                raise MemoryClosed("the memory is closed; open it again with open_memory()") from None
+            except BaseException:
+                self._intake_pending -= 1  # cancelled before it was sent: nothing changed
+                raise
+            with trio.CancelScope(shield=True):
+                await taken.done.wait()
+            deliveries = taken.result[0].unwrap()
+        for running, delivery in deliveries:
             await self._delivered(running, delivery)
 
     async def _run_intake(self, intake: trio.MemoryReceiveChannel[_Intake]) -> None:
@@ -153,12 +170,13 @@ class Supervisor:
                 async for taken in intake:
                     try:
                         self._check_open()
-                        deliveries = await self._record_and_deliver(taken.event)
+                        deliveries = self._record_and_deliver(taken.event)
                     except Exception as exc:  # the sender's to see
                         taken.result.append(outcome.Error(exc))
                     else:
                         taken.result.append(outcome.Value(deliveries))
                     finally:  # cancelled mid-delivery, the sender still hears back
+                        self._intake_pending -= 1
                         if not taken.result:
                             taken.result.append(outcome.Error(MemoryClosed(
                                 "the memory closed while this event was being delivered")))
@@ -173,7 +191,9 @@ class Supervisor:
                 taken.result.append(outcome.Error(MemoryClosed("the memory closed before this event was taken")))
                 taken.done.set()
 
-    async def _record_and_deliver(self, event: RoomEvent) -> list[tuple[_Running, _Delivery]]:
+    def _record_and_deliver(self, event: RoomEvent) -> list[tuple[_Running, _Delivery]]:
+        """Check ``event`` against the registry, record it, and put it in the actors'
+        outboxes (never waits: so it runs whole, between two checkpoints)."""
         before = self.rooms.get(event.room_id)
         if isinstance(event, RoomOpened):
             self.recorder.check(event)
@@ -296,8 +316,8 @@ class Supervisor:
         running = self._running(persona)
         reply = Reply()
         await self._delivered(running, self._deliver(running, RecallRequested(room, query, reply)))
-        await _first_of(reply.done, running.finished)
-        if not reply.done.is_set():
+        await _answer(running, reply.done)
+        if not reply.result:
             raise MemoryClosed(f"the memory closed before {persona}'s recall note was made")
         return reply.result[0].unwrap()
 
@@ -341,8 +361,8 @@ class Supervisor:
         reply = Reply()
         delivery = self._deliver(running, EditRequested(edit, reply))
         await self._delivered(running, delivery)
-        await _first_of(reply.done, running.finished)
-        if not reply.done.is_set():
+        await _answer(running, reply.done)
+        if not reply.result:
             raise MemoryClosed(f"the memory closed before {persona}'s edit ran")
         return reply.result[0].unwrap()
 
@@ -382,6 +402,8 @@ class Supervisor:
         finally:
             running.actor.stop()
             running.finished.set()
+            for caller in list(running.callers):
+                caller.set()  # it finds no answer: the actor is gone
 
     def _close_actor(self, running: _Running) -> None:
         """No more envelopes for this actor: after what is in its outbox, it closes."""
@@ -518,6 +540,17 @@ class _Intake:
 
 def _undelivered(running: _Running) -> MemoryClosed:
     return MemoryClosed(f"the memory closed while an event for {running.actor.persona} was being delivered")
+
+
+async def _answer(running: _Running, done: trio.Event) -> None:
+    """Wait until ``done`` is set — by the actor answering, or by its end (``callers``)."""
+    if done.is_set() or running.finished.is_set():
+        return
+    running.callers.add(done)
+    try:
+        await done.wait()
+    finally:
+        running.callers.discard(done)
 
 
 async def _first_of(a: trio.Event, b: trio.Event) -> None:

@@ -324,3 +324,13 @@ async def test_wordllama_embeds_one_short_text_inline_and_the_rest_on_a_thread(w
     await wordllama.embed([topic, "and another"])
     await wordllama.embed(["x" * (module.INLINE_CHARS + 1)])
     assert hops == [2, 1]
+
+
+def test_wordllama_one_text_is_the_batch_vector_to_float_rounding(wordllama: WordLlamaEmbedder) -> None:
+    texts = [DAN_FLAT, DAN_QUESTION, NOLAN, "🦙 zzqx", "", "   ", "Ünïcödé façade, naïve café", "word " * 300]
+    together = wordllama.embed_sync(texts)  # WordLlama's padded batch
+    for text, batched in zip(texts, together):
+        (alone,) = wordllama.embed_sync([text])  # the short way for one text
+        assert alone.dtype == np.float32 and alone.shape == (256,)
+        np.testing.assert_allclose(alone, batched, atol=1e-6)
+    assert not wordllama.embed_sync([""]).any()

@@ -190,6 +190,7 @@ async def test_a_queued_poster_cancelled_while_its_batch_is_written_still_gets_i
         nursery.start_soon(post, "alone")
         await trio.testing.wait_all_tasks_blocked()
         nursery.start_soon(post, "queued first")
+        await trio.testing.wait_all_tasks_blocked()  # trio starts tasks in no set order
         nursery.start_soon(post, "queued second", scope)
         await trio.testing.wait_all_tasks_blocked()
         writer.release()  # "alone" commits; the two queued lines are now one transaction

@@ -9,6 +9,7 @@ reason about. Dan is ``u:42``, Cara ``u:17``; Warren is the persona.
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 import attrs
@@ -19,7 +20,7 @@ from rowfactory import EMBEDDER, make_row
 
 from persona_memory import InvalidInput, MemberJoined, MemberLeft, NotInRoom, RoomOpened, UnknownRoom
 from persona_memory.core.audience import Audience, Visible, told_in_confidence
-from persona_memory.core.block import BlockRules
+from persona_memory.core.block import BlockRules, relevance_at
 from persona_memory.core.ranking import Topic
 from persona_memory.core.recall import RecallRules, header, recall_note
 from persona_memory.core.render import render_line
@@ -218,3 +219,41 @@ def test_a_closed_row_is_never_recalled_but_its_replacement_shows_its_arc() -> N
     )
     assert got.ids == (new.id,)
     assert 'was: "Dan kept a garden behind his flat." 2025 → 2026-08' in got.text
+
+
+def test_many_rows_that_tie_are_recalled_in_table_order() -> None:
+    rows = [make_row(text=f"Dan waters the garden tomatoes, bed {n}.") for n in range(150)]
+    got = note(PRIVATE_WITH_DAN, rows, text="Who waters the garden tomatoes?")
+    assert got.ids == tuple(r.id for r in rows[:5])
+
+
+def test_a_long_pool_recalls_the_best_first_then_ties_in_table_order() -> None:
+    filler = [make_row(text=f"Dan picked tomatoes on day {n}.") for n in range(120)]
+    best = make_row(text="Dan grows tomatoes in the garden.")
+    got = note(PRIVATE_WITH_DAN, [*filler, best], text="Tomatoes from the garden?", recall=RecallRules(min_score=0.0))
+    assert got.ids == (best.id, *(r.id for r in filler[:4]))
+
+
+def test_the_note_is_the_greedy_walk_down_the_whole_ranking() -> None:
+    rng = random.Random(7)
+    words = ["garden", "tomatoes", "bees", "roses", "shed", "hose", "compost"]
+    for case in range(30):
+        rows = [
+            make_row(text=" ".join(rng.choice(words) for _ in range(rng.randint(1, 4))) + "." + " x" * rng.randint(0, 40))
+            for _ in range(rng.randint(70, 200))
+        ]
+        query = " ".join(rng.sample(words, 2))
+        rules = RecallRules(limit=rng.randint(1, 8), char_limit=rng.randint(60, 600), min_score=0.0)
+        table = RowTable.from_rows(rows, {}, {})
+        got = note(PRIVATE_WITH_DAN, rows, text=query, recall=rules)
+        fused = relevance_at(
+            table, np.arange(len(rows)), Topic.of(query, np.zeros(3), EMBEDDER), BlockRules().topic_weights.lexical_share
+        )
+        expected, used = [], 0
+        for pos in np.argsort(-fused, kind="stable").tolist():  # the whole ranking, ties in table order
+            if len(expected) >= rules.limit:
+                break
+            if fused[pos] >= rules.min_score and used + table.lengths[pos] + 1 <= rules.char_limit:
+                expected.append(rows[pos].id)
+                used += table.lengths[pos] + 1
+        assert got.ids == tuple(expected), case

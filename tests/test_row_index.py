@@ -7,6 +7,7 @@ import numpy as np
 from rowfactory import EMBEDDER, NOW, make_row
 
 import persona_memory as pm
+import persona_memory.core.table as table_module
 from persona_memory.actors.row_index import RowIndex
 from persona_memory.core.audience import Audience
 from persona_memory.core.block import BlockRules, build_from_table
@@ -158,3 +159,34 @@ async def test_the_route_index_is_built_once_per_load_off_the_event_loop(open_te
             await memory.send(pm.RoomWentQuiet(room_id="r1"))
             await memory.drain()
     assert builds == [False]  # once, on a worker thread; later writes kept it up to date
+
+
+def test_a_rooms_product_reads_its_groups_and_the_rows_written_since_the_load(monkeypatch) -> None:
+    monkeypatch.setattr(table_module, "SPLIT_FROM", 0)  # split however small the table
+    rng = np.random.default_rng(3)
+    subjects = ["u:42", "u:17", "u:99", "world"]
+    rows = [make_row(subject=subjects[n % 4], text=f"Row number {n}.", vector=rng.normal(size=3)) for n in range(40)]
+    index = RowIndex()
+    index.load(1, rows)
+    later = [make_row(subject=subjects[n % 3], text=f"Later row {n}.", vector=rng.normal(size=3)) for n in range(7)]
+    assert index.apply_posted(Posted(tuple(later), (), closed=(Closed(rows[0].id, "2026-08-18", None),), versions=(1, 2)))
+    table = index.table
+    topic = Topic.of("anything", np.array([0.6, -0.8, 0.0]), EMBEDDER)
+    for keys in ((42,), (17, None), (42, 17, 99, None), ()):
+        among = table.among(keys)
+        assert among.positions.size == sum(table.about(k).size for k in keys)
+        np.testing.assert_array_equal(
+            table.cosine_at(topic, among.positions, keys), table.cosine(topic)[among.positions]
+        )
+
+
+def test_a_touch_changes_recency_only_and_keeps_the_rows_each_audience_sees() -> None:
+    rows = [make_row(text="Dan bakes bread."), make_row(subject="u:17", text="Cara paints."), make_row(text="Dan sails.")]
+    index = RowIndex()
+    index.load(1, rows)
+    before = index.table.among((DAN,))
+    index.apply_touches({rows[2].id: (NOW, 1)})
+    after = index.table.among((DAN,))
+    assert after is before  # remembered across the touch
+    np.testing.assert_array_equal(after.positions, [0, 2])
+    assert index.table.stamps[2] == NOW.timestamp() and index.table.stamps[0] != NOW.timestamp()

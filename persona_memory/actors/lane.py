@@ -120,11 +120,13 @@ WriteJob = TouchJob | QuietJob | EditJob | FlushJob
 class Wrote:
     """The write path ran for a room (rows may have been written). ``posted``: what it
     committed, when the write path says (a ``storage.writes.Posted``), for the actor to apply
-    to its row index; ``routing``: the route index it ended with, for the row index to keep."""
+    to its row index; ``routing``: the route index it ended with, for the row index to keep;
+    ``changes``: the store's ``changes`` before and after it, when no one else wrote meanwhile."""
 
     room_id: str
     posted: object = None
     routing: object = None
+    changes: tuple[int, int] | None = None
 
 
 @attrs.frozen(eq=False)

@@ -29,6 +29,12 @@ Rules:
   Stamps that storage refuses (a read-only or full disk) are logged and dropped, never a
   crash: the blocks are served from what the actor holds.
 - An incognito room's block is empty and costs no read; so is its recall note.
+- The humans' switches and the persona's version are read fresh for every build and note —
+  from the file when the store ran a write since the last read that could change them
+  (``Store.changes``), or when a present human was not among those read; otherwise what that
+  read gave still holds, and no thread hop is needed to know it. The persona's own write
+  changes its rows, never a switch: when no one else wrote meanwhile and the actor applied
+  what it posted, the last read still holds, at the new version.
 - The recall note (``RecallRequested``) is computed here, in turn with the room's events, so
   it sees the people present now and the block built for them; it reads the humans'
   switches fresh, never changes a cached block, and its rows are touched like a block's.
@@ -99,6 +105,11 @@ after each block or note competed with the next one (a recall note at 10,000 row
 p50 with a touch after every note, 0.97 ms without)."""
 
 
+STATE_USERS_KEPT = 1024
+"""At most about this many humans' switches are kept from earlier state reads (a read that
+would keep more keeps only its own)."""
+
+
 class WritePath(Protocol):
     """Turns a room's transcript since the persona's cursor into rows (the write path).
 
@@ -129,6 +140,16 @@ class ActorContext:
 
 
 @attrs.frozen
+class StateRead:
+    """What the actor's last state read gave: the store's ``changes`` when it began, the
+    persona's version and the switches of the humans read."""
+
+    changes: int
+    version: int | None
+    controls: Mapping[int, UserControls]
+
+
+@attrs.frozen
 class CachedBlock:
     generation: int
     text: str = ""
@@ -148,6 +169,7 @@ class PersonaActor:
         self._index = RowIndex()
         self._blocks: dict[str, CachedBlock] = {}
         self._topics: dict[str, tuple[str, Topic]] = {}
+        self._state: StateRead | None = None
         self._built = trio.Event()
         self._pending_touches: dict[int, tuple] = {}
         self._touch_queued = False
@@ -241,11 +263,14 @@ class PersonaActor:
 
     def _apply(self, report: Report) -> None:
         match report:
-            case Wrote(posted=posted, routing=routing):
+            case Wrote(posted=posted, routing=routing, changes=changes):
                 # Its own write, applied to the row index when it began at the index's
                 # version; otherwise the next build sees a new version and reloads.
                 if isinstance(posted, writes.Posted):
-                    self._index.apply_posted(posted)
+                    known, version = self._state, self._index.version
+                    if self._index.apply_posted(posted) and changes is not None and known is not None \
+                            and (known.changes, known.version) == (changes[0], version):
+                        self._state = attrs.evolve(known, changes=changes[1], version=self._index.version)
                 self._index.adopt(routing)
             case Touched(stamps=stamps, committed=committed):
                 self._touch_queued = False
@@ -326,13 +351,29 @@ class PersonaActor:
         return built.text, frozenset(built.loaded_ids)
 
     async def _fresh_state(self, room: RoomState) -> Mapping[int, UserControls]:
-        """The present humans' switches, read now, with the row index brought up to the
-        persona's current version (reloaded only when someone else changed its rows)."""
+        """The present humans' switches as they stand now, with the row index brought up to
+        the persona's current version (reloaded only when someone else changed its rows).
+
+        Read from the file unless nothing that read could see has changed since the last
+        read (the store counts such writes: ``Store.changes``) and it covered everyone present.
+        """
         store = self._ctx.store
+        changes = store.changes
+        known = self._state
+        if (
+            known is not None
+            and known.changes == changes
+            and known.version == self._index.version
+            and room.present <= known.controls.keys()
+        ):
+            return known.controls
         version, controls = await store.read_state(self.persona, room.present)
         if version != self._index.version:
             version, rows = await store.persona_rows(self.persona)
             self._index.load(version, rows)
+        if known is not None and known.changes == changes and len(known.controls) < STATE_USERS_KEPT:
+            controls = {**known.controls, **controls}  # both reads saw the same file
+        self._state = StateRead(changes, self._index.version, controls)
         return controls
 
     async def _recall(self, room: RoomState, query: Topic) -> str:
@@ -437,7 +478,7 @@ class PersonaActor:
                 else:
                     self._lane.report(Touched(stamps))
             case QuietJob(room=room, archiving=archiving, block=block):
-                posted = routing = None
+                posted = routing = changes = None
                 if ctx.write_path is None:
                     log.info(
                         "%s: no write path configured; room %r stays unread past the cursor",
@@ -446,12 +487,16 @@ class PersonaActor:
                     )
                 elif not room.incognito and await self._names_recorded(room):
                     # the write path reads only the lines it heard
-                    result = await ctx.write_path(
-                        self.persona, room, archiving=archiving, block=block, routing_index=self._index.routing
-                    )
+                    before = ctx.store.changes
+                    with ctx.store.own_writes() as own:
+                        result = await ctx.write_path(
+                            self.persona, room, archiving=archiving, block=block, routing_index=self._index.routing
+                        )
                     posted = getattr(result, "posted", None)
                     routing = getattr(result, "routing", None)
-                self._lane.report(Wrote(room.room_id, posted, routing))
+                    if ctx.store.changes - before == own[0]:  # no one else wrote meanwhile
+                        changes = (before, ctx.store.changes)
+                self._lane.report(Wrote(room.room_id, posted, routing, changes))
             case EditJob(edit=edit):
                 try:
                     result = outcome.Value(await self._edit(edit))

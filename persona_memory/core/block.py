@@ -26,7 +26,7 @@ from . import ranking
 from .audience import Admitted, Audience, admitted
 from .render import Section, render_block
 from .selection import take
-from .table import EMPTY, RowTable
+from .table import EMPTY, Among, RowTable
 
 
 @attrs.frozen
@@ -82,14 +82,18 @@ class Candidates:
     """What a room may show of a table: the audience rule's decision applied to the rows.
 
     ``groups`` are the block's groups in order (each present human ascending, then the world,
-    ``None``); ``admitted`` those the rule lets in; ``positions`` the table positions of every
-    admitted row, ascending.
+    ``None``); ``admitted`` those the rule lets in; ``rows`` the admitted rows (``RowTable.among``:
+    their positions ascending, the group of each as its index in ``admitted``, …).
     """
 
     let: Admitted
     groups: tuple[int | None, ...]
     admitted: tuple[int | None, ...]
-    positions: np.ndarray
+    rows: Among
+
+    @property
+    def positions(self) -> np.ndarray:
+        return self.rows.positions
 
 
 def candidates(
@@ -100,22 +104,65 @@ def candidates(
     let = admitted(persona, audience, controls, v1_proven=v1_proven)
     groups: tuple[int | None, ...] = (*sorted(audience.present), None)
     keys = tuple(k for k in groups if (let.world if k is None else k in let.humans))
-    parts = [table.about(k) for k in keys]
-    idx = np.sort(np.concatenate(parts)) if parts else EMPTY
-    return Candidates(let, groups, keys, idx)
+    return Candidates(let, groups, keys, table.among(keys))
+
+
+def relevance_at(
+    table: RowTable,
+    positions: np.ndarray,
+    topic: ranking.Topic | None,
+    lexical_share: float,
+    among: Among | None = None,
+) -> np.ndarray:
+    """The hybrid relevance (``ranking.hybrid``) of the rows at ``positions`` (the
+    candidates, which BM25 counts over; ``among``: the same rows as ``RowTable.among`` gave
+    them, if known) to ``topic``, one value per position; 0 without a topic."""
+    if topic is None or not positions.size:
+        return np.zeros(positions.size)
+    if among is None:
+        cosine = table.cosine_at(topic, positions)
+        words = table.lexical.relevance(topic.terms, positions)[positions]
+    else:
+        cosine = table.cosine_at(topic, positions, among.keys)
+        words = table.lexical.relevance(topic.terms, among.counted)[positions]
+    return ranking.hybrid(cosine, words, lexical_share)
 
 
 def relevance(
     table: RowTable, positions: np.ndarray, topic: ranking.Topic | None, lexical_share: float
 ) -> np.ndarray:
-    """The hybrid relevance (``ranking.hybrid``) of every row to ``topic``, BM25 counted over
-    ``positions`` (the candidates); 0 outside them and without a topic."""
+    """``relevance_at`` spread over the whole table: 0 outside ``positions``."""
     fused = np.zeros(len(table))
-    if topic is not None and positions.size:
-        cosine = table.cosine(topic)[positions]
-        words = table.lexical.relevance(topic.terms, positions)[positions]
-        fused[positions] = ranking.hybrid(cosine, words, lexical_share)
+    fused[positions] = relevance_at(table, positions, topic, lexical_share)
     return fused
+
+
+def scores_at(
+    table: RowTable,
+    positions: np.ndarray,
+    *,
+    topic: ranking.Topic | None,
+    now: datetime,
+    weights: ranking.Weights,
+    among: Among | None = None,
+) -> np.ndarray:
+    """The rank score (``ranking.combine``) of each row at ``positions`` (the candidates),
+    one value per position; ``among``: those rows as ``RowTable.among`` gave them, if known."""
+    if not positions.size:
+        return np.zeros(0)
+    if among is None:
+        return ranking.combine(
+            ranking.decay(table.stamps[positions], now, weights.decay_per_day),
+            table.importance[positions],
+            relevance_at(table, positions, topic, weights.lexical_share),
+            weights,
+        )
+    return ranking.weighted(
+        ranking.normalise(ranking.decay(table.stamps[positions], now, weights.decay_per_day)),
+        among.importance,
+        ranking.normalise(relevance_at(table, positions, topic, weights.lexical_share, among)),
+        weights,
+    )
 
 
 def score(
@@ -123,14 +170,7 @@ def score(
 ) -> np.ndarray:
     """The rank score of every row in ``positions`` (0 elsewhere)."""
     scores = np.zeros(len(table))
-    if positions.size:
-        fused = relevance(table, positions, topic, weights.lexical_share)
-        scores[positions] = ranking.combine(
-            ranking.decay(table.stamps[positions], now, weights.decay_per_day),
-            table.importance[positions],
-            fused[positions],
-            weights,
-        )
+    scores[positions] = scores_at(table, positions, topic=topic, now=now, weights=weights)
     return scores
 
 
@@ -172,8 +212,8 @@ what the block shows, not with what the store holds."""
 
 
 def best_of_group(
-    members: np.ndarray,
-    scores: np.ndarray,
+    order: np.ndarray,
+    ranked: np.ndarray,
     kind_codes: np.ndarray,
     rides: np.ndarray,
     *,
@@ -181,19 +221,20 @@ def best_of_group(
     per_kind: int,
     riders: int,
 ) -> np.ndarray:
-    """``members`` (table positions, ascending) best first by ``scores``, pruned to what can
-    matter.
+    """A group's rows, best first (``order``: table positions, ranked by a stable sort of
+    their scores ``ranked``, so ties keep table order), pruned to what can matter.
 
     Kept: the ``keep`` best (and any tied with the last of them); the ``per_kind`` best of
     each kind (the diversity pass may pull them forward); the ``riders`` best of the rows
-    that ride (``rides``). Ties keep table order, as a stable sort over the whole group would.
+    that ride (``rides``).
     """
-    order = members[np.argsort(-scores[members], kind="stable")]
     if order.size <= keep:
         return order
-    ranked = scores[order]
+    best = int(np.searchsorted(-ranked, -ranked[keep - 1], side="right"))
+    if not per_kind and not riders:
+        return order[:best]
     kept = np.zeros(order.size, dtype=bool)
-    kept[: int(np.searchsorted(-ranked, -ranked[keep - 1], side="right"))] = True
+    kept[:best] = True
     if per_kind:
         codes = kind_codes[order]
         for code in np.unique(codes):
@@ -218,18 +259,26 @@ def build_from_table(
     shape = rules.shape(topic)
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     idx = seen.positions
-    scores = score(table, idx, topic=topic, now=now, weights=shape.weights)
+    candidate_scores = scores_at(table, idx, topic=topic, now=now, weights=shape.weights, among=seen.rows)
+    # One stable sort by group, then score: each group's rows side by side, best first, ties
+    # in table order (as a stable sort of each group alone would give).
+    labels = seen.rows.labels
+    by_group = np.lexsort((-candidate_scores, labels))
+    grouped_positions, grouped_scores = idx[by_group], candidate_scores[by_group]
+    ends = np.cumsum(np.bincount(labels, minlength=len(seen.admitted))).tolist()
+    segment = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(seen.admitted)}
 
-    shortest = int(table.length_array[idx].min()) if idx.size else 0
+    shortest = seen.rows.shortest
     fit = rules.char_limit // (shortest + 1) if idx.size else 0
     keep = max(1, PRUNE_FACTOR * min(shape.per_human, fit))
     best: list[np.ndarray] = []
     for key in seen.groups:
-        if key not in seen.admitted:
+        if key not in segment:
             best.append(EMPTY)
             continue
+        start, end = segment[key]
         best.append(best_of_group(
-            table.about(key), scores, table.kind_codes, table.rides,
+            grouped_positions[start:end], grouped_scores[start:end], table.kind_codes, table.rides,
             keep=keep, per_kind=shape.per_kind_first, riders=shape.riders_per_human,
         ))
     groups = [
@@ -238,6 +287,8 @@ def build_from_table(
     ]
     rank: dict[int, int] = {}  # across groups, for the riders' order
     if shape.riders_per_human:
+        scores = np.zeros(len(table))
+        scores[idx] = candidate_scores
         pooled = np.concatenate(best)
         across = pooled[np.lexsort((pooled, -scores[pooled]))].tolist()
         rank = dict(zip(across, range(len(across))))

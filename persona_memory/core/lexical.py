@@ -89,6 +89,18 @@ def terms(text: str) -> list[str]:
 
 
 @attrs.frozen(eq=False)
+class Counted:
+    """What BM25 counts over one set of candidates, whatever the query: the candidates, which
+    texts they are (a mask over the index), their average length, and each text's length
+    term ``k1 · (1 - b + b · length / average)``. ``LexicalIndex.over``."""
+
+    positions: np.ndarray
+    inside: np.ndarray
+    average: float
+    norms: np.ndarray
+
+
+@attrs.frozen(eq=False)
 class LexicalIndex:
     """Term postings over a sequence of texts, indexed by position; build with ``from_texts``.
 
@@ -133,6 +145,13 @@ class LexicalIndex:
                 postings[term] = (np.concatenate([old[0], positions + base]), np.concatenate([old[1], counts]))
         return LexicalIndex(postings=postings, lengths=np.concatenate([self.lengths, more.lengths]))
 
+    def over(self, candidates: np.ndarray) -> Counted:
+        """What BM25 counts over ``candidates``, for any number of queries over them."""
+        inside = np.zeros(len(self), dtype=bool)
+        inside[candidates] = True
+        average = (float(self.lengths[candidates].mean()) if candidates.size else 0.0) or 1.0
+        return Counted(candidates, inside, average, K1 * (1.0 - B + B * self.lengths / average))
+
     def scores(self, query: Sequence[str], candidates: np.ndarray) -> np.ndarray:
         """BM25 of every text against the ``query`` terms, counted over ``candidates``.
 
@@ -144,39 +163,47 @@ class LexicalIndex:
         Returns:
             One score per text (``len(self)``), 0 outside ``candidates``.
         """
-        return self._bm25(query, candidates)[0]
+        return self._bm25(query, self.over(candidates))[0]
 
-    def relevance(self, query: Sequence[str], candidates: np.ndarray) -> np.ndarray:
+    def relevance(self, query: Sequence[str], candidates: np.ndarray | Counted) -> np.ndarray:
         """``scores`` divided by the most ``query`` could score over ``candidates``: in [0, 1].
 
         The ceiling is each query term that a candidate holds, at its idf times ``k1 + 1``
         (the limit of a term's BM25 as its count grows); terms no candidate holds add nothing,
         so a question's names and filler words do not dilute the words it shares with rows.
         """
-        out, ceiling = self._bm25(query, candidates)
+        counted = candidates if isinstance(candidates, Counted) else self.over(candidates)
+        out, ceiling = self._bm25(query, counted)
         return out / ceiling if ceiling > 0 else out
 
-    def _bm25(self, query: Sequence[str], candidates: np.ndarray) -> tuple[np.ndarray, float]:
-        """The scores and the query's ceiling (see ``relevance``)."""
-        out = np.zeros(len(self), dtype=np.float64)
-        n = int(candidates.size)
+    def _bm25(self, query: Sequence[str], counted: Counted) -> tuple[np.ndarray, float]:
+        """The scores and the query's ceiling (see ``relevance``), every term at once: the
+        postings of the query's terms are laid end to end, term after term, and summed per
+        text in that order (so a text's score adds its terms up in query order)."""
+        n = int(counted.positions.size)
         if n == 0 or not query:
-            return out, 0.0
-        found = [(t, p) for t in dict.fromkeys(query) if (p := self.postings.get(t)) is not None]
+            return np.zeros(len(self), dtype=np.float64), 0.0
+        found = [p for t in dict.fromkeys(query) if (p := self.postings.get(t)) is not None]
         if not found:
-            return out, 0.0
-        mask = np.zeros(len(self), dtype=bool)
-        mask[candidates] = True
-        average = float(self.lengths[candidates].mean()) or 1.0
+            return np.zeros(len(self), dtype=np.float64), 0.0
+        mask = counted.inside
+        if len(found) == 1:
+            positions, counts = found[0]
+            term = np.zeros(positions.size, dtype=np.int64)
+        else:
+            positions = np.concatenate([p for p, _ in found])
+            counts = np.concatenate([c for _, c in found])
+            term = np.repeat(np.arange(len(found)), [p.size for p, _ in found])
+        inside = mask[positions]
+        positions, counts, term = positions[inside], counts[inside], term[inside]
+        df = np.bincount(term, minlength=len(found))
+        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        norm = counted.norms[positions]
+        out = np.bincount(
+            positions, weights=idf[term] * counts * (K1 + 1.0) / (counts + norm), minlength=len(self)
+        )
         ceiling = 0.0
-        for _, (positions, counts) in found:
-            inside = mask[positions]
-            df = int(inside.sum())
-            if df == 0:
-                continue
-            positions, counts = positions[inside], counts[inside]
-            idf = float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
-            norm = K1 * (1.0 - B + B * self.lengths[positions] / average)
-            out[positions] += idf * counts * (K1 + 1.0) / (counts + norm)
-            ceiling += idf * (K1 + 1.0)
+        for found_in, weight in zip(df.tolist(), idf.tolist()):
+            if found_in:
+                ceiling += weight * (K1 + 1.0)
         return out, ceiling

@@ -135,10 +135,17 @@ def combine(
     recency_terms: np.ndarray, importance_terms: np.ndarray, relevance_terms: np.ndarray, weights: Weights
 ) -> np.ndarray:
     """The weighted sum of the three terms, each min-max normalised over the candidates."""
+    return weighted(normalise(recency_terms), normalise(importance_terms), normalise(relevance_terms), weights)
+
+
+def weighted(
+    recency_normal: np.ndarray, importance_normal: np.ndarray, relevance_normal: np.ndarray, weights: Weights
+) -> np.ndarray:
+    """``combine`` of terms already normalised."""
     return (
-        weights.recency * normalise(recency_terms)
-        + weights.importance * normalise(importance_terms)
-        + weights.relevance * normalise(relevance_terms)
+        weights.recency * recency_normal
+        + weights.importance * importance_normal
+        + weights.relevance * relevance_normal
     )
 
 

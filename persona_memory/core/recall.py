@@ -26,7 +26,7 @@ import numpy as np
 from ..ids import persona_name
 from ..rows import UserControls
 from .audience import Audience
-from .block import BlockRules, candidates, relevance
+from .block import BlockRules, candidates, relevance_at
 from .ranking import Topic
 from .table import RowTable
 
@@ -77,21 +77,54 @@ def recall_note(
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     if not seen.positions.size:
         return Note("", ())
-    fused = relevance(table, seen.positions, query, rules.topic_weights.lexical_share)
-    fused[[table.position[i] for i in shown if i in table.position]] = -1.0
-    pool = seen.positions[fused[seen.positions] >= recall.min_score]
-    order = pool[np.lexsort((pool, -fused[pool]))]
+    positions = seen.positions  # ascending: ties keep table order
+    fused = relevance_at(table, positions, query, rules.topic_weights.lexical_share, seen.rows)
+    if shown:
+        known = np.fromiter((table.position[i] for i in shown if i in table.position), np.int64)
+        at = np.searchsorted(positions, known)
+        inside = at < positions.size
+        at = at[inside][positions[at[inside]] == known[inside]]
+        fused[at] = -np.inf  # already in the block: never recalled
+    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST)
+    if picked is None:  # the best few did not settle it: rank every candidate
+        picked = _pick(positions, fused, table, recall, first=positions.size)
+    lines, ids = picked
+    if not lines:
+        return Note("", ())
+    return Note("\n".join([header(persona), *lines]), tuple(ids))
+
+
+SORTED_FIRST = 64
+"""How many of the best candidates the note ranks first; all of them only when the greedy
+choice reaches past those (or into a tie with the first one left out)."""
+
+
+def _pick(
+    positions: np.ndarray, scores: np.ndarray, table: RowTable, recall: RecallRules, *, first: int
+) -> tuple[list[str], list[int]] | None:
+    """Walk the ``first`` best candidates (best first, ties in table order), taking each line
+    that fits, up to ``recall.limit``, until one scores below ``recall.min_score``; ``None``
+    when the walk needed a candidate beyond them."""
+    if first < positions.size:
+        rest = positions.size - first
+        best = np.argpartition(scores, rest)[rest:]  # the ``first`` highest
+        cut = float(scores[best].min())  # candidates left out score at most this
+        order = best[np.lexsort((best, -scores[best]))]
+    else:
+        cut, order = -np.inf, np.argsort(-scores, kind="stable")
     lines: list[str] = []
     ids: list[int] = []
     used = 0
-    for pos in order.tolist():
-        if len(lines) >= recall.limit:
-            break
+    for at in order.tolist():
+        score = scores[at]
+        if len(lines) >= recall.limit or score < recall.min_score:
+            return lines, ids  # every candidate after this one scores no more
+        if score <= cut:  # a candidate left out might rank here: not settled
+            return None
+        pos = int(positions[at])
         cost = table.lengths[pos] + 1
         if used + cost <= recall.char_limit:
             lines.append(table.lines[pos])
             ids.append(table.ids[pos])
             used += cost
-    if not lines:
-        return Note("", ())
-    return Note("\n".join([header(persona), *lines]), tuple(ids))
+    return (lines, ids) if first >= positions.size else None

@@ -16,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Mapping, Sequence
 
@@ -72,6 +73,10 @@ def render_line(item: Visible, replaced: MemoryRow | None = None) -> str:
     return f"{line} · {' · '.join(tags)}" if tags else line
 
 
+quote_often = functools.lru_cache(maxsize=1024)(quote)
+"""``quote`` for the strings every build renders again: display names and notes."""
+
+
 @attrs.frozen
 class Section:
     """One group of lines: about one present human, or about the world."""
@@ -83,7 +88,7 @@ class Section:
 
 def person_label(user_id: int, names: Mapping[int, str]) -> str:
     name = names.get(user_id)
-    return f"u:{user_id} ({quote(name)})" if name else f"u:{user_id}"
+    return f"u:{user_id} ({quote_often(name)})" if name else f"u:{user_id}"
 
 
 def render_block(
@@ -112,6 +117,6 @@ def render_block(
             out.append(f"About {person_label(section.user_id, names)}:")
         out.extend(section.lines)
         if section.note:
-            out.append(f"Their note for every persona, in their words: {quote(section.note)}")
+            out.append(f"Their note for every persona, in their words: {quote_often(section.note)}")
     out += ["", TAIL, "</persona_memory>"]
     return "\n".join(out)

@@ -13,6 +13,13 @@ Rules:
   ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
   terms of its text (``lexical``).
 - A touch changes only where recency counts from: ``touched`` returns a table with new stamps.
+- Each embedder's vectors are stacked group by group (whom the row concerns; rows of no group
+  last), each group's span kept, so a room's product multiplies only the groups it may see;
+  the rows ``extended`` appends form a tail after the groups, which every product reads.
+- A table never changes after it is made, so what it derives for a set of groups (``among``:
+  their rows, their shortest line, BM25's counts and the importance term over them) is
+  remembered on it; a load or a write starts a table with nothing remembered, a touch keeps
+  what was (none of it depends on the stamps).
 - The actor's own write changes a few rows: ``extended`` returns a table with the new rows
   appended (prepared as above) and the closed ones taken out of every group, without
   preparing the others again. A closed row keeps its position until the next full load: it
@@ -31,13 +38,32 @@ from .. import ids
 from ..rows import KINDS, MemoryRow
 from .audience import Visible, told_in_confidence
 from .blas import one_thread
-from .lexical import LexicalIndex
-from .ranking import Topic
+from .lexical import Counted, LexicalIndex
+from .ranking import Topic, normalise
 from .selection import ALWAYS_RIDE
 from .render import render_line
 
 EMPTY = np.zeros(0, dtype=np.int64)
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
+SPLIT_FROM = 4096
+"""A product over fewer vectors than this is one product over all of them: reading a few
+hundred vectors more costs less than a product and a scatter per group."""
+MEMO_LIMIT = 64
+"""How many sets of groups a table remembers its rows for (``among``) before forgetting all."""
+
+
+@attrs.frozen(eq=False)
+class Among:
+    """The rows of some groups of a table (``RowTable.among``): their positions ascending, the
+    group of each (its index in the keys asked for), the shortest line among them, what BM25
+    counts over them, and their importance term (``ranking.normalise`` over them)."""
+
+    keys: tuple[int | None, ...]
+    positions: np.ndarray
+    labels: np.ndarray
+    shortest: int
+    counted: Counted
+    importance: np.ndarray
 
 
 @attrs.frozen(eq=False)
@@ -45,7 +71,11 @@ class RowTable:
     """Columns over a persona's open rows, indexed by position; build with ``from_rows``.
 
     ``lengths`` is a tuple for per-item lookups and ``length_array`` the same as an array, for
-    the shortest line among a room's candidates.
+    the shortest line among a room's candidates. ``spaces[embedder]`` is ``(positions,
+    matrix)``: row ``i`` of the matrix is the unit vector of the row at ``positions[i]``; the
+    matrix rows are laid out group by group (``slices[embedder]``: each group's ``(start,
+    end)``, and where the rows appended since the load begin), so a room's product reads only
+    the vectors of the groups it may see.
     """
 
     ids: tuple[int, ...]
@@ -61,6 +91,8 @@ class RowTable:
     lexical: LexicalIndex
     kind_codes: np.ndarray
     rides: np.ndarray
+    slices: Mapping[str, tuple[Mapping[int | None, tuple[int, int]], int]]
+    memo: dict[tuple[int | None, ...], Among] = attrs.field(factory=dict, repr=False)
 
     @classmethod
     def from_rows(
@@ -90,6 +122,7 @@ class RowTable:
                 positions, stack = spaces.setdefault(row.embedder, ([], []))
                 positions.append(pos)
                 stack.append(vector)
+        grouped = {name: _by_group(p, s, about) for name, (p, s) in spaces.items()}
         return cls(
             ids=tuple(r.id for r in open_rows),  # type: ignore[misc]
             kinds=tuple(r.kind for r in open_rows),
@@ -101,10 +134,8 @@ class RowTable:
                 ((r.last_recalled or r.created).timestamp() for r in open_rows), np.float64, len(open_rows)
             ),
             by_about={k: np.asarray(v, dtype=np.int64) for k, v in about.items()},
-            spaces={
-                name: (np.asarray(p, dtype=np.int64), np.stack(s).astype(np.float32, copy=False))
-                for name, (p, s) in spaces.items()
-            },
+            spaces={name: (positions, matrix) for name, (positions, matrix, _) in grouped.items()},
+            slices={name: (groups, len(positions)) for name, (positions, _, groups) in grouped.items()},
             position={row_id: pos for pos, row_id in enumerate(r.id for r in open_rows)},
             lexical=LexicalIndex.from_texts(r.text for r in open_rows),
             kind_codes=np.fromiter((KIND_CODES[r.kind] for r in open_rows), np.int64, len(open_rows)),
@@ -130,6 +161,45 @@ class RowTable:
                 out[positions] = matrix @ topic.vector
         return out
 
+    def among(self, keys: tuple[int | None, ...]) -> Among:
+        """The rows about ``keys`` (user ids, ``None`` for the world), remembered per ``keys``:
+        a pure function of this table, which never changes (only a new table does)."""
+        known = self.memo.get(keys)
+        if known is None:
+            if len(self.memo) >= MEMO_LIMIT:
+                self.memo.clear()
+            known = self.memo[keys] = self._among(keys)
+        return known
+
+    def _among(self, keys: tuple[int | None, ...]) -> Among:
+        parts = [self.about(k) for k in keys]
+        if not parts:
+            return Among(keys, EMPTY, EMPTY, 0, self.lexical.over(EMPTY), np.zeros(0))
+        joined = np.concatenate(parts)
+        order = np.argsort(joined, kind="stable")
+        positions = joined[order]
+        labels = np.repeat(np.arange(len(parts)), [part.size for part in parts])[order]
+        shortest = int(self.length_array[positions].min()) if positions.size else 0
+        importance = normalise(self.importance[positions])
+        return Among(keys, positions, labels, shortest, self.lexical.over(positions), importance)
+
+    def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
+        """``cosine(topic)[positions]``; with ``keys`` (the groups ``positions`` come from),
+        only those groups' vectors, and the rows appended since the load, are multiplied."""
+        space = self.spaces.get(topic.embedder)
+        if space is None:
+            return np.zeros(positions.size, dtype=np.float64)
+        where, matrix = space
+        spans = [(0, len(where))]
+        if keys is not None and len(where) >= SPLIT_FROM:
+            groups, tail = self.slices[topic.embedder]
+            spans = _merged([*(groups[k] for k in keys if k in groups), (tail, len(where))])
+        out = np.zeros(len(self.ids), dtype=np.float64)
+        with one_thread(sum(end - start for start, end in spans)):
+            for start, end in spans:
+                out[where[start:end]] = matrix[start:end] @ topic.vector
+        return out[positions]
+
     def extended(
         self,
         rows: Iterable[MemoryRow],
@@ -148,8 +218,9 @@ class RowTable:
                 old = old[~np.isin(old, gone)]
             about[key] = np.concatenate([old, new.by_about.get(key, EMPTY) + base])
         spaces = dict(self.spaces)
+        slices = dict(self.slices)
         for name, (positions, matrix) in new.spaces.items():
-            if name in spaces:
+            if name in spaces:  # appended after the groups: the tail every product reads
                 old_positions, old_matrix = spaces[name]
                 spaces[name] = (
                     np.concatenate([old_positions, positions + base]),
@@ -157,6 +228,7 @@ class RowTable:
                 )
             else:
                 spaces[name] = (positions + base, matrix)
+                slices[name] = new.slices[name]
         position = dict(self.position)
         position.update((row_id, pos + base) for row_id, pos in new.position.items())
         return RowTable(
@@ -173,6 +245,7 @@ class RowTable:
             lexical=self.lexical.extended(new.lexical),
             kind_codes=np.concatenate([self.kind_codes, new.kind_codes]),
             rides=np.concatenate([self.rides, new.rides]),
+            slices=slices,
         )
 
     def touched(self, stamps: Mapping[int, datetime]) -> RowTable:
@@ -182,4 +255,32 @@ class RowTable:
             pos = self.position.get(row_id)
             if pos is not None:
                 new[pos] = when.timestamp()
-        return attrs.evolve(self, stamps=new)
+        return attrs.evolve(self, stamps=new)  # shares the memo: nothing in it reads the stamps
+
+
+def _by_group(
+    positions: list[int], vectors: list[np.ndarray], about: Mapping[int | None, list[int]]
+) -> tuple[np.ndarray, np.ndarray, dict[int | None, tuple[int, int]]]:
+    """One space's positions and matrix laid out group by group (in ``about``'s order, each
+    ascending; rows of no group last), and each group's ``(start, end)`` in that layout."""
+    group_of = {pos: n for n, members in enumerate(about.values()) for pos in members}
+    codes = np.fromiter((group_of.get(pos, len(about)) for pos in positions), np.int64, len(positions))
+    where = np.asarray(positions, dtype=np.int64)
+    order = np.lexsort((where, codes))
+    ends = np.cumsum(np.bincount(codes, minlength=len(about) + 1)).tolist()
+    groups = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(about)}
+    matrix = np.stack(vectors).astype(np.float32, copy=False)[order]
+    return where[order], matrix, groups
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (``(start, end)``, any order) without empty ones, touching ones joined."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if end <= start:
+            continue
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out

@@ -9,17 +9,27 @@ Rules:
 - Values cross this boundary as ``MemoryRow`` / ``UserControls``, never as raw tuples. A value
   is validated on its way in; rows read back from our own file are trusted
   (``MemoryRow.from_rows``, which checks nothing again).
+- ``changes`` counts the writes run through this store that may change what ``read_state``
+  reads — a persona's rows (its version) and the humans' switches and notes. Every write
+  counts, once it has finished (committed or not), except the ones known not to touch those
+  tables: transcript lines, rooms and names, recall stamps (``_write_unread``). So a reader
+  that took ``changes`` before a ``read_state`` and sees the same number later knows that
+  nothing it read has changed since — in this process. Another process writing the same file
+  is outside the design (one process writes a file at a time; see ``room_recorder``). A task
+  can count its own writes meanwhile (``own_writes``), to tell whether anyone else wrote.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import logging
 import os
 import sqlite3
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import AsyncIterator, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 import trio
@@ -36,6 +46,8 @@ from .line_batch import LineBatcher
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
+
+_OWN_WRITES: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("own_writes", default=None)
 
 
 @attrs.frozen
@@ -132,12 +144,13 @@ class Store:
 
     def __init__(self, writer: SqliteConnection, readers: Sequence[SqliteConnection]) -> None:
         self._writer = writer
+        self._changes = 0
         self._free_readers: trio.MemoryReceiveChannel[SqliteConnection]
         send, self._free_readers = trio.open_memory_channel(len(readers))
         self._return_reader = send
         for reader in readers:
             send.send_nowait(reader)
-        self._lines = LineBatcher(self.write)
+        self._lines = LineBatcher(self._write_unread)  # lines change nothing read_state reads
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` on a free read connection (waits for one if all are busy)."""
@@ -148,8 +161,35 @@ class Store:
             self._return_reader.send_nowait(reader)
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn`` as one write transaction on the writer connection."""
+        """Run ``fn`` as one write transaction on the writer connection (counted in ``changes``:
+        it may change anything)."""
+        try:
+            return await self._writer.write(fn)
+        finally:
+            self._changes += 1
+            own = _OWN_WRITES.get()
+            if own is not None:
+                own[0] += 1
+
+    async def _write_unread(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``write`` for a transaction that changes nothing ``read_state`` reads (not counted)."""
         return await self._writer.write(fn)
+
+    @property
+    def changes(self) -> int:
+        """How many writes that may change what ``read_state`` reads have finished so far."""
+        return self._changes
+
+    @contextlib.contextmanager
+    def own_writes(self) -> Iterator[list[int]]:
+        """Count, in ``[n]``, the writes counted in ``changes`` that this task (and the tasks
+        it starts) makes inside the block."""
+        counter = [0]
+        token = _OWN_WRITES.set(counter)
+        try:
+            yield counter
+        finally:
+            _OWN_WRITES.reset(token)
 
     # ---- memory rows -------------------------------------------------------------------
 
@@ -211,7 +251,7 @@ class Store:
                 params,
             )
 
-        await self.write(update)
+        await self._write_unread(update)  # recall stamps: no version, no switch
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
         """Every row, open and closed, about ``u:<user_id>`` or with them as counterpart."""
@@ -384,7 +424,7 @@ class Store:
             _save_room(conn, room, opened)
             _save_names(conn, {uid: (name, opened) for uid, name in room.names.items()})
 
-        await self.write(save)
+        await self._write_unread(save)
 
     async def record_rooms(
         self,
@@ -416,7 +456,7 @@ class Store:
             _save_names(conn, stamped)
             return refused
 
-        return await self.write(record)
+        return await self._write_unread(record)
 
     async def room_flags(self) -> dict[str, bool]:
         """Every room id ever opened, with whether it is incognito."""
@@ -441,7 +481,7 @@ class Store:
 
     async def archive_room(self, room_id: str, when: datetime) -> None:
         archived = as_utc(when).isoformat()
-        await self.write(
+        await self._write_unread(
             lambda conn: conn.execute(
                 "UPDATE rooms SET archived = ? WHERE room_id = ?", (archived, room_id)
             )
