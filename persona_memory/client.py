@@ -77,7 +77,8 @@ def _answer(response: httpx.Response) -> Any:
 
 
 def _built(answer: dict[str, Any]) -> BuiltBlock:
-    return BuiltBlock(answer["persona"], answer["room_id"], answer["text"], answer["generation"], answer["char_limit"])
+    return BuiltBlock(answer["persona"], answer["room_id"], answer["text"], answer["generation"],
+                      answer["char_limit"], answer["meter"]["used"])
 
 
 class RuntimeClient:

@@ -163,8 +163,8 @@ class Memory:
         ids.check_persona(persona)
         ids.check_room_id(room_id)
         self._check_open()
-        generation, text = await self._supervisor.built_block(persona, room_id)
-        return BuiltBlock(persona, room_id, text, generation, self._supervisor.rules.char_limit)
+        generation, text, used = await self._supervisor.built_block(persona, room_id)
+        return BuiltBlock(persona, room_id, text, generation, self._supervisor.rules.char_limit, used)
 
     async def recall(self, persona: str, room_id: str, text: str) -> str:
         """The recall note for a human's message (design §3, retrieval on demand).

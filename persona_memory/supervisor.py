@@ -278,8 +278,9 @@ class Supervisor:
         room = self.room_of(persona, room_id)
         return await self._running(persona).actor.block(room_id, room.generation)
 
-    async def built_block(self, persona: str, room_id: str) -> tuple[int, str]:
-        """``block`` with the room generation it was built for (the runtime's cache key)."""
+    async def built_block(self, persona: str, room_id: str) -> tuple[int, str, int]:
+        """``block`` with the room generation it was built for (the runtime's cache key) and
+        its meter's characters used."""
         room = self.room_of(persona, room_id)
         return await self._running(persona).actor.built_block(room_id, room.generation)
 

@@ -91,6 +91,7 @@ async def test_a_conversation_end_to_end_over_http(runtime: Runtime) -> None:
     got = await call("GET", "/api/rooms/dm-1/personas/warren/block", template=BLOCK)
     block = got.json()
     assert "bees" in block["text"] and block["chars"] == len(block["text"]) and block["char_limit"] == 1200
+    assert f'chars="{block["meter"]["used"]}/1200"' in block["text"] and block["meter"]["limit"] == 1200
     assert block["anthropic"] == {"type": "text", "text": block["text"], "cache_control": {"type": "ephemeral"}}
     assert block["openai"] == {"role": "system", "content": block["text"]}
 

@@ -156,6 +156,7 @@ class CachedBlock:
     error: BaseException | None = None
     room: RoomState | None = None
     loaded: frozenset[int] = frozenset()
+    used: int = 0  # the block's meter: characters of memory lines in it
 
 
 class PersonaActor:
@@ -295,9 +296,9 @@ class PersonaActor:
         """The cached block of ``room_id`` at ``generation`` or newer (waits for its build)."""
         return (await self.built_block(room_id, generation))[1]
 
-    async def built_block(self, room_id: str, generation: int) -> tuple[int, str]:
+    async def built_block(self, room_id: str, generation: int) -> tuple[int, str, int]:
         """The cached block of ``room_id`` at ``generation`` or newer, with the generation it
-        was built for (waits for its build).
+        was built for and its meter's characters used (waits for its build).
 
         Raises:
             MemoryClosed: the actor stopped before that build.
@@ -307,7 +308,7 @@ class PersonaActor:
             if cached is not None and cached.generation >= generation:
                 if cached.error is not None:
                     raise cached.error
-                return cached.generation, cached.text
+                return cached.generation, cached.text, cached.used
             if self._stopped:
                 raise MemoryClosed(
                     f"{self.persona}'s memory closed before its block for room {room_id!r} was built"
@@ -320,19 +321,20 @@ class PersonaActor:
             return
         try:
             started = time.perf_counter()
-            text, loaded = await self._build(room)
+            text, loaded, used = await self._build(room)
             if self._ctx.on_block_built is not None:
                 self._ctx.on_block_built(time.perf_counter() - started)
-            self._blocks[room.room_id] = CachedBlock(room.generation, text, room=room, loaded=loaded)
+            self._blocks[room.room_id] = CachedBlock(room.generation, text, room=room, loaded=loaded, used=used)
         except Exception as exc:
             log.exception("%s: building the block of room %r failed", self.persona, room.room_id)
             self._blocks[room.room_id] = CachedBlock(room.generation, error=exc)
         self._built.set()
         self._built = trio.Event()
 
-    async def _build(self, room: RoomState) -> tuple[str, frozenset[int]]:
+    async def _build(self, room: RoomState) -> tuple[str, frozenset[int], int]:
+        """The room's block: its text, the rows loaded into it, and its meter's used count."""
         if room.incognito:
-            return "", frozenset()
+            return "", frozenset(), 0
         ctx = self._ctx
         topic = await self._topic(room)
         controls = await self._fresh_state(room)
@@ -348,7 +350,7 @@ class PersonaActor:
             rules=ctx.rules,
         )
         self._touch_later(built.loaded_ids, now)
-        return built.text, frozenset(built.loaded_ids)
+        return built.text, frozenset(built.loaded_ids), built.used
 
     async def _fresh_state(self, room: RoomState) -> Mapping[int, UserControls]:
         """The present humans' switches as they stand now, with the row index brought up to
@@ -406,8 +408,8 @@ class PersonaActor:
             if cached.room is None or cached.loaded <= self._index.open_rows.keys():
                 continue
             try:
-                text, loaded = await self._build(cached.room)
-                self._blocks[room_id] = attrs.evolve(cached, text=text, loaded=loaded)
+                text, loaded, used = await self._build(cached.room)
+                self._blocks[room_id] = attrs.evolve(cached, text=text, loaded=loaded, used=used)
             except Exception as exc:
                 log.exception("%s: rebuilding room %r after a delete failed", self.persona, room_id)
                 self._blocks[room_id] = attrs.evolve(cached, text="", error=exc, loaded=frozenset())

@@ -32,9 +32,11 @@ class BuiltBlock:
     text: str
     generation: int
     char_limit: int
+    used: int = 0  # the meter: characters of memory lines, of ``char_limit``
 
     @property
     def chars(self) -> int:
+        """The whole text's length, wrapper included (what it costs in the prompt)."""
         return len(self.text)
 
     def anthropic_system_block(self) -> dict[str, Any] | None:

@@ -91,8 +91,11 @@ BLOCK = _object(
         "persona": SLUG,
         "room_id": ROOM_ID,
         "text": {"type": "string", "description": "the block; \"\" when the persona may bring nothing"},
-        "chars": {"type": "integer", "minimum": 0},
+        "chars": {"type": "integer", "minimum": 0, "description": "the whole text's length"},
         "char_limit": {"type": "integer", "minimum": 1},
+        "meter": _object({"used": {"type": "integer", "minimum": 0}, "limit": {"type": "integer", "minimum": 1}},
+                         ("used", "limit"),
+                         description="the block's meter: characters of memory lines used, of the limit"),
         "generation": {"type": "integer", "minimum": 1,
                        "description": "the room's version it was built for: new at every open, join, leave"},
         "anthropic": {
@@ -114,7 +117,7 @@ BLOCK = _object(
             "additionalProperties": False,
         },
     },
-    ("persona", "room_id", "text", "chars", "char_limit", "generation", "anthropic", "openai"),
+    ("persona", "room_id", "text", "chars", "char_limit", "meter", "generation", "anthropic", "openai"),
 )
 
 

@@ -127,6 +127,7 @@ class RuntimeApi:
             "text": built.text,
             "chars": built.chars,
             "char_limit": built.char_limit,
+            "meter": {"used": built.used, "limit": built.char_limit},
             "generation": built.generation,
             "anthropic": built.anthropic_system_block(),
             "openai": built.openai_system_message(),
