@@ -258,8 +258,8 @@ def test_a_persona_without_a_known_pronoun_is_they() -> None:
     "said",
     [
         "I'll miss you!",
-        "I'll always be there for you.",
-        "I'm gonna keep chasing my dreams.",
+        "I'll always have your back.",
+        "I'm gonna keep at it.",
         "If you like, I'll send you the letter.",
         "Shall I send you the letter?",
         "I'll let you know.",
@@ -320,7 +320,7 @@ def test_you_is_the_persona_in_a_private_chat_and_unknown_in_a_group() -> None:
     )
     assert memories(dan("I'll send you the photos from Kyoto tomorrow."), present=(DAN, CARA), private=False) == []
     assert memories(dan("I'm so proud of you!")) == []
-    assert memories(dan("I saw the photo of you two dancing at the gala.")) == []
+    assert memories(dan("I loved the picture of you two on the tandem.")) == []
 
 
 @pytest.mark.parametrize(
@@ -338,7 +338,7 @@ def test_you_is_the_persona_in_a_private_chat_and_unknown_in_a_group() -> None:
         "Same here.",
         "Sounds great!",
         "Take care, talk to you soon!",
-        "It was so much fun.",
+        "It was a total blast.",
     ],
 )
 def test_questions_greetings_thanks_and_filler_produce_nothing(said: str) -> None:
@@ -434,19 +434,19 @@ def test_extraction_is_deterministic() -> None:
     assert len(first["memories"]) == 3
 
 
-def test_a_real_chat_with_small_talk_a_dated_event_and_a_plan() -> None:
+def test_a_chat_with_small_talk_a_dated_event_and_a_plan() -> None:
     at = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
     ana = Person(1, "Ana")
     found = extract_memories(
         ExtractionRequest(
             persona="rosa",
             lines=(
-                Line(1, "rosa", "Hi Ana! Lovely to hear from you. How are things?", at),
-                Line(2, "u:1", "Hi Rosa! Lovely to hear from you! I'm buried under deadlines & school runs. How about you?", at),
-                Line(3, "rosa", "I went to a choir rehearsal yesterday and it was so uplifting.", at),
-                Line(4, "u:1", "Oh, that's lovely, Rosa! Did you sing a solo?", at),
-                Line(5, "u:1", "Yes, I carved that walnut bowl last year! It means a lot to me.", at),
-                Line(6, "u:1", "Sure, Rosa. Rest matters. I'm off to go cycling with the kids. Speak soon!", at),
+                Line(1, "rosa", "Hi Ana! Good to hear from you. What's new?", at),
+                Line(2, "u:1", "Hi Rosa! I'm swamped with tax returns & swim meets. You?", at),
+                Line(3, "rosa", "I spent yesterday repairing an old clock and loved every minute.", at),
+                Line(4, "u:1", "Ooh, nice one, Rosa! Was it your grandfather's?", at),
+                Line(5, "u:1", "Yes, I knitted that blue scarf last winter! My gran showed me the stitch.", at),
+                Line(6, "u:1", "Sure, Rosa. Sleep first. I'm off to go rowing with my cousins. Bye for now!", at),
             ),
             present=(ana,),
             block="",
@@ -455,9 +455,10 @@ def test_a_real_chat_with_small_talk_a_dated_event_and_a_plan() -> None:
         )
     )["memories"]
     assert [(m["evidence"], m["kind"], m["text"], m.get("valid_from")) for m in found] == [
-        ([2], "fact", "u:1 is buried under deadlines & school runs.", None),
-        ([5], "event", "u:1 carved that walnut bowl in 2022.", "2022"),
-        ([6], "open_loop", "u:1 is off to go cycling with the kids.", None),
+        ([2], "fact", "u:1 is swamped with tax returns & swim meets.", None),
+        ([5], "event", "u:1 knitted that blue scarf last winter.", None),
+        ([5], "event", "u:1's gran showed them the stitch.", None),
+        ([6], "open_loop", "u:1 is off to go rowing with their cousins.", None),
     ]
 
 

@@ -60,8 +60,8 @@ def test_object_and_reflexive_forms() -> None:
 
 def test_we_is_the_speaker_with_company() -> None:
     voice = Voice(ref="u:42", company="their kids")
-    assert to_third_person("We went camping in the mountains", voice) == (
-        "u:42 and their kids went camping in the mountains"
+    assert to_third_person("We went kayaking on the lake", voice) == (
+        "u:42 and their kids went kayaking on the lake"
     )
     assert to_third_person("We're moving to Berlin", DAN) == "u:42 and family are moving to Berlin"
 
@@ -96,12 +96,12 @@ def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
     ("chat", "restored"),
     [
         ("Gonna continue my edu", "I'm going to continue my edu"),
-        ("Just signed up for a woodworking class", "I just signed up for a woodworking class"),
-        ("Researching adoption agencies", "I'm researching adoption agencies"),
+        ("Finally booked the ferry to Crete", "I finally booked the ferry to Crete"),
+        ("Comparing mortgage offers", "I'm comparing mortgage offers"),
         ("Been swimming longer to unwind", "I've been swimming longer to unwind"),
         ("Went hiking with my dad", "I went hiking with my dad"),
         ("Here's a pic of my nephew fishing", "I shared a pic of my nephew fishing"),
-        ("Still working on opening a bike repair shop", "I'm still working on opening a bike repair shop"),
+        ("Still saving up for a used camper van", "I'm still saving up for a used camper van"),
     ],
 )
 def test_a_subject_the_chat_left_out_is_put_back(chat: str, restored: str) -> None:
@@ -109,11 +109,9 @@ def test_a_subject_the_chat_left_out_is_put_back(chat: str, restored: str) -> No
 
 
 def test_gerund_subjects_are_not_mistaken_for_a_missing_i() -> None:
-    assert restore_subject("Painting's a fun way to relax") == "Painting's a fun way to relax"
-    assert restore_subject("Walking them always reminds me to slow down") == (
-        "Walking them always reminds me to slow down"
-    )
-    assert restore_subject("Hearing that can make an impact") == "Hearing that can make an impact"
+    assert restore_subject("Gardening's a cheap way to unwind") == "Gardening's a cheap way to unwind"
+    assert restore_subject("Feeding them always makes me late") == "Feeding them always makes me late"
+    assert restore_subject("Knowing that can change a lot") == "Knowing that can change a lot"
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ Rules:
   speaker's ("Painting landscapes is my favourite").
 - Display names never reach the text; a sentence that still names someone present is dropped.
 - Wishes and hypotheticals ("I wish I…", "if I could…") are not facts; "we" that means the
-  speaker and the listener ("we should…", "since we last talked") is not about the speaker.
+  speaker and the listener ("we should…", "we both…", "each other") is not about the speaker.
 - "you" is the listener: in a private chat it is the persona, and named ("I'll send you the
   photos" → "u:42 will send Warren the photos"); in a group nobody could tell whom it meant, so
   the sentence is dropped. A sentence that is only about feelings toward the listener ("I'm so
@@ -76,8 +76,7 @@ _NAMED_SUBJECT = re.compile(
     r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and|'s)\b"
 )
 _JUST_US = re.compile(
-    r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|last|"
-    r"talked|chatted|spoke|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
+    r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
     r"\bwe'll see\b",
     re.IGNORECASE,
 )

@@ -13,12 +13,14 @@ Rules (kinds, first that applies):
 
 Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
 - life events — job, interview, moving, marriage, divorce, birth, death, illness, graduation,
-  break-up, adoption — 8 (9 for death, divorce, birth and a diagnosis);
+  break-up, adopting a child or a pet — 8 (9 for death, divorce, birth and a diagnosis). The
+  list is of events any life has, named by common nouns and verbs; it names no group,
+  identity or hobby of anyone in particular;
 - plans and open loops 6, follow-ups ("ask me how it went") 7; what someone does for a
   living ("I work at…", "I'm a nurse") 6;
 - events 5; relationships 5; hobbies and routines 5; preferences 4; other facts 4;
 - the mundane — meals, weather, being tired or busy, small talk — 2, below the bar of 3, unless
-  the sentence says something more than that ("I was bored, so I took my turtles for a walk").
+  the sentence says something more than that ("I was bored, so I repotted my lemon tree").
 """
 
 from __future__ import annotations
@@ -85,11 +87,11 @@ _LIFE_EVENTS = re.compile(
     r"mov(?:e|ed|ing) (?:to|out|in|house|back)|new (?:house|flat|apartment|home|place)|"
     r"bought (?:a|an|my|our) (?:house|flat|apartment|home|car)|sold (?:my|our|the) (?:house|flat|"
     r"apartment|home|car|company|business|shares)|married|marry|wedding|engaged|proposed|divorc\w+|"
-    r"pregnan\w+|baby|born|birth|gave birth|adopt\w*|died|passed away|death|funeral|"
+    r"pregnan\w+|baby|born|birth|gave birth|adopt(?:ed|ing|ion)|died|passed away|death|funeral|"
     r"lost (?:my|our)|cancer|diagnos\w+|surgery|hospitali[sz]\w*|in (?:the )?hospital|illness|"
     r"sick|injur\w+|graduat\w+|degree|"
     r"broke up|break-?up|split up|separated|started (?:a|my|our) (?:own )?(?:business|company|store|"
-    r"shop)|launch\w*|transition\w*|came out|coming out|accident|scholarship|accepted (?:to|into|at))\b",
+    r"shop)|launch\w*|accident|scholarship|accepted (?:to|into|at))\b",
     re.I,
 )
 _OCCUPATION = re.compile(
@@ -106,14 +108,14 @@ _GRAVE = re.compile(
 )
 _HOBBIES = re.compile(
     r"\b(?:hik\w+|camp\w*|swim\w*|run|running|ran|marathon|race|yoga|gym|workout|paint\w*|draw\w*|"
-    r"pottery|guitar|piano|violin|music|sing\w*|danc\w+|read\w*|books?|novel|writ\w+|poetry|"
+    r"guitar|piano|violin|music|sing\w*|danc\w+|read\w*|books?|novel|writ\w+|poetry|"
     r"photograph\w*|cook\w*|bak\w+|garden\w*|travel\w*|trip|volunteer\w*|class|classes|lessons?|"
     r"course|learn\w*|stud\w+|practi[cs]\w+|team|league|club|game|games|gaming|chess|tennis|"
     r"football|soccer|basketball|baseball|golf|climb\w*|surf\w*|ski\w*|bik\w+|cycl\w+|"
     r"knit\w*|sew\w*|craft\w*|concert|festival|museum|art|artist|collect\w*|pet|dog|cat|"
-    r"church|faith|charity|mentor\w*|support group|group|community|project|business|store|"
+    r"church|faith|charity|mentor\w*|group|community|project|business|store|"
     r"shop|company|studio|band|show|exhibit\w*|play\w* the \w+|trumpet|drums|saxophone|flute|"
-    r"cello|ukulele|turtles?|fish|birds?|hamsters?|horses?|puppy|kitten)\b",
+    r"cello|ukulele|fish|birds?|hamsters?|horses?|puppy|kitten)\b",
     re.I,
 )
 _MUNDANE = re.compile(
@@ -123,7 +125,7 @@ _MUNDANE = re.compile(
     re.I,
 )
 _WEIGHTY = re.compile(
-    r"\b(?:dream|goal|passion|mission|identity|transgender|trans|lgbtq\+?|mental health|"
+    r"\b(?:dream|goal|passion|mission|identity|mental health|"
     r"therapy|anxiety|depression|recovery|sober|faith|values?|proud|grateful|family|allerg\w+|"
     r"vegetarian|vegan|gluten|diabet\w+|asthma|pregnan\w+|religio\w+)\b",
     re.I,

@@ -17,9 +17,9 @@ Rules:
   persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
   guys" — the sentence is refused (``None``): nobody later could tell whom it meant.
 - A subject the chat left out is put back first: "Gonna continue my edu" → "I'm going to
-  continue my edu", "Just signed up for a woodworking class" → "I just signed up…",
-  "Researching adoption agencies" → "I'm researching adoption agencies", "Here's a pic of my
-  family" → "I shared a pic of my family".
+  continue my edu", "Finally booked the ferry to Crete" → "I finally booked…",
+  "Comparing mortgage offers" → "I'm comparing mortgage offers", "Here's a snap of my
+  allotment" → "I shared a snap of my allotment".
 """
 
 from __future__ import annotations
@@ -155,8 +155,8 @@ _ME_AND = re.compile(r"^[Mm]e and (my|our) ")
 def has_first_person(sentence: str) -> bool:
     """True when the sentence speaks of its speaker: "I", "me", "my", or "we" as a subject.
 
-    "us", "our" and "ourselves" alone do not count — "Family's love grounds us" and "Taking
-    care of ourselves is vital" speak of people in general — unless "our" opens the sentence
+    "us", "our" and "ourselves" alone do not count — "Rain keeps us indoors" and "Sleep does
+    wonders for ourselves" speak of people in general — unless "our" opens the sentence
     ("Our twins start school next month").
     """
     return bool(_FIRST_PERSON.search(sentence))

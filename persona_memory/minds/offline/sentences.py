@@ -12,9 +12,12 @@ Rules:
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
   ("Wow,", "Oh", "Yeah!"), discourse markers ("So", "Actually", "By the way"), a short heading
-  before a colon ("Quick update:", "Big news:"), the names of the
-  people in the room used as address ("Caroline,"), and "since we last spoke" — and an
-  address at the end (", Mel!") is dropped.
+  before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
+  address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
+  form of a name no list could hold), and a leading clause about the speaker and the listener
+  together before the speaker's own clause ("When we met, I…", "Since you asked, I…") — and an
+  address at the end (", Priya!", ", Jo!": one capitalised word after a comma that does not
+  follow another capitalised word, so "Austin, Texas" stays) is dropped.
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
   a reaction to the listener ("Good to see you"), an order, or a fragment: a single word, or
   two that do not start with the speaker ("I'm vegetarian" is a statement; "Love it" is not).
@@ -50,16 +53,29 @@ _INTERJECTION = (
 _MARKER = (
     r"so|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
     r"to be honest|tbh|i mean|you know|guess what|fun fact|oh and|oh by the way|speaking of which|"
-    r"in the meantime|meanwhile|though|however|but yeah|"
-    r"since we last (?:spoke|chatted|talked|caught up)|"
-    r"since (?:the )?last time we (?:spoke|chatted|talked)|long time no (?:see|talk)|"
-    r"it'?s been (?:a while|ages|a few days|some time)(?: since we (?:spoke|chatted|talked))?"
+    r"in the meantime|meanwhile|though|however|but yeah|long time no (?:see|talk)|"
+    r"it'?s been (?:a while|ages|a few days|some time)"
 )
 _OPENER = re.compile(
     rf"^(?:[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
     rf"\s+(?=(?:{_INTERJECTION}|{_MARKER}|I|I'm|I've|I'll|I'd|my|we|we're|our)\b))\s*|"
     rf"(?:{_MARKER})(?:\s*[,!.:;]+|\s*[-–—]+|\s+)\s*)",
     re.IGNORECASE,
+)
+
+_SHARED_CLAUSE = re.compile(
+    r"^(?:ever since|since|when|after|before|as|now that)\s+(?:we|you)\b[^,.!?]{0,60}[,;]\s*"
+    r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
+    re.IGNORECASE,
+)
+_VOCATIVE = re.compile(
+    rf"^(?:dear|(?:{_INTERJECTION}|thanks|thank you)\s+)([A-Z][a-z]+)\s*[,!.:;]+\s*", re.IGNORECASE
+)
+_TRAILING_VOCATIVE = re.compile(r"(?P<before>\b[\w']+),\s*(?P<name>[A-Z][a-z]+)\s*(?=[.!?]*$)")
+_NOT_A_NAME = frozenset(
+    """i i'm monday tuesday wednesday thursday friday saturday sunday january february march
+    april june july august september october november december today tonight yesterday
+    tomorrow everyone guys all""".split()
 )
 
 _GREETING_OR_THANKS = re.compile(
@@ -137,8 +153,7 @@ def split_sentences(text: str) -> list[str]:
 
 def strip_address(sentence: str, names: Iterable[str]) -> str:
     """The sentence without the openers, addresses and trailing address named in the rules."""
-    names = tuple(names)
-    name_alternatives = _name_pattern(names, nicknames=True)
+    name_alternatives = _name_pattern(names)
     leading_name = (
         re.compile(rf"^(?:dear\s+)?(?:{name_alternatives})\s*[,!.:;]+\s*", re.IGNORECASE)
         if name_alternatives
@@ -153,6 +168,10 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
     while previous != sentence:
         previous = sentence
         sentence = _OPENER.sub("", sentence, count=1)
+        sentence = _SHARED_CLAUSE.sub("", sentence, count=1)
+        vocative = _VOCATIVE.match(sentence)
+        if vocative is not None and vocative.group(1).lower() not in _NOT_A_NAME:
+            sentence = sentence[vocative.end() :]
         if leading_name is not None:
             sentence = leading_name.sub("", sentence, count=1)
         if name_alternatives:
@@ -165,19 +184,19 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
             )
     if trailing_name is not None:
         sentence = trailing_name.sub("", sentence)
+    trailing = _TRAILING_VOCATIVE.search(sentence)
+    if (
+        trailing is not None
+        and not trailing["before"][:1].isupper()
+        and trailing["name"].lower() not in _NOT_A_NAME
+    ):
+        sentence = sentence[: trailing.end("before")] + sentence[trailing.end() :]
     return sentence.strip(" ,;:-–—")
 
 
-def _name_pattern(names: Iterable[str], *, nicknames: bool = False) -> str:
-    """A regex alternation of the names' words; with ``nicknames``, also their short forms
-    ("Mel", "Mell" for "Melanie"), which are only safe where an address is expected."""
-    forms: set[str] = set()
-    for name in names:
-        for part in name.split():
-            if len(part) >= 2:
-                forms.add(re.escape(part))
-                if nicknames and len(part) >= 5:
-                    forms.add(re.escape(part[:3]) + r"\w{0,2}")
+def _name_pattern(names: Iterable[str]) -> str:
+    """A regex alternation of the words of the names (of two letters or more)."""
+    forms = {re.escape(part) for name in names for part in name.split() if len(part) >= 2}
     return "|".join(sorted(forms, key=len, reverse=True))
 
 
