@@ -82,7 +82,7 @@ def test_a_plan_with_a_weekday_becomes_a_dated_open_loop_about_the_speaker() -> 
         ("I do pottery at a studio in Jing'an.", "u:42 does pottery at a studio in Jing'an."),
         ("I've been learning the cello since 2019.", "u:42 has been learning the cello since 2019."),
         ("Honestly, I'd love to live by the sea someday.", "u:42 would love to live by the sea someday."),
-        ("We're moving to Hangzhou in March.", "u:42 and family are moving to Hangzhou in March 2027."),
+        ("We're moving to Hangzhou in March.", "u:42 and others are moving to Hangzhou in March 2027."),
         ("Our twins start school next month.", "u:42's twins start school in September 2026."),
         ("I taught myself to code.", "u:42 taught themself to code."),
     ],
@@ -302,16 +302,20 @@ def test_subjects_are_ids_and_no_display_name_reaches_the_text() -> None:
     ]
 
 
-def test_what_a_line_shows_is_remembered_when_its_words_say_nothing_about_the_speaker() -> None:
-    assert one(dan("Look at this! [shares a photo of a lake at sunrise]")) == {
+def test_a_photo_with_nothing_said_about_it_is_not_a_memory() -> None:
+    assert memories(dan("Look at this! [shares a photo of a lake at sunrise]")) == []
+    assert memories(dan("[shares a photo of a red kite over a field]")) == []
+
+
+def test_a_photo_says_what_the_lines_this_points_at() -> None:
+    assert one(dan("I painted this last year! [shares a photo of a lake at sunrise]")) == {
         "subject": "u:42",
         "kind": "event",
-        "text": "u:42 shared a photo of a lake at sunrise.",
+        "text": "u:42 painted a lake at sunrise in 2025.",
         "importance": 5,
+        "valid_from": "2025",
         "evidence": [100],
     }
-    found = memories(dan("I painted this last year! [shares a photo of a lake at sunrise]"))
-    assert [m["text"] for m in found] == ["u:42 painted this in 2025."]
 
 
 def test_you_is_the_persona_in_a_private_chat_and_unknown_in_a_group() -> None:

@@ -22,9 +22,16 @@ Rules:
   photos" → "u:42 will send Warren the photos"); in a group nobody could tell whom it meant, so
   the sentence is dropped. A sentence that is only about feelings toward the listener ("I'm so
   proud of you") is dropped everywhere: it says nothing lasting about the speaker.
-- Follow-ups ("ask me how it went", "I'll let you know") join the statement they follow.
-- What a line showed ("[shares a photo of …]") is remembered only when its words say nothing
-  about the speaker: a picture is weaker evidence than a statement.
+- Follow-ups ("ask me how it went", "I'll let you know") join the statement they follow, one
+  follow-up per row: a second one never joins a row that already holds one.
+- What a line showed ("[shares a photo of …]") is never a row by itself — a caption with
+  nothing said about it tells a persona nothing about the speaker — but it can say what the
+  line's "this" or "it" points at ("I made this!" → "u:42 made a clay bowl").
+- A row keeps the specific words of its sentence (names, objects, places, numbers, dates,
+  titles); chat fillers ("also", "lol") are taken out; "that blue scarf" becomes "the blue
+  scarf"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
+  is joined to the row before it from the same line ("u:42 bought a bike and rides it
+  daily"), and dropped when there is none.
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
@@ -50,9 +57,11 @@ from .followups import FollowUp, follow_up
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .lexicon import STOPWORDS, VAGUE
 from .person import Voice, company_of, has_first_person, restore_subject, to_third_person
+from .references import dangling, point_at, settle_demonstratives, shown_thing
 from .promises import promise_text, promised_act
 from .sentences import (
     carries_link_or_order,
+    drop_fillers,
     is_chatter,
     mentions_name,
     normalise,
@@ -108,6 +117,7 @@ class _Memory:
     valid_from: str | None = None
     counterpart: str | None = None
     order: int = 0
+    followed: bool = False
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"subject": self.subject}
@@ -160,6 +170,7 @@ class _Reader:
         self.memories: list[_Memory] = []
         self.last_of: dict[str, tuple[int, _Memory]] = {}
         self.last_human: str | None = None
+        self.company: dict[str, str] = {}
         self.position = 0
 
     def read(self) -> list[_Memory]:
@@ -185,20 +196,25 @@ class _Reader:
         text = normalise(line.text)
         if carries_link_or_order(text):
             return []
-        voice = Voice(ref=line.speaker, company=company_of(text))
+        said_company = company_of(text)
+        if said_company is not None:
+            self.company[line.speaker] = said_company
+        voice = Voice(ref=line.speaker, company=self.company.get(line.speaker, "others"))
         text, shown = take_attachments(text)
-        found = self._said(split_sentences(text), line, index, voice)
-        return found or self._said(shown, line, index, voice)
+        things = [t for t in (shown_thing(s) for s in shown) if t]
+        return self._said(split_sentences(text), line, index, voice, things)
 
-    def _said(self, sentences: list[str], line: Line, index: int, voice: Voice) -> list[_Memory]:
+    def _said(
+        self, sentences: list[str], line: Line, index: int, voice: Voice, things: list[str]
+    ) -> list[_Memory]:
         found: list[_Memory] = []
         for raw in sentences:
-            sentence = restore_subject(strip_address(raw, self.names))
+            sentence = restore_subject(drop_fillers(strip_address(raw, self.names)))
             asked = follow_up(sentence) if sentence else None
             if not sentence or sentence.rstrip().endswith("?") and asked is None:
                 continue
             head = sentence if asked is None else _TRAILING_JOIN.sub("", sentence[: asked.start])
-            memory = self._statement(head, line, voice) if head else None
+            memory = self._statement(head, line, voice, things, found) if head else None
             if memory is not None:
                 found.append(memory)
                 self.last_of[line.speaker] = (index, memory)
@@ -206,23 +222,49 @@ class _Reader:
                 self._follow_up(asked, line, index, voice, found)
         return found
 
-    def _statement(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:
+    def _statement(
+        self, sentence: str, line: Line, voice: Voice, things: list[str], found: list[_Memory]
+    ) -> _Memory | None:
         if not self._about_the_speaker(sentence):
             return None
         tense = tense_of(sentence)
         kind = kind_of(sentence, tense)
-        listener = self.persona_name if self.request.private else None
-        dated = resolve_dates(sentence, line.at.date(), tense)
-        third = to_third_person(dated.text, attrs.evolve(voice, listener=listener))
-        if third is None:
-            return None
-        text = as_memory_text(third)
-        if not self._specific(text):
-            return None
         importance = importance_of(sentence, kind)
         if importance < self.importance_min:
             return None
+        listener = self.persona_name if self.request.private else None
+        dated = resolve_dates(sentence, line.at.date(), tense)
+        turn = attrs.evolve(voice, listener=listener)
+        third = to_third_person(dated.text, turn)
+        if third is None:
+            return None
+        text = as_memory_text(settle_demonstratives(third))
+        if dangling(text) and things:
+            pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
+            if pointed is not None:
+                text = as_memory_text(settle_demonstratives(pointed))
+        if not self._specific(text):
+            return None
+        if dangling(text):
+            if found:
+                self._continue(found[-1], text, line)
+            return None
         return self._new(line.speaker, kind, text, importance, line, dated.valid_from)
+
+    @staticmethod
+    def _continue(previous: _Memory, text: str, line: Line) -> bool:
+        """Join a row whose "it" points back to the row before it, from the same line:
+        "u:42 bought a bike." + "u:42 rides it daily." → "u:42 bought a bike and rides it
+        daily." True when joined."""
+        subject = f"{previous.subject} "
+        if previous.followed or not text.startswith(subject) or line.id not in previous.evidence:
+            return False
+        rest = text[len(subject) :]
+        joined = as_memory_text(f"{previous.text.rstrip('.')} and {rest}")
+        if not joined.endswith(rest) or dangling(joined):
+            return False
+        previous.text = joined
+        return True
 
     def _about_the_speaker(self, sentence: str) -> bool:
         """Whether a sentence says something about its speaker (see the module rules)."""
@@ -250,9 +292,12 @@ class _Reader:
         if asked.needs_antecedent and previous is not None and index - previous[0] <= 2:
             memory = previous[1]
             joined = as_memory_text(f"{memory.text.rstrip('.')} and {clause}")
+            if memory.followed:
+                return  # one follow-up per row: "…and will report back" is said once
             if joined.endswith(f"{clause}."):
                 memory.text = joined
                 memory.kind = "open_loop"
+                memory.followed = True
                 memory.importance = max(memory.importance, 7)
                 memory.valid_from = memory.valid_from or dated.valid_from
                 if line.id not in memory.evidence:
@@ -262,6 +307,7 @@ class _Reader:
             return
         text = as_memory_text(f"{line.speaker} {clause}")
         memory = self._new(line.speaker, "open_loop", text, 7, line, dated.valid_from)
+        memory.followed = True
         found.append(memory)
         self.last_of[line.speaker] = (index, memory)
 

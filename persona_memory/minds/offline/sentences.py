@@ -15,11 +15,16 @@ Rules:
   before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
-  together before the speaker's own clause ("When we met, I…", "Since you asked, I…") — and an
+  together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
+  closing it ("…, since we spoke on Monday") — and an
   address at the end (", Priya!", ", Jo!": one capitalised word after a comma that does not
   follow another capitalised word, so "Austin, Texas" stays) is dropped.
+- Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
+  "haha", "btw", "tbh", "omg" and their like: "I also sold my bike lol" → "I sold my bike".
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
-  a reaction to the listener ("Good to see you"), an order, or a fragment: a single word, or
+  a reaction to the listener ("Good to see you"), an instruction or a wish addressed to the
+  listener ("Enjoy the views", "Take care", "Good luck with the move", "Wishing you a calm
+  week", "…, let me know"), an order, or a fragment: a single word, or
   two that do not start with the speaker ("I'm vegetarian" is a statement; "Love it" is not).
 """
 
@@ -68,6 +73,9 @@ _SHARED_CLAUSE = re.compile(
     r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
     re.IGNORECASE,
 )
+_SHARED_TAIL = re.compile(
+    r",?\s+(?:ever since|since|when|after|before) (?:we|you)\b[^,.!?;]*(?=[.!?]*$)", re.IGNORECASE
+)
 _VOCATIVE = re.compile(
     rf"^(?:dear|(?:{_INTERJECTION}|thanks|thank you)\s+)([A-Z][a-z]+)\s*[,!.:;]+\s*", re.IGNORECASE
 )
@@ -93,6 +101,11 @@ _GREETING_OR_THANKS = re.compile(
     re.IGNORECASE,
 )
 
+_TO_LISTENER = re.compile(
+    r"^(?:I'm |I am |I )?(?:wish|wishing|hope|hoping)\s+(?:you|your|u)\b|\blet me know\b|"
+    r"^(?:enjoy|have (?:a|an|fun)|good luck|best of luck|take care|stay safe|be careful)\b",
+    re.IGNORECASE,
+)
 _IMPERATIVE = re.compile(
     r"^(tell|ask|call|text|look|check|see|take|give|send|show|let|don't|do|make|keep|try|go|"
     r"come|remember|imagine|guess|please|believe|push|trust|stay|enjoy|feel|stop|just|be|wish|"
@@ -184,6 +197,7 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
             )
     if trailing_name is not None:
         sentence = trailing_name.sub("", sentence)
+    sentence = _SHARED_TAIL.sub("", sentence)
     trailing = _TRAILING_VOCATIVE.search(sentence)
     if (
         trailing is not None
@@ -200,6 +214,21 @@ def _name_pattern(names: Iterable[str]) -> str:
     return "|".join(sorted(forms, key=len, reverse=True))
 
 
+_FILLER = re.compile(
+    r"\b(?:also|anyway|anyways|lol+|lmao|rofl|haha\w*|hehe\w*|btw|tbh|omg|imo|ngl)\b", re.IGNORECASE
+)
+_LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
+
+
+def drop_fillers(sentence: str) -> str:
+    """The sentence without its chat fillers (see the module rules)."""
+    if not _FILLER.search(sentence):
+        return sentence
+    text = " ".join(_FILLER.sub(" ", sentence).split())
+    text = re.sub(r"\s+([,.!?;:])", r"\1", text)
+    return _LOOSE_COMMAS.sub("", text).strip(" ,")
+
+
 def is_chatter(sentence: str) -> bool:
     """True for a question, greeting, thanks, order or fragment (see the module rules)."""
     stripped = sentence.rstrip()
@@ -208,7 +237,7 @@ def is_chatter(sentence: str) -> bool:
     count = len(_WORD.findall(stripped))
     if count < 2 or count < 3 and not _SPEAKER_FIRST.match(stripped):
         return True
-    if _GREETING_OR_THANKS.match(stripped):
+    if _GREETING_OR_THANKS.match(stripped) or _TO_LISTENER.search(stripped):
         return True
     return bool(_IMPERATIVE.match(stripped))
 
