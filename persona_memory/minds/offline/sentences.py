@@ -109,7 +109,7 @@ _TO_LISTENER = re.compile(
 _IMPERATIVE = re.compile(
     r"^(tell|ask|call|text|look|check|see|take|give|send|show|let|don't|do|make|keep|try|go|"
     r"come|remember|imagine|guess|please|believe|push|trust|stay|enjoy|feel|stop|just|be|wish|"
-    r"hang|hold|have fun|good luck)\b",
+    r"hang|hold|have fun|good luck|never(?! been\b))\b",
     re.IGNORECASE,
 )
 
