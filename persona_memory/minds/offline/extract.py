@@ -243,8 +243,8 @@ class _Reader:
             pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
             if pointed is not None:
                 text = as_memory_text(settle_demonstratives(pointed))
-        if not self._specific(text):
-            return None
+        if not self._specific(text) or carries_link_or_order(text):
+            return None  # says nothing, or reads as an order once turned ("Never remind u:42…")
         if dangling(text):
             if found:
                 self._continue(found[-1], text, line)
