@@ -1,4 +1,5 @@
-"""The offline mind's extraction rules, one at a time: what a row keeps, what it drops.
+"""The offline mind's extraction rules, one at a time: what a row keeps, what it drops, and how
+much it matters.
 
 Every line here was written for this file. Lines are said by Dan (u:42) to the persona Warren
 in a private chat on Monday 2026-08-10, unless a test says otherwise.
@@ -154,6 +155,40 @@ def test_we_with_nobody_named_is_the_speaker_and_others() -> None:
         "u:42 and others spent a week walking the Cotswold Way."
     ]
     assert not any("family" in t for t in texts("We went to Crete for our honeymoon."))
+
+
+# -- importance on the Generative Agents scale --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm so excited!",
+        "I'll take it one day at a time.",
+        "I can't wait to see the photos.",
+        "I'm staying positive.",
+        "I'll keep going no matter what.",
+    ],
+)
+def test_pleasantries_and_small_talk_rate_at_most_two(said: str) -> None:
+    assert all(m["importance"] <= 2 for m in rows(said, importance_min=1))
+    assert rows(said) == []
+
+
+def test_a_stated_preference_is_worth_keeping_whatever_it_is_for() -> None:
+    [row] = rows("I love cheese pizza more than anything.")
+    assert row["kind"] == "preference" and row["importance"] >= 3
+    assert row["text"] == "u:42 loves cheese pizza more than anything."
+
+
+def test_life_events_rate_high() -> None:
+    found = rows("I got engaged to Priyanka on Saturday!", "My grandad passed away last week.")
+    assert [m["importance"] >= 8 for m in found] == [True, True]
+
+
+def test_a_plan_with_something_in_it_outranks_small_talk() -> None:
+    [plan] = rows("I can't wait to show my parents around Porto in June.")
+    assert plan["importance"] >= 3
 
 
 # -- every row -----------------------------------------------------------------------------------

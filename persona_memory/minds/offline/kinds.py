@@ -18,9 +18,14 @@ Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
   identity or hobby of anyone in particular;
 - plans and open loops 6, follow-ups ("ask me how it went") 7; what someone does for a
   living ("I work at…", "I'm a nurse") 6;
-- events 5; relationships 5; hobbies and routines 5; preferences 4; other facts 4;
-- the mundane — meals, weather, being tired or busy, small talk — 2, below the bar of 3, unless
-  the sentence says something more than that ("I was bored, so I repotted my lemon tree").
+- events 5; relationships 5; hobbies and routines 5; preferences 4 (a stated taste is never
+  below 3, whatever it is a taste for: "I love cheese pizza" is worth keeping); other facts 4;
+- pleasantries and small talk — "can't wait to see it", "I'll take it one day at a time",
+  "I'm so excited", "I'll keep going", a mood with no object — 2, below the bar of 3, and so
+  is the mundane — meals, weather, being tired or busy — unless the sentence says something
+  more than that ("I was bored, so I repotted my lemon tree", "I can't wait to show my
+  parents Porto in June"). "Something more" is counted: words that are not stop words, vague
+  words ("great", "stuff") or the pleasantry itself; fewer than two is small talk.
 """
 
 from __future__ import annotations
@@ -124,6 +129,19 @@ _MUNDANE = re.compile(
     r"errands|chilling|relaxing at home|just chilling|watching tv|hungry)\b",
     re.I,
 )
+_PLEASANTRY = re.compile(
+    r"\b(?:can't wait|cannot wait|looking forward|look forward|one day at a time|one step at a time|"
+    r"keep (?:going|pushing|trying|at it|it up|that in mind|it in mind|you posted|my head up|smiling)|"
+    r"do (?:my|our) best|take (?:it|things) (?:easy|slow)|stay(?:ing)? (?:positive|strong|safe|tuned)|"
+    r"hang in there|see how it goes|see what happens|make (?:the most of it|it count|it work)|"
+    r"(?:never|always) (?:forget|remember)|make (?:\w+ )?memories|"
+    r"(?:so |really |super |very )*(?:excited|thrilled|pumped|stoked|happy|glad|grateful|thankful|"
+    r"blessed|lucky|proud|relieved|nervous|exhausted|overwhelmed|stressed)|"
+    r"won't (?:give up|quit|stop)|(?:not|never) (?:give up|giving up|quit)|"
+    r"(?:it|this|that|everything) (?:was|is|has been|'s been) (?:\w+ )?(?:great|amazing|awesome|fun|"
+    r"wonderful|nice|cool|hard|tough|crazy|wild))\b",
+    re.I,
+)
 _WEIGHTY = re.compile(
     r"\b(?:dream|goal|passion|mission|identity|mental health|"
     r"therapy|anxiety|depression|recovery|sober|faith|values?|proud|grateful|family|allerg\w+|"
@@ -186,19 +204,34 @@ def importance_of(sentence: str, kind: Kind) -> int:
         return 7
     if _OCCUPATION.search(sentence) and kind != "open_loop":
         return 6
+    if kind == "open_loop" and is_follow_up(sentence):
+        return 7
+    if _small_talk(sentence, kind):
+        return 2
     if kind == "open_loop":
-        return 7 if is_follow_up(sentence) else 6
+        return 6
     base = {"event": 5, "relationship": 5, "preference": 4, "fact": 4}[kind]
     if _HOBBIES.search(sentence) or _WEIGHTY.search(sentence):
         return max(base, 5)
-    if _MUNDANE.search(sentence) and _specific_words(_MUNDANE.sub(" ", sentence)) < 2:
-        return 2
     return base
+
+
+def _small_talk(sentence: str, kind: Kind) -> bool:
+    """A pleasantry, a mood or the mundane with fewer than two words that say more."""
+    if kind == "preference" and _specific_words(_PLEASANTRY.sub(" ", sentence)) >= 1:
+        return False
+    if _WEIGHTY.search(sentence) or kind == "relationship" and _RELATION_SUBJECT.search(sentence):
+        return False
+    for pattern in (_PLEASANTRY, _MUNDANE):
+        if pattern.search(sentence) and _specific_words(pattern.sub(" ", sentence)) < 2:
+            return True
+    return _specific_words(sentence) < 1
 
 
 _SMALL_WORDS = frozenset(
     "morning evening afternoon night tonight today weekend week grabbed grab quick quickly little "
-    "bit again here there outside".split()
+    "bit again here there outside able chance lately since last talked chatted spoke caught "
+    "busy ready interesting exciting excited see hear wait feeling tired".split()
 )
 
 
