@@ -120,6 +120,24 @@ def test_chat_fillers_are_taken_out_of_the_text() -> None:
     ]
 
 
+def test_the_speakers_view_of_a_thing_is_kept_as_theirs() -> None:
+    assert texts("The night ferry to Arran is always two hours late.") == [
+        "u:42 says the night ferry to Arran is always two hours late."
+    ]
+
+
+def test_a_view_that_points_outside_itself_or_speaks_to_the_listener_is_dropped() -> None:
+    assert rows("It was a brutal season for the whole squad.") == []
+    assert rows("Your rose garden looks lovely in the photos.") == []
+    assert rows("Nadia is moving to Quito in spring.") == []
+
+
+def test_a_thing_named_with_this_is_a_thing_not_a_pointer() -> None:
+    assert texts("This brooch is precious to me, a gift from my aunt in Porto.") == [
+        "The brooch is precious to u:42, a gift from their aunt in Porto."
+    ]
+
+
 # -- follow-ups --------------------------------------------------------------------------------
 
 

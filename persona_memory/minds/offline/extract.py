@@ -8,11 +8,16 @@ it speaks of its speaker and names nobody in the room → resolve its dates agai
 shape it into one sentence of at most 200 characters.
 
 Rules:
-- Only what a person said about themselves: the subject of every memory from a human line is
-  that human's ``u:`` id. A sentence about somebody else ("Cara is pregnant", "It was great",
+- Only what a person said about themselves and their view of things: the subject of every
+  memory from a human line is that human's ``u:`` id. A sentence about somebody else ("Cara is pregnant", "It was great",
   "He told me…") is not a memory about them, and not about the speaker either. A sentence that
   frames someone through the speaker ("my sister just had a baby") is the speaker's
-  relationship, and kept as such. A sentence led by a gerund ("Taking breaks is nice",
+  relationship, and kept as such. A thing named with a demonstrative ("This necklace is
+  special to me") is a thing, not a pointer: it reads "The necklace is special to u:42". A
+  sentence that names no person and is the speaker's view of a thing ("The ferry to Arran is
+  always late") is kept as theirs: "u:42 says the ferry to Arran is always late" — when it
+  has at least three words that say something, points at nothing outside itself and does
+  not speak to the listener. A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite").
 - Display names never reach the text; a sentence that still names someone present is dropped.
@@ -56,7 +61,14 @@ from .dates import resolve_dates
 from .followups import FollowUp, follow_up
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .lexicon import STOPWORDS, VAGUE
-from .person import Voice, company_of, has_first_person, restore_subject, to_third_person
+from .person import (
+    Voice,
+    addresses_listener,
+    company_of,
+    has_first_person,
+    restore_subject,
+    to_third_person,
+)
 from .references import dangling, point_at, settle_demonstratives, shown_thing
 from .promises import promise_text, promised_act
 from .sentences import (
@@ -96,6 +108,22 @@ _ABOUT_LISTENER = re.compile(
     re.IGNORECASE,
 )
 _GERUND_SUBJECT = re.compile(r"^[A-Za-z]+ing\b")
+_VIEW_OPENER = re.compile(
+    r"^(?:it|it's|its|that|that's|this|these|those|they|they're|they've|their|he|he's|his|she|"
+    r"she's|her|him|there|there's|here|here's|what|which|who|someone|everyone|anyone|nobody|"
+    r"one|such|both|each|sounds|looks|seems|wish|hope|maybe|perhaps|if|when|glad|so|too|"
+    r"really|very|yes|no|not|never|always|just|only|thanks|thank|sorry|congrats|good|great|"
+    r"awesome|amazing|nice|cool|wow|love|hate|means|makes|feels)\b",
+    re.IGNORECASE,
+)
+_THING_SUBJECT = re.compile(
+    r"^(?:this|that|these|those)\s+(?!(?:is|was|are|were|has|had|will|would|can|could|must|"
+    r"makes|made|means|sounds|looks|seems|feels|gives|keeps|reminds|helps|one|ones|kind|sort|"
+    r"way|stuff|thing|things|time|times|day|days|moment|moments|'s)\b)[a-z][a-z'-]+\b",
+    re.IGNORECASE,
+)
+_VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
+_PROPER_START = re.compile(r"^(?:[A-Z][a-z]*[A-Z]|[A-Z]{2,}|[A-Z][a-z]+(?:'s)?\s+[A-Z])|^(?:[A-Z][a-z]+\b)(?!\s)")
 _TRAILING_JOIN = re.compile(r"[\s,;:–—-]*(?:\b(?:and|but|so|then|please|pls)\b[\s,]*)*$", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
@@ -226,7 +254,7 @@ class _Reader:
         self, sentence: str, line: Line, voice: Voice, things: list[str], found: list[_Memory]
     ) -> _Memory | None:
         if not self._about_the_speaker(sentence):
-            return None
+            return self._view(sentence, line, voice) if self._a_view(sentence) else None
         tense = tense_of(sentence)
         kind = kind_of(sentence, tense)
         importance = importance_of(sentence, kind)
@@ -243,13 +271,39 @@ class _Reader:
             pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
             if pointed is not None:
                 text = as_memory_text(settle_demonstratives(pointed))
-        if not self._specific(text) or carries_link_or_order(text):
-            return None  # says nothing, or reads as an order once turned ("Never remind u:42…")
+        if not self._specific(text) or _reads_as_order(text, line.speaker):
+            return None
         if dangling(text):
             if found:
                 self._continue(found[-1], text, line)
             return None
         return self._new(line.speaker, kind, text, importance, line, dated.valid_from)
+
+    def _a_view(self, sentence: str) -> bool:
+        """Whether a sentence that is not about its speaker is their view of a thing (see the
+        module rules): "The ferry to Arran is always late", not "Cara is pregnant"."""
+        if is_chatter(sentence) or mentions_name(sentence, self.names) or addresses_listener(sentence):
+            return False
+        if _NAMED_SUBJECT.match(sentence) or _VERB_OPENER.match(sentence):
+            return False
+        if _VIEW_OPENER.match(sentence) and not _THING_SUBJECT.match(sentence):
+            return False
+        return not (_JUST_US.search(sentence) or _HYPOTHETICAL.search(sentence))
+
+    def _view(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:
+        tense = tense_of(sentence)
+        dated = resolve_dates(sentence, line.at.date(), tense)
+        third = to_third_person(dated.text, voice, named=True)
+        if third is None:
+            return None
+        said = settle_demonstratives(third[0].lower() + third[1:] if not _PROPER_START.match(third) else third)
+        text = as_memory_text(f"{line.speaker} says {said}")
+        if _count_specific(text) < 3 or dangling(text):
+            return None
+        importance = importance_of(sentence, "fact")
+        if importance < self.importance_min:
+            return None
+        return self._new(line.speaker, "fact", text, min(importance, 4), line, dated.valid_from)
 
     @staticmethod
     def _continue(previous: _Memory, text: str, line: Line) -> bool:
@@ -270,7 +324,9 @@ class _Reader:
         """Whether a sentence says something about its speaker (see the module rules)."""
         if is_chatter(sentence) or not has_first_person(sentence) or mentions_name(sentence, self.names):
             return False
-        if _FOREIGN_SUBJECT.match(sentence) or _NAMED_SUBJECT.match(sentence):
+        if _FOREIGN_SUBJECT.match(sentence) and not _THING_SUBJECT.match(sentence):
+            return False
+        if _NAMED_SUBJECT.match(sentence):
             return False
         if _GERUND_SUBJECT.match(sentence) and not re.search(r"\b(?:[Mm]y|me)\b", sentence):
             return False
@@ -392,6 +448,18 @@ class _Reader:
             seen.add(key)
             out.append(memory)
         return out
+
+
+def _reads_as_order(text: str, speaker: str) -> bool:
+    """A turned row that no longer starts with its speaker can read as an order ("Never remind
+    u:42…"); validation would drop it, so it is not offered. Rows that start with the
+    speaker are statements and skip the (costly) check."""
+    return not text.startswith(speaker) and carries_link_or_order(text)
+
+
+def _count_specific(text: str) -> int:
+    words = [w.lower() for w in _WORD.findall(text) if not w.startswith("u:")]
+    return sum(1 for w in words if w not in STOPWORDS and w not in VAGUE and not w.isdigit())
 
 
 def block_statements(block: str) -> list[str]:

@@ -11,8 +11,8 @@ Rules:
   a noun counts as naming its thing. Before a time word ("this
   week", "that summer") it is left alone — the dates module reads those.
 - A pointing word used alone — ``it``/``its``, ``this``/``that``/``these``/``those`` not followed
-  by a noun, ``there`` not followed by "is/are/was/were" — needs a *referent* earlier in the
-  row: a word after an article, number or possessive ("a bike", "their dog", "u:42's
+  by a noun, ``there`` not followed by "is/are/was/were", ``he``/``she``/``him``/``her``/``his``
+  — needs a *referent* earlier in the row: a word after an article, number or possessive ("a bike", "their dog", "u:42's
   studio", "two cats"), a capitalised word inside the row ("Lisbon"), a number or a
   quoted title. Without one the row is *dangling*.
 - Not pointing at all: dummy "it" ("it takes courage to…", "find it hard to…", "made it to
@@ -42,7 +42,7 @@ _DETERMINER_BEFORE = frozenset(
     several many few every each another this that these those first second third new old""".split()
 )
 _DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
-_POINTING = frozenset({"it", "its", "it's", "this", "that", "these", "those", "there"})
+_POINTING = frozenset({"it", "its", "it's", "this", "that", "these", "those", "there", "he", "she", "him", "her", "his"})
 _EXISTENTIAL = frozenset({"is", "are", "was", "were", "'s", "has", "have", "had", "will", "might"})
 _CLAUSE_AFTER_THAT = frozenset(
     """i you he she we they it u there the a an my his her their our some every all no one

@@ -30,6 +30,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -127,16 +128,27 @@ def carries_link_or_order(text: str) -> bool:
 def normalise(text: str) -> str:
     """Curly quotes straightened, ellipses and spaces folded, lower-case "i" capitalised, and
     chat spellings written out ("gonna" → "going to", "cuz" → "because")."""
-    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
-    text = text.replace("…", "...")
-    text = re.sub(r"\bi('m|'ve|'ll|'d)?\b", lambda m: "I" + (m.group(1) or ""), text)
-    text = re.sub(r"\bim\b", "I'm", text)
-    text = re.sub(r"\bive\b", "I've", text)
-    text = re.sub(r"\bcuz\b|\b'cause\b", "because", text)
-    text = re.sub(r"\bgonna\b", "going to", text)
-    text = re.sub(r"\bwanna\b", "want to", text)
-    text = re.sub(r"\bgotta\b", "have to", text)
-    return re.sub(r"[ \t]+", " ", text).strip()
+    text = text.translate(_QUOTES).replace("…", "...")
+    text = _LOWER_I.sub(lambda m: "I" + (m.group(1) or ""), text)
+    for pattern, written in _CHAT_SPELLINGS:
+        text = pattern.sub(written, text)
+    return _SPACES.sub(" ", text).strip()
+
+
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
+_LOWER_I = re.compile(r"\bi('m|'ve|'ll|'d)?\b")
+_SPACES = re.compile(r"[ \t]+")
+_CHAT_SPELLINGS = tuple(
+    (re.compile(pattern), written)
+    for pattern, written in (
+        (r"\bim\b", "I'm"),
+        (r"\bive\b", "I've"),
+        (r"\bcuz\b|\b'cause\b", "because"),
+        (r"\bgonna\b", "going to"),
+        (r"\bwanna\b", "want to"),
+        (r"\bgotta\b", "have to"),
+    )
+)
 
 
 def take_attachments(text: str) -> tuple[str, list[str]]:
@@ -166,17 +178,7 @@ def split_sentences(text: str) -> list[str]:
 
 def strip_address(sentence: str, names: Iterable[str]) -> str:
     """The sentence without the openers, addresses and trailing address named in the rules."""
-    name_alternatives = _name_pattern(names)
-    leading_name = (
-        re.compile(rf"^(?:dear\s+)?(?:{name_alternatives})\s*[,!.:;]+\s*", re.IGNORECASE)
-        if name_alternatives
-        else None
-    )
-    trailing_name = (
-        re.compile(rf"\s*,\s*(?:{name_alternatives})\s*(?=[.!?]*$)")
-        if name_alternatives
-        else None
-    )
+    leading_name, after_opener, trailing_name = _address_patterns(tuple(names))
     previous = None
     while previous != sentence:
         previous = sentence
@@ -187,14 +189,8 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
             sentence = sentence[vocative.end() :]
         if leading_name is not None:
             sentence = leading_name.sub("", sentence, count=1)
-        if name_alternatives:
-            sentence = re.sub(
-                rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?:{name_alternatives})\s*[,!.:;]+\s*",
-                "",
-                sentence,
-                count=1,
-                flags=re.IGNORECASE,
-            )
+        if after_opener is not None:
+            sentence = after_opener.sub("", sentence, count=1)
     if trailing_name is not None:
         sentence = trailing_name.sub("", sentence)
     sentence = _SHARED_TAIL.sub("", sentence)
@@ -208,6 +204,22 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
     return sentence.strip(" ,;:-–—")
 
 
+@functools.lru_cache(maxsize=256)
+def _address_patterns(
+    names: tuple[str, ...],
+) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None, re.Pattern[str] | None]:
+    """The three patterns that find the room's names used as address, compiled once per set
+    of names (a slice reads every line with the same names)."""
+    alternatives = _name_pattern(names)
+    if not alternatives:
+        return None, None, None
+    return (
+        re.compile(rf"^(?:dear\s+)?(?:{alternatives})\s*[,!.:;]+\s*", re.IGNORECASE),
+        re.compile(rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?:{alternatives})\s*[,!.:;]+\s*", re.IGNORECASE),
+        re.compile(rf"\s*,\s*(?:{alternatives})\s*(?=[.!?]*$)"),
+    )
+
+
 def _name_pattern(names: Iterable[str]) -> str:
     """A regex alternation of the words of the names (of two letters or more)."""
     forms = {re.escape(part) for name in names for part in name.split() if len(part) >= 2}
@@ -217,6 +229,7 @@ def _name_pattern(names: Iterable[str]) -> str:
 _FILLER = re.compile(
     r"\b(?:also|anyway|anyways|lol+|lmao|rofl|haha\w*|hehe\w*|btw|tbh|omg|imo|ngl)\b", re.IGNORECASE
 )
+_SPACE_BEFORE_MARK = re.compile(r"\s+([,.!?;:])")
 _LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
 
 
@@ -225,7 +238,7 @@ def drop_fillers(sentence: str) -> str:
     if not _FILLER.search(sentence):
         return sentence
     text = " ".join(_FILLER.sub(" ", sentence).split())
-    text = re.sub(r"\s+([,.!?;:])", r"\1", text)
+    text = _SPACE_BEFORE_MARK.sub(r"\1", text)
     return _LOOSE_COMMAS.sub("", text).strip(" ,")
 
 
