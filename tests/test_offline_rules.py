@@ -138,6 +138,39 @@ def test_a_thing_named_with_this_is_a_thing_not_a_pointer() -> None:
     ]
 
 
+def chat(*lines: tuple[str, str]) -> list[str]:
+    request = ExtractionRequest(
+        persona="warren",
+        lines=tuple(
+            Line(id=100 + i, speaker=speaker, text=text, at=MONDAY + timedelta(minutes=i))
+            for i, (speaker, text) in enumerate(lines)
+        ),
+        present=(DAN,),
+        block="",
+        today=MONDAY.date(),
+        private=True,
+        personas=("warren",),
+    )
+    return [m["text"] for m in extract_memories(request)["memories"] if m["subject"] == "u:42"]
+
+
+def test_an_answers_opening_pronoun_is_the_thing_the_question_asked_about() -> None:
+    assert chat(
+        ("warren", "Lovely photo! What is your new greyhound called?"),
+        ("u:42", "Her name is Juniper, after the gin."),
+    ) == ["u:42's new greyhound's name is Juniper, after the gin."]
+    assert chat(
+        ("warren", "So what is your second novel about?"),
+        ("u:42", "It's about a lighthouse keeper in 1920s Orkney."),
+    ) == ["u:42's second novel is about a lighthouse keeper in 1920s Orkney."]
+
+
+def test_an_answer_is_not_guessed_when_the_pronoun_or_the_words_after_it_do_not_fit() -> None:
+    assert chat(("warren", "How are your twins?"), ("u:42", "It's been a hectic month.")) == []
+    assert chat(("warren", "How is your new job?"), ("u:42", "It's awesome to finally have weekends.")) == []
+    assert chat(("warren", "Your garden looks great."), ("u:42", "It's a lot of work in July.")) == []
+
+
 # -- follow-ups --------------------------------------------------------------------------------
 
 

@@ -29,6 +29,9 @@ Rules:
   proud of you") is dropped everywhere: it says nothing lasting about the speaker.
 - Follow-ups ("ask me how it went", "I'll let you know") join the statement they follow, one
   follow-up per row: a second one never joins a row that already holds one.
+- An answer's opening "it", "she" or "they" is the thing the line just before asked about
+  ("How are your twins?" → "They started school" is "My twins started school"; see
+  ``references``).
 - What a line showed ("[shares a photo of …]") is never a row by itself — a caption with
   nothing said about it tells a persona nothing about the speaker — but it can say what the
   line's "this" or "it" points at ("I made this!" → "u:42 made a clay bowl").
@@ -69,7 +72,7 @@ from .person import (
     restore_subject,
     to_third_person,
 )
-from .references import dangling, point_at, settle_demonstratives, shown_thing
+from .references import asked_thing, dangling, name_the_asked, point_at, settle_demonstratives, shown_thing
 from .promises import promise_text, promised_act
 from .sentences import (
     carries_link_or_order,
@@ -202,11 +205,14 @@ class _Reader:
         self.position = 0
 
     def read(self) -> list[_Memory]:
+        previous: Line | None = None
         for index, line in enumerate(self.request.lines):
+            asked = previous.text if previous is not None and previous.speaker != line.speaker else ""
+            previous = line
             if line.speaker == self.request.persona:
                 found = self._promises(line)
             elif line.speaker in self.humans:
-                found = self._statements(line, index)
+                found = self._statements(line, index, asked_thing(asked) if asked else None)
                 self.last_human = line.speaker
             else:
                 continue
@@ -220,7 +226,7 @@ class _Reader:
 
     # -- human lines -----------------------------------------------------------------------
 
-    def _statements(self, line: Line, index: int) -> list[_Memory]:
+    def _statements(self, line: Line, index: int, asked: str | None) -> list[_Memory]:
         text = normalise(line.text)
         if carries_link_or_order(text):
             return []
@@ -230,14 +236,23 @@ class _Reader:
         voice = Voice(ref=line.speaker, company=self.company.get(line.speaker, "others"))
         text, shown = take_attachments(text)
         things = [t for t in (shown_thing(s) for s in shown) if t]
-        return self._said(split_sentences(text), line, index, voice, things)
+        return self._said(split_sentences(text), line, index, voice, things, asked)
 
     def _said(
-        self, sentences: list[str], line: Line, index: int, voice: Voice, things: list[str]
+        self,
+        sentences: list[str],
+        line: Line,
+        index: int,
+        voice: Voice,
+        things: list[str],
+        asked: str | None,
     ) -> list[_Memory]:
         found: list[_Memory] = []
         for raw in sentences:
-            sentence = restore_subject(drop_fillers(strip_address(raw, self.names)))
+            sentence = drop_fillers(strip_address(raw, self.names))
+            if asked is not None:
+                sentence = name_the_asked(sentence, asked)
+            sentence = restore_subject(sentence)
             asked = follow_up(sentence) if sentence else None
             if not sentence or sentence.rstrip().endswith("?") and asked is None:
                 continue

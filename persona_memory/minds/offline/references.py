@@ -20,6 +20,16 @@ Rules:
   "they/them/their", which the third-person turn uses for the speaker themself.
 - What a line showed (an attachment, "a photo of a clay bowl") can be the referent of the
   line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl".
+- What the listener just asked about can be the referent of an answer's opening pronoun: after
+  "What's your new screenplay about?", the next line's "It's about grief and second chances"
+  is "My new screenplay is about grief and second chances". The thing is the words after
+  "your" in a question of the line just before (its adjectives, and one noun — two when they
+  end the question: "your dance studio?"); the pronoun must agree in number ("it/she/he/her/
+  his/its" with one thing, "they/their" with a plural), and what follows the pronoun must name
+  something — a possessive before its noun ("Her name is…"), or a verb before an article, a
+  preposition, a name or a number ("It's about…", "She's a rescue", "It was made by…") —
+  never an adjective ("It's awesome to…" says nothing about the thing). Nothing else is guessed. Only the
+  question itself is read ("Your garden looks great! How old is your dog?" asks about "dog").
 """
 
 from __future__ import annotations
@@ -62,6 +72,70 @@ _SHOWN = re.compile(
 )
 _IT = re.compile(r"\bit(?:'s)?\b", re.IGNORECASE)
 _PRONOUN_OBJECT = re.compile(r"\b(?:this|that|these|those|it)\b(?!\s+(?:is|was|'s)\b)(?!')", re.IGNORECASE)
+
+
+_ASKED_ABOUT = re.compile(
+    r"\byour\s+(?P<thing>(?:(?:new|first|second|third|latest|last|next|favou?rite|big|little|old|"
+    r"own|recent|current)\s+)*[a-z][a-z-]+)(?P<second>\s+[a-z][a-z-]+(?=\s*[?!.]))?",
+    re.IGNORECASE,
+)
+_OPENING_PRONOUN = re.compile(
+    r"^(?P<pronoun>it|she|he|they|its|her|his|their)(?P<verb>'s been|'s got|'s|'re|'ve| is| was| are| were"
+    r"| has| had| looks| looked| seems| feels| makes| made| took| got| gets)?\b",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(r"[^.!?]*\?")
+_POSSESSIVES = frozenset({"its", "her", "his", "their"})
+
+
+def asked_thing(question: str) -> str | None:
+    """What a question asked the speaker about: "How's your new puppy settling in?" → "new
+    puppy"; ``None`` when the line asks no question about something of theirs."""
+    asked = [q for q in _QUESTION.findall(question) if "your" in q.lower()]
+    match = _ASKED_ABOUT.search(asked[-1]) if asked else None
+    if match is None:
+        return None
+    thing, second = match["thing"].lower(), (match["second"] or "").strip().lower()
+    if second and second not in STOPWORDS and not second.endswith(("ed", "ing")):
+        thing = f"{thing} {second}"
+    head = thing.split()[-1]
+    if head in STOPWORDS or head in _NOT_THINGS or head.endswith(("est", "ly", "ed", "ing")):
+        return None
+    return thing
+
+
+_NOT_THINGS = frozenset(
+    """one ones thing things stuff way day days time times life week weekend plans plan
+    opinion thoughts mind favourite favorite early end next own new old big little now
+    part take view experience experiences advice secret fault turn""".split()
+)
+_WHAT_FOLLOWS = re.compile(
+    r"^\s+(?:a|an|the|about|from|called|named|by|in|at|on|for|with|my|one of|\w+ed by|"
+    r"[A-Z]\w*|\d)\b",
+)
+
+
+def name_the_asked(sentence: str, thing: str) -> str:
+    """The answer with its opening pronoun replaced by the thing asked about, when they agree
+    in number (see the module rules); otherwise the sentence unchanged."""
+    match = _OPENING_PRONOUN.match(sentence)
+    if match is None:
+        return sentence
+    pronoun = match["pronoun"].lower()
+    plural = thing.endswith("s") and not thing.endswith("ss")
+    if plural != (pronoun in ("they", "their")):
+        return sentence
+    verb = (match["verb"] or "").lower()
+    if verb and not _WHAT_FOLLOWS.match(sentence[match.end() :]):
+        return sentence  # "It's awesome to…", "They were scared": not a statement about the thing
+    if pronoun in _POSSESSIVES:
+        if verb:
+            return sentence  # "his is…": not a possessive before a noun
+        return f"My {thing}'{'' if plural else 's'}" + sentence[match.end() :]
+    spelled = {"'s been": " has been", "'s got": " has got", "'s": " is", "'re": " are", "'ve": " have"}
+    if not verb:
+        return sentence  # "She said…": too many readings to guess
+    return f"My {thing}{spelled.get(verb, verb if verb.startswith(' ') else ' ' + verb)}" + sentence[match.end() :]
 
 
 def settle_demonstratives(text: str) -> str:
