@@ -76,6 +76,16 @@ def test_a_leading_clause_about_the_speaker_and_the_listener_is_peeled() -> None
     assert strip_address("When I was nine, I broke my arm.", NAMES) == "When I was nine, I broke my arm."
 
 
+def test_a_discourse_marker_before_the_statement_is_peeled() -> None:
+    assert strip_address("On another note, I finally fixed the gate.", NAMES) == "I finally fixed the gate."
+    assert strip_address("In other news, I adopted a hedgehog.", NAMES) == "I adopted a hedgehog."
+
+
+def test_a_memory_text_begins_with_a_capital_or_an_id() -> None:
+    assert as_memory_text("the gate u:42 fixed was rusty") == "The gate u:42 fixed was rusty."
+    assert as_memory_text("u:42 fixed the gate") == "u:42 fixed the gate."
+
+
 def test_normalise_writes_out_chat_spellings() -> None:
     assert normalise("i’m gonna start cuz im bored") == "I'm going to start because I'm bored"
 

@@ -60,6 +60,7 @@ _MARKER = (
     r"so|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
     r"to be honest|tbh|i mean|you know|guess what|fun fact|oh and|oh by the way|speaking of which|"
     r"in the meantime|meanwhile|though|however|but yeah|long time no (?:see|talk)|"
+    r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
     r"it'?s been (?:a while|ages|a few days|some time)"
 )
 _OPENER = re.compile(

@@ -1,7 +1,8 @@
 """The final form of a memory's text: one plain sentence of at most 200 characters.
 
 Rules:
-- Spaces are folded, emoticons and stray quotes dropped, and the sentence ends with one full stop.
+- Spaces are folded, emoticons and stray quotes dropped, and the sentence ends with one full stop;
+  it begins with a capital letter (or a ``u:`` id, which is written as it is).
 - A text longer than the limit is cut at the last clause boundary that fits (", ", "; ", " - ",
   " and ", " but ", " because ", " which "), else at the last space: never inside a word.
 - Inner sentence ends ("!" or "?" followed by more words) become commas, initials lose their
@@ -42,6 +43,8 @@ def as_memory_text(text: str, limit: int = LIMIT) -> str:
             break
     if len(text) + 1 > limit:
         text = _shorten(text, limit - 1)
+    if text[:1].islower() and not text.startswith("u:"):
+        text = text[0].upper() + text[1:]
     return text + "." if text else ""
 
 
