@@ -111,7 +111,15 @@ def test_a_subject_the_chat_left_out_is_put_back(chat: str, restored: str) -> No
     assert restore_subject(chat) == restored
 
 
+def test_me_inside_a_hyphenated_word_is_not_the_speaker() -> None:
+    assert to_third_person("I keep Sunday as me-time", DAN) == "u:42 keeps Sunday as me-time"
+
+
 def test_gerund_subjects_are_not_mistaken_for_a_missing_i() -> None:
+    assert restore_subject("Really having a shed of my own is a treat") == (
+        "Really having a shed of my own is a treat"
+    )
+    assert restore_subject("Really enjoying the new kayak club") == "I'm really enjoying the new kayak club"
     assert restore_subject("Gardening's a cheap way to unwind") == "Gardening's a cheap way to unwind"
     assert restore_subject("Feeding them always makes me late") == "Feeding them always makes me late"
     assert restore_subject("Knowing that can change a lot") == "Knowing that can change a lot"

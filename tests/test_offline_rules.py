@@ -112,6 +112,11 @@ def test_it_that_points_at_the_sentence_before_joins_that_row() -> None:
     ]
 
 
+def test_a_row_that_lost_its_subject_in_the_chat_is_dropped() -> None:
+    assert rows("Really made me think about my own garden plans.") == []
+    assert rows("Totally changed my mind about camping.") == []
+
+
 def test_chat_fillers_are_taken_out_of_the_text() -> None:
     assert texts("I also sold my drum kit lol.") == ["u:42 sold their drum kit."]
     assert texts("Anyway, I passed my driving test, haha!") == ["u:42 passed their driving test."]

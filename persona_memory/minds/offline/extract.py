@@ -20,6 +20,8 @@ Rules:
   not speak to the listener. A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite").
+- A row names its subject: one that opens on an adverb and a verb ("Really made u:42
+  think…") lost its subject in the chat and is not offered.
 - Display names never reach the text; a sentence that still names someone present is dropped.
 - Wishes and hypotheticals ("I wish I…", "if I could…") are not facts; "we" that means the
   speaker and the listener ("we should…", "we both…", "each other") is not about the speaker.
@@ -63,7 +65,7 @@ from ...ids import persona_name
 from .dates import resolve_dates
 from .followups import FollowUp, follow_up
 from .kinds import Kind, importance_of, kind_of, tense_of
-from .lexicon import STOPWORDS, VAGUE
+from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
 from .person import (
     Voice,
     addresses_listener,
@@ -118,6 +120,10 @@ _VIEW_OPENER = re.compile(
     r"really|very|yes|no|not|never|always|just|only|thanks|thank|sorry|congrats|good|great|"
     r"awesome|amazing|nice|cool|wow|love|hate|means|makes|feels)\b",
     re.IGNORECASE,
+)
+_SUBJECTLESS = re.compile(
+    rf"^(?:[A-Z][a-z]+ly|Really|Just|Also|Still|Even|Totally|Kinda|Sorta)\s+"
+    rf"(?:[a-z]+ed|[a-z]+s|{'|'.join(sorted(IRREGULAR_PAST))})\b"
 )
 _THING_SUBJECT = re.compile(
     r"^(?:this|that|these|those)\s+(?!(?:is|was|are|were|has|had|will|would|can|could|must|"
@@ -286,7 +292,7 @@ class _Reader:
             pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
             if pointed is not None:
                 text = as_memory_text(settle_demonstratives(pointed))
-        if not self._specific(text) or _reads_as_order(text, line.speaker):
+        if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
             return None
         if dangling(text):
             if found:

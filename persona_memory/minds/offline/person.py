@@ -145,7 +145,8 @@ _GERUND = re.compile(
     r"brings|feels)\b)"
 )
 _MAIN_VERB_LATER = re.compile(
-    r"\b(?:has been|have been|is|was|are|were|can|could|will|would|should|might|must|makes|helps|"
+    r"\b(?:has been|have been|is|was|are|were|isn't|wasn't|aren't|weren't|can't|won't|doesn't|"
+    r"can|could|will|would|should|might|must|makes|helps|"
     r"means|gives|keeps|brings|feels|seems|sounds|looks|takes|matters|reminds|lets|gets|puts|"
     r"inspires|motivates|calms|relaxes|allows)\b|\b(?:always|really|just|also|often|usually|never)"
     r"\s+[a-z]+s\b"
@@ -207,6 +208,8 @@ def restore_subject(sentence: str) -> str:
         if replacement is None:
             return "I " + sentence[0].lower() + sentence[1:]
         if "{0}" in replacement:
+            if _MAIN_VERB_LATER.search(sentence[match.end() :]):
+                return sentence  # "Really having a studio is…": the gerund is the subject
             return replacement.format(match[0].lower()) + sentence[match.end() :]
         return replacement + sentence[match.end() :]
     match = _GERUND.match(sentence)
@@ -282,6 +285,8 @@ class _Turner:
             return self._speaker() + " " + self._expand(i, lower[2:])
         match lower:
             case "me":
+                if self.tokens[i + 1 : i + 2] == ["-"]:
+                    return None  # "me-time" is a word, not the speaker
                 return forms["object"] if self.named else self._speaker()
             case "my":
                 return self._possessive()
