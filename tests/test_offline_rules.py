@@ -242,6 +242,13 @@ def test_life_events_rate_high() -> None:
     assert [m["importance"] >= 8 for m in found] == [True, True]
 
 
+def test_a_name_or_a_number_lifts_a_sentence_out_of_small_talk() -> None:
+    assert texts("I was in Tallinn last week, it was awesome!") == [
+        "u:42 was in Tallinn in the week of 2026-08-03, it was awesome."
+    ]
+    assert rows("I was there last week, it was awesome!") == []
+
+
 def test_a_plan_with_something_in_it_outranks_small_talk() -> None:
     [plan] = rows("I can't wait to show my parents around Porto in June.")
     assert plan["importance"] >= 3

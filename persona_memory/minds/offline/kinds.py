@@ -25,7 +25,8 @@ Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
   is the mundane — meals, weather, being tired or busy — unless the sentence says something
   more than that ("I was bored, so I repotted my lemon tree", "I can't wait to show my
   parents Porto in June"). "Something more" is counted: words that are not stop words, vague
-  words ("great", "stuff") or the pleasantry itself; fewer than two is small talk.
+  words ("great", "stuff") or the pleasantry itself; fewer than two is small talk. A name, a
+  number or a quoted title is always something more ("I was in Chicago, it was awesome").
 """
 
 from __future__ import annotations
@@ -142,6 +143,7 @@ _PLEASANTRY = re.compile(
     r"wonderful|nice|cool|hard|tough|crazy|wild))\b",
     re.I,
 )
+_NAMED_OR_COUNTED = re.compile(r"(?<=\S )(?!I\b|I')[A-Z][a-z]+|\b\d+\b|\"[^\"]+\"")
 _WEIGHTY = re.compile(
     r"\b(?:dream|goal|passion|mission|identity|mental health|"
     r"therapy|anxiety|depression|recovery|sober|faith|values?|proud|grateful|family|allerg\w+|"
@@ -222,6 +224,8 @@ def _small_talk(sentence: str, kind: Kind) -> bool:
         return False
     if _WEIGHTY.search(sentence) or kind == "relationship" and _RELATION_SUBJECT.search(sentence):
         return False
+    if _NAMED_OR_COUNTED.search(sentence):
+        return False  # "I was in Chicago, it was awesome": a name or a number is content
     for pattern in (_PLEASANTRY, _MUNDANE):
         if pattern.search(sentence) and _specific_words(pattern.sub(" ", sentence)) < 2:
             return True

@@ -17,8 +17,9 @@ Rules:
   form of a name no list could hold), and a leading clause about the speaker and the listener
   together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
   closing it ("…, since we spoke on Monday") — and an
-  address at the end (", Priya!", ", Jo!": one capitalised word after a comma that does not
-  follow another capitalised word, so "Austin, Texas" stays) is dropped.
+  address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
+  exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "my
+  home country, Sweden." stay) is dropped.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
   "haha", "btw", "tbh", "omg" and their like: "I also sold my bike lol" → "I sold my bike".
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
@@ -81,7 +82,7 @@ _SHARED_TAIL = re.compile(
 _VOCATIVE = re.compile(
     rf"^(?:dear|(?:{_INTERJECTION}|thanks|thank you)\s+)([A-Z][a-z]+)\s*[,!.:;]+\s*", re.IGNORECASE
 )
-_TRAILING_VOCATIVE = re.compile(r"(?P<before>\b[\w']+),\s*(?P<name>[A-Z][a-z]+)\s*(?=[.!?]*$)")
+_TRAILING_VOCATIVE = re.compile(r"(?P<before>\b[\w']+),\s*(?P<name>[A-Z][a-z]+)\s*(?=!+$)")
 _NOT_A_NAME = frozenset(
     """i i'm monday tuesday wednesday thursday friday saturday sunday january february march
     april june july august september october november december today tonight yesterday
