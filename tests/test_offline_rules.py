@@ -137,6 +137,12 @@ def test_a_view_that_points_outside_itself_or_speaks_to_the_listener_is_dropped(
     assert rows("Nadia is moving to Quito in spring.") == []
 
 
+def test_a_view_is_not_an_order_a_reaction_or_a_clause_without_its_subject() -> None:
+    assert rows("Chase the dream, buddy, whatever the weather.") == []
+    assert rows("That lemon tart looks amazing in the photo.") == []
+    assert rows("Was really eye-opening at the harbour museum.") == []
+
+
 def test_a_thing_named_with_this_is_a_thing_not_a_pointer() -> None:
     assert texts("This brooch is precious to me, a gift from my aunt in Porto.") == [
         "The brooch is precious to u:42, a gift from their aunt in Porto."

@@ -16,8 +16,10 @@ Rules:
   special to me") is a thing, not a pointer: it reads "The necklace is special to u:42". A
   sentence that names no person and is the speaker's view of a thing ("The ferry to Arran is
   always late") is kept as theirs: "u:42 says the ferry to Arran is always late" — when it
-  has at least three words that say something, points at nothing outside itself and does
-  not speak to the listener. A sentence led by a gerund ("Taking breaks is nice",
+  has at least three words that say something, points at nothing outside itself ("That
+  cake looks great" is about the listener's photo), is not an order ("Chase the dream!": a
+  word other than a gerund straight before an article or an object) and does not speak to
+  the listener. A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite").
 - A row names its subject: one that opens on an adverb and a verb ("Really made u:42
@@ -118,7 +120,8 @@ _VIEW_OPENER = re.compile(
     r"she's|her|him|there|there's|here|here's|what|which|who|someone|everyone|anyone|nobody|"
     r"one|such|both|each|sounds|looks|seems|wish|hope|maybe|perhaps|if|when|glad|so|too|"
     r"really|very|yes|no|not|never|always|just|only|thanks|thank|sorry|congrats|good|great|"
-    r"awesome|amazing|nice|cool|wow|love|hate|means|makes|feels)\b",
+    r"awesome|amazing|nice|cool|wow|love|hate|means|makes|feels|is|was|were|are|has|had|have|can|"
+    r"could|would|will|did|does|do|oops|whoops|yikes|lucky|proud|happy)\b",
     re.IGNORECASE,
 )
 _SUBJECTLESS = re.compile(
@@ -132,7 +135,9 @@ _THING_SUBJECT = re.compile(
     re.IGNORECASE,
 )
 _VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
-_PROPER_START = re.compile(r"^(?:[A-Z][a-z]*[A-Z]|[A-Z]{2,}|[A-Z][a-z]+(?:'s)?\s+[A-Z])|^(?:[A-Z][a-z]+\b)(?!\s)")
+_ORDER_OPENER = re.compile(
+    r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us)\b"
+)
 _TRAILING_JOIN = re.compile(r"[\s,;:–—-]*(?:\b(?:and|but|so|then|please|pls)\b[\s,]*)*$", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
@@ -307,8 +312,8 @@ class _Reader:
             return False
         if _NAMED_SUBJECT.match(sentence) or _VERB_OPENER.match(sentence):
             return False
-        if _VIEW_OPENER.match(sentence) and not _THING_SUBJECT.match(sentence):
-            return False
+        if _VIEW_OPENER.match(sentence) or _ORDER_OPENER.match(sentence):
+            return False  # a pointer, a reaction, or an order ("Chase the dream!")
         return not (_JUST_US.search(sentence) or _HYPOTHETICAL.search(sentence))
 
     def _view(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:
@@ -317,7 +322,10 @@ class _Reader:
         third = to_third_person(dated.text, voice, named=True)
         if third is None:
             return None
-        said = settle_demonstratives(third[0].lower() + third[1:] if not _PROPER_START.match(third) else third)
+        first = _WORD.match(third)
+        common = first is not None and (first[0].lower() in STOPWORDS or first[0].lower() in VAGUE
+                                        or first[0].lower().endswith("ing"))
+        said = settle_demonstratives(third[0].lower() + third[1:] if common else third)
         text = as_memory_text(f"{line.speaker} says {said}")
         if _count_specific(text) < 3 or dangling(text):
             return None

@@ -52,7 +52,7 @@ _BREAK = re.compile(
 
 _INTERJECTION = (
     r"hey+|hi+|hello|heya|yo|oh+|ooh+|ah+|aw+|wow+|whoa+|woah+|yay+|yeah+|yep|yup|yes|no|nope|"
-    r"ugh+|meh|welp|argh+|phew|oof|"
+    r"ugh+|meh|welp|argh+|phew|oof|oops|whoops|yikes|eek|"
     r"ok|okay|um+|uh+|hmm+|ha(?:ha)+|lol|lmao|omg|gosh|man|dude|wait|sure|nice|cool|great|"
     r"awesome|amazing|wonderful|fantastic|sweet|totally|absolutely|definitely|exactly|true|"
     r"right|indeed|agreed|of course|for sure|good|well done|same|haha"
