@@ -112,6 +112,15 @@ def test_it_that_points_at_the_sentence_before_joins_that_row() -> None:
     ]
 
 
+def test_intensifiers_that_only_raise_the_voice_are_taken_out() -> None:
+    assert texts("I'm really super proud of my first half marathon in Bristol.") == [
+        "u:42 is proud of their first half marathon in Bristol."
+    ]
+    assert texts("I totally love the Super Bowl parties at my cousin's.") == [
+        "u:42 loves the Super Bowl parties at their cousin's."
+    ]
+
+
 def test_a_row_that_lost_its_subject_in_the_chat_is_dropped() -> None:
     assert rows("Really made me think about my own garden plans.") == []
     assert rows("Totally changed my mind about camping.") == []

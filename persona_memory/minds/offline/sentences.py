@@ -21,7 +21,11 @@ Rules:
   exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "my
   home country, Sweden." stay) is dropped.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
-  "haha", "btw", "tbh", "omg" and their like: "I also sold my bike lol" → "I sold my bike".
+  "haha", "btw", "tbh", "omg" and their like, and the intensifiers that only raise the voice
+  ("really", "totally", "definitely", "actually", "honestly", "literally", "super" before an
+  adjective, after the sentence's first word): "I also sold my bike lol" → "I sold my bike",
+  "I'm really super excited" → "I'm excited". A row is read later in a block of limited size; emphasis costs room and
+  says nothing.
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
   a reaction to the listener ("Good to see you"), an instruction or a wish addressed to the
   listener ("Enjoy the views", "Take care", "Good luck with the move", "Wishing you a calm
@@ -100,7 +104,7 @@ _GREETING_OR_THANKS = re.compile(
     r"I (totally |completely |so |"
     r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see|"
     r"I get it|I understand|I hope so|I think so|I know|I'm (fine|good|ok|okay|here|back|in|down)|I know what you mean|I'm sure|I'm glad|I'm happy "
-    r"for|I'm so happy for|I'm proud of)\b",
+    r"for|I'm so happy for|I'm (?:so )?proud of (?:you|ya|u)\b)\b",
     re.IGNORECASE,
 )
 
@@ -229,7 +233,10 @@ def _name_pattern(names: Iterable[str]) -> str:
 
 
 _FILLER = re.compile(
-    r"\b(?:also|anyway|anyways|lol+|lmao|rofl|haha\w*|hehe\w*|btw|tbh|omg|imo|ngl)\b", re.IGNORECASE
+    r"\b(?:also|anyway|anyways|lol+|lmao|rofl|haha\w*|hehe\w*|btw|tbh|omg|imo|ngl)\b|"
+    r"(?<=[A-Za-z'] )(?:actually|literally|honestly|basically|totally|definitely|seriously|truly|really)\b|"
+    r"(?<=[A-Za-z'] )(?-i:super)(?= [a-z])",
+    re.IGNORECASE,
 )
 _SPACE_BEFORE_MARK = re.compile(r"\s+([,.!?;:])")
 _LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
