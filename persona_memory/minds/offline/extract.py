@@ -9,8 +9,8 @@ shape it into one sentence of at most 200 characters.
 
 Rules:
 - Only what a person said about themselves and their view of things: the subject of every
-  memory from a human line is that human's ``u:`` id. A sentence about somebody else ("Cara is pregnant", "It was great",
-  "He told me…") is not a memory about them, and not about the speaker either. A sentence that
+  memory from a human line is that human's ``u:`` id. A sentence about somebody else ("Cara
+  is pregnant", "He told me…") is not a memory about them, and not about the speaker either. A sentence that
   frames someone through the speaker ("my sister just had a baby") is the speaker's
   relationship, and kept as such. A thing named with a demonstrative ("This necklace is
   special to me") is a thing, not a pointer: it reads "The necklace is special to u:42". A
@@ -34,14 +34,14 @@ Rules:
 - Follow-ups ("ask me how it went", "I'll let you know") join the statement they follow, one
   follow-up per row: a second one never joins a row that already holds one.
 - An answer's opening "it", "she" or "they" is the thing the line just before asked about
-  ("How are your twins?" → "They started school" is "My twins started school"; see
+  ("How are your twins?" → "They're in Year 2 now" is "My twins are in Year 2 now"; see
   ``references``).
 - What a line showed ("[shares a photo of …]") is never a row by itself — a caption with
   nothing said about it tells a persona nothing about the speaker — but it can say what the
   line's "this" or "it" points at ("I made this!" → "u:42 made a clay bowl").
 - A row keeps the specific words of its sentence (names, objects, places, numbers, dates,
-  titles); chat fillers ("also", "lol") are taken out; "that blue scarf" becomes "the blue
-  scarf"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
+  titles); chat fillers ("also", "lol") and intensifiers ("really") are taken out; "those
+  letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
   is joined to the row before it from the same line ("u:42 bought a bike and rides it
   daily"), and dropped when there is none.
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
