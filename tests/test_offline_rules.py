@@ -91,7 +91,7 @@ def test_a_photo_with_nothing_said_about_it_writes_nothing() -> None:
 def test_a_row_whose_it_or_there_points_at_nothing_is_dropped() -> None:
     assert rows("I love it so much.") == []
     assert rows("I went there twice last summer.") == []
-    assert rows("I'll add it to my list.") == []
+    assert rows("I'll put it on the fridge.") == []
 
 
 def test_a_demonstrative_that_names_its_thing_becomes_the() -> None:
@@ -122,15 +122,15 @@ def test_intensifiers_that_only_raise_the_voice_are_taken_out() -> None:
 
 
 def test_a_row_that_lost_its_subject_in_the_chat_is_dropped() -> None:
-    assert rows("Really made me think about my own garden plans.") == []
+    assert rows("Really got me wondering about my own garden plans.") == []
     assert rows("Totally changed my mind about camping.") == []
 
 
 def test_chat_fillers_are_taken_out_of_the_text() -> None:
     assert texts("I also sold my drum kit lol.") == ["u:42 sold their drum kit."]
     assert texts("Anyway, I passed my driving test, haha!") == ["u:42 passed their driving test."]
-    assert texts("btw I signed up for a pottery-free evening class in Welsh tbh.") == [
-        "u:42 signed up for a pottery-free evening class in Welsh."
+    assert texts("btw I signed up for an evening class in Welsh tbh.") == [
+        "u:42 signed up for an evening class in Welsh."
     ]
 
 
@@ -147,15 +147,13 @@ def test_a_view_that_points_outside_itself_or_speaks_to_the_listener_is_dropped(
 
 
 def test_a_view_is_not_an_order_a_reaction_or_a_clause_without_its_subject() -> None:
-    assert rows("Chase the dream, buddy, whatever the weather.") == []
+    assert rows("Grab the chance while it lasts, mate.") == []
     assert rows("That lemon tart looks amazing in the photo.") == []
-    assert rows("Was really eye-opening at the harbour museum.") == []
+    assert rows("Was a bit of a shock at the dentist on Monday.") == []
 
 
 def test_a_thing_named_with_this_is_a_thing_not_a_pointer() -> None:
-    assert texts("This brooch is precious to me, a gift from my aunt in Porto.") == [
-        "The brooch is precious to u:42, a gift from their aunt in Porto."
-    ]
+    assert texts("This brooch belonged to my aunt in Porto.") == ["The brooch belonged to u:42's aunt in Porto."]
 
 
 def chat(*lines: tuple[str, str]) -> list[str]:
@@ -258,10 +256,8 @@ def test_life_events_rate_high() -> None:
 
 
 def test_a_name_or_a_number_lifts_a_sentence_out_of_small_talk() -> None:
-    assert texts("I was in Tallinn last week, it was awesome!") == [
-        "u:42 was in Tallinn in the week of 2026-08-03, it was awesome."
-    ]
-    assert rows("I was there last week, it was awesome!") == []
+    assert texts("I'm so thrilled to be back in Tallinn!") == ["u:42 is so thrilled to be back in Tallinn."]
+    assert rows("I'm so thrilled to be back!") == []
 
 
 def test_a_plan_with_something_in_it_outranks_small_talk() -> None:

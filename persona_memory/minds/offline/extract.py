@@ -12,18 +12,18 @@ Rules:
   memory from a human line is that human's ``u:`` id. A sentence about somebody else ("Cara
   is pregnant", "He told me…") is not a memory about them, and not about the speaker either. A sentence that
   frames someone through the speaker ("my sister just had a baby") is the speaker's
-  relationship, and kept as such. A thing named with a demonstrative ("This necklace is
-  special to me") is a thing, not a pointer: it reads "The necklace is special to u:42". A
+  relationship, and kept as such. A thing named with a demonstrative ("This brooch is
+  special to me") is a thing, not a pointer: it reads "The brooch is special to u:42". A
   sentence that names no person and is the speaker's view of a thing ("The ferry to Arran is
   always late") is kept as theirs: "u:42 says the ferry to Arran is always late" — when it
   has at least three words that say something, points at nothing outside itself ("That
-  cake looks great" is about the listener's photo), is not an order ("Chase the dream!": a
+  cake looks great" is about the listener's photo), is not an order ("Grab the chance!": a
   word other than a gerund straight before an article or an object) and does not speak to
   the listener. A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite").
-- A row names its subject: one that opens on an adverb and a verb ("Really made u:42
-  think…") lost its subject in the chat and is not offered.
+- A row names its subject: one that opens on an adverb and a verb ("Really got u:42
+  wondering…") lost its subject in the chat and is not offered.
 - Display names never reach the text; a sentence that still names someone present is dropped.
 - Wishes and hypotheticals ("I wish I…", "if I could…") are not facts; "we" that means the
   speaker and the listener ("we should…", "we both…", "each other") is not about the speaker.
@@ -313,7 +313,7 @@ class _Reader:
         if _NAMED_SUBJECT.match(sentence) or _VERB_OPENER.match(sentence):
             return False
         if _VIEW_OPENER.match(sentence) or _ORDER_OPENER.match(sentence):
-            return False  # a pointer, a reaction, or an order ("Chase the dream!")
+            return False  # a pointer, a reaction, or an order ("Grab the chance!")
         return not (_JUST_US.search(sentence) or _HYPOTHETICAL.search(sentence))
 
     def _view(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:

@@ -26,7 +26,7 @@ Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
   more than that ("I was bored, so I repotted my lemon tree", "I can't wait to show my
   parents Porto in June"). "Something more" is counted: words that are not stop words, vague
   words ("great", "stuff") or the pleasantry itself; fewer than two is small talk. A name, a
-  number or a quoted title is always something more ("I was in Chicago, it was awesome").
+  number or a quoted title is always something more ("So thrilled to be back in Tallinn!").
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def _small_talk(sentence: str, kind: Kind) -> bool:
     if _WEIGHTY.search(sentence) or kind == "relationship" and _RELATION_SUBJECT.search(sentence):
         return False
     if _NAMED_OR_COUNTED.search(sentence):
-        return False  # "I was in Chicago, it was awesome": a name or a number is content
+        return False  # a name or a number is content
     for pattern in (_PLEASANTRY, _MUNDANE):
         if pattern.search(sentence) and _specific_words(pattern.sub(" ", sentence)) < 2:
             return True

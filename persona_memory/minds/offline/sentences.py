@@ -18,8 +18,8 @@ Rules:
   together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
   closing it ("…, since we spoke on Monday") — and an
   address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
-  exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "my
-  home country, Sweden." stay) is dropped.
+  exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "a
+  work trip up north, Bergen." stay) is dropped.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
   "haha", "btw", "tbh", "omg" and their like, and the intensifiers that only raise the voice
   ("really", "totally", "definitely", "actually", "honestly", "literally", "super" before an
