@@ -114,3 +114,10 @@ def test_weekdays_resolve_from_any_day_of_the_week() -> None:
     assert resolve_dates("I'm flying out on Monday", sunday, "future").valid_from == "2026-08-17"
     assert resolve_dates("I flew in on Monday", sunday, "past").valid_from == "2026-08-10"
     assert resolve_dates("I'm seeing her on Sunday", sunday, "future").valid_from == "2026-08-23"
+
+
+def test_a_possessive_relative_day_keeps_its_noun_without_a_preposition() -> None:
+    assert resolved("I can't wait for tomorrow's ferry to Skye") == (
+        "I can't wait for 2026-08-11's ferry to Skye",
+        "2026-08-11",
+    )

@@ -103,6 +103,7 @@ def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
         ("Comparing mortgage offers", "I'm comparing mortgage offers"),
         ("Been swimming longer to unwind", "I've been swimming longer to unwind"),
         ("Went hiking with my dad", "I went hiking with my dad"),
+        ("Dyed my hair green", "I dyed my hair green"),
         ("Here's a pic of my nephew fishing", "I shared a pic of my nephew fishing"),
         ("Still saving up for a used camper van", "I'm still saving up for a used camper van"),
     ],

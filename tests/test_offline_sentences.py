@@ -84,6 +84,11 @@ def test_a_discourse_marker_before_the_statement_is_peeled() -> None:
     assert strip_address("In other news, I adopted a hedgehog.", NAMES) == "I adopted a hedgehog."
 
 
+def test_a_conjunction_left_hanging_at_the_end_is_taken_off() -> None:
+    assert as_memory_text("u:42 has no time for the allotment, but.") == "u:42 has no time for the allotment."
+    assert as_memory_text("u:42 sold the van and") == "u:42 sold the van."
+
+
 def test_a_memory_text_begins_with_a_capital_or_an_id() -> None:
     assert as_memory_text("the gate u:42 fixed was rusty") == "The gate u:42 fixed was rusty."
     assert as_memory_text("u:42 fixed the gate") == "u:42 fixed the gate."

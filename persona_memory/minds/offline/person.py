@@ -21,7 +21,8 @@ Rules:
   guys" — the sentence is refused (``None``): nobody later could tell whom it meant.
 - A subject the chat left out is put back first: "Gonna continue my edu" → "I'm going to
   continue my edu", "Finally booked the ferry to Crete" → "I finally booked…",
-  "Comparing mortgage offers" → "I'm comparing mortgage offers", "Here's a snap of my
+  "Comparing mortgage offers" → "I'm comparing mortgage offers", "Dyed my hair green" → "I
+  dyed my hair green" (a past form before "my"), "Here's a snap of my
   allotment" → "I shared a snap of my allotment". A bare "Enjoy…" is not one of them: it
   is said to the listener ("Enjoy the sea air!"), not about the speaker.
 """
@@ -126,6 +127,7 @@ _RESTORE = (
     ),
     (re.compile(r"^(?:" + "|".join(_ELIDED_PAST) + r")\b", re.I), None),
     (re.compile(r"^(?:love|loved|hate|hated|enjoyed|adore|prefer)\b", re.I), None),
+    (re.compile(r"^[A-Za-z]{2,}ed (?=my\b)"), None),
     (
         re.compile(r"^(?:here's|here is|here are|check out|take a look at)(?=.*\b(?:my|I|our|we)\b)", re.I),
         "I shared",
