@@ -237,8 +237,6 @@ def test_we_with_nobody_named_is_the_speaker_and_others() -> None:
         "I can't wait to see the photos.",
         "I'm staying positive.",
         "I'll keep going no matter what.",
-        "I'm excited for what the future holds.",
-        "I'm trying to stay upbeat and learn as much as I can.",
     ],
 )
 def test_pleasantries_and_small_talk_rate_at_most_two(said: str) -> None:

@@ -135,8 +135,6 @@ _PLEASANTRY = re.compile(
     r"keep (?:going|pushing|trying|at it|it up|that in mind|it in mind|you posted|my head up|smiling)|"
     r"do (?:my|our) best|take (?:it|things) (?:easy|slow)|stay(?:ing)? (?:positive|strong|safe|tuned)|"
     r"hang in there|see how it goes|see what happens|make (?:the most of it|it count|it work)|"
-    r"what (?:the future holds|comes next|lies ahead)|stay(?:ing)? (?:upbeat|motivated|focused|busy)|"
-    r"as (?:much|best) as (?:I|they|we) can|"
     r"(?:never|always) (?:forget|remember)|make (?:\w+ )?memories|"
     r"(?:so |really |super |very )*(?:excited|thrilled|pumped|stoked|happy|glad|grateful|thankful|"
     r"blessed|lucky|proud|relieved|nervous|exhausted|overwhelmed|stressed)|"
@@ -237,7 +235,7 @@ def _small_talk(sentence: str, kind: Kind) -> bool:
 _SMALL_WORDS = frozenset(
     "morning evening afternoon night tonight today weekend week grabbed grab quick quickly little "
     "bit again here there outside able chance lately since last talked chatted spoke caught "
-    "busy ready interesting exciting excited see hear wait feeling tired pretty trying".split()
+    "busy ready interesting exciting excited see hear wait feeling tired".split()
 )
 
 
