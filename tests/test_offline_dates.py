@@ -25,7 +25,7 @@ def resolved(sentence: str) -> tuple[str, str | None]:
     [
         ("I'm interviewing at Tencent on Thursday", "I'm interviewing at Tencent on Thursday 2026-08-13", "2026-08-13"),
         ("I fly to Berlin tomorrow", "I fly to Berlin on 2026-08-11", "2026-08-11"),
-        ("I went to a support group yesterday", "I went to a support group on 2026-08-09", "2026-08-09"),
+        ("I went to a book swap yesterday", "I went to a book swap on 2026-08-09", "2026-08-09"),
         ("I got married on July 17", "I got married on 2026-07-17", "2026-07-17"),
         ("I graduated on 17 July 2023", "I graduated on 17 July 2023", "2023-07-17"),
         ("I signed the lease on 2026-07-17", "I signed the lease on 2026-07-17", "2026-07-17"),
@@ -85,8 +85,8 @@ def test_no_time_stated_means_no_valid_from(said: str) -> None:
 
 
 def test_a_date_that_opens_the_sentence_moves_behind_its_first_clause() -> None:
-    assert resolved("Last Friday I went to a harbour festival - it was loud.") == (
-        "I went to a harbour festival on Friday 2026-08-07 - it was loud.",
+    assert resolved("Last Friday I visited a harbour festival - it was loud.") == (
+        "I visited a harbour festival on Friday 2026-08-07 - it was loud.",
         "2026-08-07",
     )
     assert resolved("Yesterday I took my niece to the aquarium") == (
@@ -114,3 +114,10 @@ def test_weekdays_resolve_from_any_day_of_the_week() -> None:
     assert resolve_dates("I'm flying out on Monday", sunday, "future").valid_from == "2026-08-17"
     assert resolve_dates("I flew in on Monday", sunday, "past").valid_from == "2026-08-10"
     assert resolve_dates("I'm seeing her on Sunday", sunday, "future").valid_from == "2026-08-23"
+
+
+def test_a_possessive_relative_day_keeps_its_noun_without_a_preposition() -> None:
+    assert resolved("I can't wait for tomorrow's ferry to Skye") == (
+        "I can't wait for 2026-08-11's ferry to Skye",
+        "2026-08-11",
+    )

@@ -9,6 +9,8 @@ Modules, one concept each:
 - ``kinds`` — plan, event, relationship, preference or fact, and importance 1..10.
 - ``followups`` — "ask me how it went", "remind me to…".
 - ``promises`` — the persona's own "I'll send you…".
+- ``references`` — whether a row's "it", "this" or "there" points at something inside it;
+  "those letters" → "the letters"; what a photo or the question before names.
 - ``shape`` — one sentence of at most 200 characters.
 - ``stems`` — lexical likeness of two sentences.
 - ``lexicon`` — the closed word lists all of the above read English by.

@@ -10,7 +10,8 @@ Rules:
   month", "last July", "in March", "July 2023") and for a week or weekend ("last week",
   "last weekend" — the text carries its first day), ``YYYY`` for a year ("in 2019", "last
   year", "two years ago"). No time stated, no ``valid_from`` (Graphiti's rule).
-- Relative phrases are rewritten with the date ("tomorrow" → "on 2026-08-11", "on Thursday" →
+- Relative phrases are rewritten with the date ("tomorrow" → "on 2026-08-11", "tomorrow's
+  launch" → "2026-08-11's launch", "on Thursday" →
   "on Thursday 2026-08-13", "last week" → "in the week of 2026-08-03", "next month" → "in
   September 2026"); phrases that already name their year stay as they are.
 - A bare weekday, month or day-and-month looks back in a past-tense sentence and ahead in a
@@ -263,7 +264,8 @@ def _relative_day(match: re.Match[str], today: date, tense: Tense) -> _Resolved 
         "tomorrow": 1,
     }
     day = today + timedelta(days=offsets[" ".join(match["word"].lower().split())])
-    return day.isoformat(), day.isoformat(), "on"
+    possessive = match.string.startswith("'s", match.end())
+    return day.isoformat(), day.isoformat(), "" if possessive else "on"
 
 
 def _recurring(match: re.Match[str]) -> bool:

@@ -8,23 +8,42 @@ it speaks of its speaker and names nobody in the room → resolve its dates agai
 shape it into one sentence of at most 200 characters.
 
 Rules:
-- Only what a person said about themselves: the subject of every memory from a human line is
-  that human's ``u:`` id. A sentence about somebody else ("Cara is pregnant", "It was great",
-  "He told me…") is not a memory about them, and not about the speaker either. A sentence that
+- Only what a person said about themselves and their view of things: the subject of every
+  memory from a human line is that human's ``u:`` id. A sentence about somebody else ("Cara
+  is pregnant", "He told me…") is not a memory about them, and not about the speaker either. A sentence that
   frames someone through the speaker ("my sister just had a baby") is the speaker's
-  relationship, and kept as such. A sentence led by a gerund ("Taking breaks is nice",
+  relationship, and kept as such. A thing named with a demonstrative ("This brooch is
+  special to me") is a thing, not a pointer: it reads "The brooch is special to u:42". A
+  sentence that names no person and is the speaker's view of a thing ("The ferry to Arran is
+  always late") is kept as theirs: "u:42 says the ferry to Arran is always late" — when it
+  has at least three words that say something, points at nothing outside itself ("That
+  cake looks great" is about the listener's photo), is not an order ("Grab the chance!": a
+  word other than a gerund straight before an article or an object) and does not speak to
+  the listener. A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite").
+- A row names its subject: one that opens on an adverb and a verb ("Really got u:42
+  wondering…") lost its subject in the chat and is not offered.
 - Display names never reach the text; a sentence that still names someone present is dropped.
 - Wishes and hypotheticals ("I wish I…", "if I could…") are not facts; "we" that means the
-  speaker and the listener ("we should…", "since we last talked") is not about the speaker.
+  speaker and the listener ("we should…", "we both…", "each other") is not about the speaker.
 - "you" is the listener: in a private chat it is the persona, and named ("I'll send you the
   photos" → "u:42 will send Warren the photos"); in a group nobody could tell whom it meant, so
   the sentence is dropped. A sentence that is only about feelings toward the listener ("I'm so
   proud of you") is dropped everywhere: it says nothing lasting about the speaker.
-- Follow-ups ("ask me how it went", "I'll let you know") join the statement they follow.
-- What a line showed ("[shares a photo of …]") is remembered only when its words say nothing
-  about the speaker: a picture is weaker evidence than a statement.
+- Follow-ups ("ask me how it went", "I'll let you know") join the statement they follow, one
+  follow-up per row: a second one never joins a row that already holds one.
+- An answer's opening "it", "she" or "they" is the thing the line just before asked about
+  ("How are your twins?" → "They're in Year 2 now" is "My twins are in Year 2 now"; see
+  ``references``).
+- What a line showed ("[shares a photo of …]") is never a row by itself — a caption with
+  nothing said about it tells a persona nothing about the speaker — but it can say what the
+  line's "this" or "it" points at ("I made this!" → "u:42 made a clay bowl").
+- A row keeps the specific words of its sentence (names, objects, places, numbers, dates,
+  titles); chat fillers ("also", "lol") and intensifiers ("really") are taken out; "those
+  letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
+  is joined to the row before it from the same line ("u:42 bought a bike and rides it
+  daily"), and dropped when there is none.
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
@@ -48,11 +67,20 @@ from ...ids import persona_name
 from .dates import resolve_dates
 from .followups import FollowUp, follow_up
 from .kinds import Kind, importance_of, kind_of, tense_of
-from .lexicon import STOPWORDS, VAGUE
-from .person import Voice, company_of, has_first_person, restore_subject, to_third_person
+from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
+from .person import (
+    Voice,
+    addresses_listener,
+    company_of,
+    has_first_person,
+    restore_subject,
+    to_third_person,
+)
+from .references import asked_thing, dangling, name_the_asked, point_at, settle_demonstratives, shown_thing
 from .promises import promise_text, promised_act
 from .sentences import (
     carries_link_or_order,
+    drop_fillers,
     is_chatter,
     mentions_name,
     normalise,
@@ -76,8 +104,7 @@ _NAMED_SUBJECT = re.compile(
     r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and|'s)\b"
 )
 _JUST_US = re.compile(
-    r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|last|"
-    r"talked|chatted|spoke|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
+    r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
     r"\bwe'll see\b",
     re.IGNORECASE,
 )
@@ -88,6 +115,29 @@ _ABOUT_LISTENER = re.compile(
     re.IGNORECASE,
 )
 _GERUND_SUBJECT = re.compile(r"^[A-Za-z]+ing\b")
+_VIEW_OPENER = re.compile(
+    r"^(?:it|it's|its|that|that's|this|these|those|they|they're|they've|their|he|he's|his|she|"
+    r"she's|her|him|there|there's|here|here's|what|which|who|someone|everyone|anyone|nobody|"
+    r"one|such|both|each|sounds|looks|seems|wish|hope|maybe|perhaps|if|when|glad|so|too|"
+    r"really|very|yes|no|not|never|always|just|only|thanks|thank|sorry|congrats|good|great|"
+    r"awesome|amazing|nice|cool|wow|love|hate|means|makes|feels|is|was|were|are|has|had|have|can|"
+    r"could|would|will|did|does|do|oops|whoops|yikes|lucky|proud|happy)\b",
+    re.IGNORECASE,
+)
+_SUBJECTLESS = re.compile(
+    rf"^(?:[A-Z][a-z]+ly|Really|Just|Also|Still|Even|Totally|Kinda|Sorta)\s+"
+    rf"(?:[a-z]+ed|[a-z]+s|{'|'.join(sorted(IRREGULAR_PAST))})\b"
+)
+_THING_SUBJECT = re.compile(
+    r"^(?:this|that|these|those)\s+(?!(?:is|was|are|were|has|had|will|would|can|could|must|"
+    r"makes|made|means|sounds|looks|seems|feels|gives|keeps|reminds|helps|one|ones|kind|sort|"
+    r"way|stuff|thing|things|time|times|day|days|moment|moments|'s)\b)[a-z][a-z'-]+\b",
+    re.IGNORECASE,
+)
+_VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
+_ORDER_OPENER = re.compile(
+    r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us)\b"
+)
 _TRAILING_JOIN = re.compile(r"[\s,;:–—-]*(?:\b(?:and|but|so|then|please|pls)\b[\s,]*)*$", re.IGNORECASE)
 _HYPOTHETICAL = re.compile(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
@@ -109,6 +159,7 @@ class _Memory:
     valid_from: str | None = None
     counterpart: str | None = None
     order: int = 0
+    followed: bool = False
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"subject": self.subject}
@@ -161,14 +212,18 @@ class _Reader:
         self.memories: list[_Memory] = []
         self.last_of: dict[str, tuple[int, _Memory]] = {}
         self.last_human: str | None = None
+        self.company: dict[str, str] = {}
         self.position = 0
 
     def read(self) -> list[_Memory]:
+        previous: Line | None = None
         for index, line in enumerate(self.request.lines):
+            asked = previous.text if previous is not None and previous.speaker != line.speaker else ""
+            previous = line
             if line.speaker == self.request.persona:
                 found = self._promises(line)
             elif line.speaker in self.humans:
-                found = self._statements(line, index)
+                found = self._statements(line, index, asked_thing(asked) if asked else None)
                 self.last_human = line.speaker
             else:
                 continue
@@ -182,24 +237,38 @@ class _Reader:
 
     # -- human lines -----------------------------------------------------------------------
 
-    def _statements(self, line: Line, index: int) -> list[_Memory]:
+    def _statements(self, line: Line, index: int, asked: str | None) -> list[_Memory]:
         text = normalise(line.text)
         if carries_link_or_order(text):
             return []
-        voice = Voice(ref=line.speaker, company=company_of(text))
+        said_company = company_of(text)
+        if said_company is not None:
+            self.company[line.speaker] = said_company
+        voice = Voice(ref=line.speaker, company=self.company.get(line.speaker, "others"))
         text, shown = take_attachments(text)
-        found = self._said(split_sentences(text), line, index, voice)
-        return found or self._said(shown, line, index, voice)
+        things = [t for t in (shown_thing(s) for s in shown) if t]
+        return self._said(split_sentences(text), line, index, voice, things, asked)
 
-    def _said(self, sentences: list[str], line: Line, index: int, voice: Voice) -> list[_Memory]:
+    def _said(
+        self,
+        sentences: list[str],
+        line: Line,
+        index: int,
+        voice: Voice,
+        things: list[str],
+        asked: str | None,
+    ) -> list[_Memory]:
         found: list[_Memory] = []
         for raw in sentences:
-            sentence = restore_subject(strip_address(raw, self.names))
+            sentence = drop_fillers(strip_address(raw, self.names))
+            if asked is not None:
+                sentence = name_the_asked(sentence, asked)
+            sentence = restore_subject(sentence)
             asked = follow_up(sentence) if sentence else None
             if not sentence or sentence.rstrip().endswith("?") and asked is None:
                 continue
             head = sentence if asked is None else _TRAILING_JOIN.sub("", sentence[: asked.start])
-            memory = self._statement(head, line, voice) if head else None
+            memory = self._statement(head, line, voice, things, found) if head else None
             if memory is not None:
                 found.append(memory)
                 self.last_of[line.speaker] = (index, memory)
@@ -207,29 +276,86 @@ class _Reader:
                 self._follow_up(asked, line, index, voice, found)
         return found
 
-    def _statement(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:
+    def _statement(
+        self, sentence: str, line: Line, voice: Voice, things: list[str], found: list[_Memory]
+    ) -> _Memory | None:
         if not self._about_the_speaker(sentence):
-            return None
+            return self._view(sentence, line, voice) if self._a_view(sentence) else None
         tense = tense_of(sentence)
         kind = kind_of(sentence, tense)
-        listener = self.persona_name if self.request.private else None
-        dated = resolve_dates(sentence, line.at.date(), tense)
-        third = to_third_person(dated.text, attrs.evolve(voice, listener=listener))
-        if third is None:
-            return None
-        text = as_memory_text(third)
-        if not self._specific(text):
-            return None
         importance = importance_of(sentence, kind)
         if importance < self.importance_min:
             return None
+        listener = self.persona_name if self.request.private else None
+        dated = resolve_dates(sentence, line.at.date(), tense)
+        turn = attrs.evolve(voice, listener=listener)
+        third = to_third_person(dated.text, turn)
+        if third is None:
+            return None
+        text = as_memory_text(settle_demonstratives(third))
+        if dangling(text) and things:
+            pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
+            if pointed is not None:
+                text = as_memory_text(settle_demonstratives(pointed))
+        if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
+            return None
+        if dangling(text):
+            if found:
+                self._continue(found[-1], text, line)
+            return None
         return self._new(line.speaker, kind, text, importance, line, dated.valid_from)
+
+    def _a_view(self, sentence: str) -> bool:
+        """Whether a sentence that is not about its speaker is their view of a thing (see the
+        module rules): "The ferry to Arran is always late", not "Cara is pregnant"."""
+        if is_chatter(sentence) or mentions_name(sentence, self.names) or addresses_listener(sentence):
+            return False
+        if _NAMED_SUBJECT.match(sentence) or _VERB_OPENER.match(sentence):
+            return False
+        if _VIEW_OPENER.match(sentence) or _ORDER_OPENER.match(sentence):
+            return False  # a pointer, a reaction, or an order ("Grab the chance!")
+        return not (_JUST_US.search(sentence) or _HYPOTHETICAL.search(sentence))
+
+    def _view(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:
+        tense = tense_of(sentence)
+        dated = resolve_dates(sentence, line.at.date(), tense)
+        third = to_third_person(dated.text, voice, named=True)
+        if third is None:
+            return None
+        first = _WORD.match(third)
+        common = first is not None and (first[0].lower() in STOPWORDS or first[0].lower() in VAGUE
+                                        or first[0].lower().endswith("ing"))
+        said = settle_demonstratives(third[0].lower() + third[1:] if common else third)
+        text = as_memory_text(f"{line.speaker} says {said}")
+        if _count_specific(text) < 3 or dangling(text):
+            return None
+        importance = importance_of(sentence, "fact")
+        if importance < self.importance_min:
+            return None
+        return self._new(line.speaker, "fact", text, min(importance, 4), line, dated.valid_from)
+
+    @staticmethod
+    def _continue(previous: _Memory, text: str, line: Line) -> bool:
+        """Join a row whose "it" points back to the row before it, from the same line:
+        "u:42 bought a bike." + "u:42 rides it daily." → "u:42 bought a bike and rides it
+        daily." True when joined."""
+        subject = f"{previous.subject} "
+        if previous.followed or not text.startswith(subject) or line.id not in previous.evidence:
+            return False
+        rest = text[len(subject) :]
+        joined = as_memory_text(f"{previous.text.rstrip('.')} and {rest}")
+        if not joined.endswith(rest) or dangling(joined):
+            return False
+        previous.text = joined
+        return True
 
     def _about_the_speaker(self, sentence: str) -> bool:
         """Whether a sentence says something about its speaker (see the module rules)."""
         if is_chatter(sentence) or not has_first_person(sentence) or mentions_name(sentence, self.names):
             return False
-        if _FOREIGN_SUBJECT.match(sentence) or _NAMED_SUBJECT.match(sentence):
+        if _FOREIGN_SUBJECT.match(sentence) and not _THING_SUBJECT.match(sentence):
+            return False
+        if _NAMED_SUBJECT.match(sentence):
             return False
         if _GERUND_SUBJECT.match(sentence) and not re.search(r"\b(?:[Mm]y|me)\b", sentence):
             return False
@@ -251,9 +377,12 @@ class _Reader:
         if asked.needs_antecedent and previous is not None and index - previous[0] <= 2:
             memory = previous[1]
             joined = as_memory_text(f"{memory.text.rstrip('.')} and {clause}")
+            if memory.followed:
+                return  # one follow-up per row: "…and will report back" is said once
             if joined.endswith(f"{clause}."):
                 memory.text = joined
                 memory.kind = "open_loop"
+                memory.followed = True
                 memory.importance = max(memory.importance, 7)
                 memory.valid_from = memory.valid_from or dated.valid_from
                 if line.id not in memory.evidence:
@@ -263,6 +392,7 @@ class _Reader:
             return
         text = as_memory_text(f"{line.speaker} {clause}")
         memory = self._new(line.speaker, "open_loop", text, 7, line, dated.valid_from)
+        memory.followed = True
         found.append(memory)
         self.last_of[line.speaker] = (index, memory)
 
@@ -347,6 +477,18 @@ class _Reader:
             seen.add(key)
             out.append(memory)
         return out
+
+
+def _reads_as_order(text: str, speaker: str) -> bool:
+    """A turned row that no longer starts with its speaker can read as an order ("Never remind
+    u:42…"); validation would drop it, so it is not offered. Rows that start with the
+    speaker are statements and skip the (costly) check."""
+    return not text.startswith(speaker) and carries_link_or_order(text)
+
+
+def _count_specific(text: str) -> int:
+    words = [w.lower() for w in _WORD.findall(text) if not w.startswith("u:")]
+    return sum(1 for w in words if w not in STOPWORDS and w not in VAGUE and not w.isdigit())
 
 
 def block_statements(block: str) -> list[str]:

@@ -13,12 +13,20 @@ Rules (kinds, first that applies):
 
 Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
 - life events — job, interview, moving, marriage, divorce, birth, death, illness, graduation,
-  break-up, adoption — 8 (9 for death, divorce, birth and a diagnosis);
+  break-up, adopting a child or a pet — 8 (9 for death, divorce, birth and a diagnosis). The
+  list is of events any life has, named by common nouns and verbs; it names no group,
+  identity or hobby of anyone in particular;
 - plans and open loops 6, follow-ups ("ask me how it went") 7; what someone does for a
   living ("I work at…", "I'm a nurse") 6;
-- events 5; relationships 5; hobbies and routines 5; preferences 4; other facts 4;
-- the mundane — meals, weather, being tired or busy, small talk — 2, below the bar of 3, unless
-  the sentence says something more than that ("I was bored, so I took my turtles for a walk").
+- events 5; relationships 5; hobbies and routines 5; preferences 4 (a stated taste is never
+  below 3, whatever it is a taste for: "I love cheese pizza" is worth keeping); other facts 4;
+- pleasantries and small talk — "can't wait to see it", "I'll take it one day at a time",
+  "I'm so excited", "I'll keep going", a mood with no object — 2, below the bar of 3, and so
+  is the mundane — meals, weather, being tired or busy — unless the sentence says something
+  more than that ("I was bored, so I repotted my lemon tree", "I can't wait to show my
+  parents Porto in June"). "Something more" is counted: words that are not stop words, vague
+  words ("great", "stuff") or the pleasantry itself; fewer than two is small talk. A name, a
+  number or a quoted title is always something more ("So thrilled to be back in Tallinn!").
 """
 
 from __future__ import annotations
@@ -85,11 +93,11 @@ _LIFE_EVENTS = re.compile(
     r"mov(?:e|ed|ing) (?:to|out|in|house|back)|new (?:house|flat|apartment|home|place)|"
     r"bought (?:a|an|my|our) (?:house|flat|apartment|home|car)|sold (?:my|our|the) (?:house|flat|"
     r"apartment|home|car|company|business|shares)|married|marry|wedding|engaged|proposed|divorc\w+|"
-    r"pregnan\w+|baby|born|birth|gave birth|adopt\w*|died|passed away|death|funeral|"
+    r"pregnan\w+|baby|born|birth|gave birth|adopt(?:ed|ing|ion)|died|passed away|death|funeral|"
     r"lost (?:my|our)|cancer|diagnos\w+|surgery|hospitali[sz]\w*|in (?:the )?hospital|illness|"
     r"sick|injur\w+|graduat\w+|degree|"
     r"broke up|break-?up|split up|separated|started (?:a|my|our) (?:own )?(?:business|company|store|"
-    r"shop)|launch\w*|transition\w*|came out|coming out|accident|scholarship|accepted (?:to|into|at))\b",
+    r"shop)|launch\w*|accident|scholarship|accepted (?:to|into|at))\b",
     re.I,
 )
 _OCCUPATION = re.compile(
@@ -106,14 +114,14 @@ _GRAVE = re.compile(
 )
 _HOBBIES = re.compile(
     r"\b(?:hik\w+|camp\w*|swim\w*|run|running|ran|marathon|race|yoga|gym|workout|paint\w*|draw\w*|"
-    r"pottery|guitar|piano|violin|music|sing\w*|danc\w+|read\w*|books?|novel|writ\w+|poetry|"
+    r"guitar|piano|violin|music|sing\w*|danc\w+|read\w*|books?|novel|writ\w+|poetry|"
     r"photograph\w*|cook\w*|bak\w+|garden\w*|travel\w*|trip|volunteer\w*|class|classes|lessons?|"
     r"course|learn\w*|stud\w+|practi[cs]\w+|team|league|club|game|games|gaming|chess|tennis|"
     r"football|soccer|basketball|baseball|golf|climb\w*|surf\w*|ski\w*|bik\w+|cycl\w+|"
     r"knit\w*|sew\w*|craft\w*|concert|festival|museum|art|artist|collect\w*|pet|dog|cat|"
-    r"church|faith|charity|mentor\w*|support group|group|community|project|business|store|"
+    r"church|faith|charity|mentor\w*|group|community|project|business|store|"
     r"shop|company|studio|band|show|exhibit\w*|play\w* the \w+|trumpet|drums|saxophone|flute|"
-    r"cello|ukulele|turtles?|fish|birds?|hamsters?|horses?|puppy|kitten)\b",
+    r"cello|ukulele|fish|birds?|hamsters?|horses?|puppy|kitten)\b",
     re.I,
 )
 _MUNDANE = re.compile(
@@ -122,8 +130,22 @@ _MUNDANE = re.compile(
     r"errands|chilling|relaxing at home|just chilling|watching tv|hungry)\b",
     re.I,
 )
+_PLEASANTRY = re.compile(
+    r"\b(?:can't wait|cannot wait|looking forward|look forward|one day at a time|one step at a time|"
+    r"keep (?:going|pushing|trying|at it|it up|that in mind|it in mind|you posted|my head up|smiling)|"
+    r"do (?:my|our) best|take (?:it|things) (?:easy|slow)|stay(?:ing)? (?:positive|strong|safe|tuned)|"
+    r"hang in there|see how it goes|see what happens|make (?:the most of it|it count|it work)|"
+    r"(?:never|always) (?:forget|remember)|make (?:\w+ )?memories|"
+    r"(?:so |really |super |very )*(?:excited|thrilled|pumped|stoked|happy|glad|grateful|thankful|"
+    r"blessed|lucky|proud|relieved|nervous|exhausted|overwhelmed|stressed)|"
+    r"won't (?:give up|quit|stop)|(?:not|never) (?:give up|giving up|quit)|"
+    r"(?:it|this|that|everything) (?:was|is|has been|'s been) (?:\w+ )?(?:great|amazing|awesome|fun|"
+    r"wonderful|nice|cool|hard|tough|crazy|wild))\b",
+    re.I,
+)
+_NAMED_OR_COUNTED = re.compile(r"(?<=\S )(?!I\b|I')[A-Z][a-z]+|\b\d+\b|\"[^\"]+\"")
 _WEIGHTY = re.compile(
-    r"\b(?:dream|goal|passion|mission|identity|transgender|trans|lgbtq\+?|mental health|"
+    r"\b(?:dream|goal|passion|mission|identity|mental health|"
     r"therapy|anxiety|depression|recovery|sober|faith|values?|proud|grateful|family|allerg\w+|"
     r"vegetarian|vegan|gluten|diabet\w+|asthma|pregnan\w+|religio\w+)\b",
     re.I,
@@ -184,19 +206,36 @@ def importance_of(sentence: str, kind: Kind) -> int:
         return 7
     if _OCCUPATION.search(sentence) and kind != "open_loop":
         return 6
+    if kind == "open_loop" and is_follow_up(sentence):
+        return 7
+    if _small_talk(sentence, kind):
+        return 2
     if kind == "open_loop":
-        return 7 if is_follow_up(sentence) else 6
+        return 6
     base = {"event": 5, "relationship": 5, "preference": 4, "fact": 4}[kind]
     if _HOBBIES.search(sentence) or _WEIGHTY.search(sentence):
         return max(base, 5)
-    if _MUNDANE.search(sentence) and _specific_words(_MUNDANE.sub(" ", sentence)) < 2:
-        return 2
     return base
+
+
+def _small_talk(sentence: str, kind: Kind) -> bool:
+    """A pleasantry, a mood or the mundane with fewer than two words that say more."""
+    if kind == "preference" and _specific_words(_PLEASANTRY.sub(" ", sentence)) >= 1:
+        return False
+    if _WEIGHTY.search(sentence) or kind == "relationship" and _RELATION_SUBJECT.search(sentence):
+        return False
+    if _NAMED_OR_COUNTED.search(sentence):
+        return False  # a name or a number is content
+    for pattern in (_PLEASANTRY, _MUNDANE):
+        if pattern.search(sentence) and _specific_words(pattern.sub(" ", sentence)) < 2:
+            return True
+    return _specific_words(sentence) < 1
 
 
 _SMALL_WORDS = frozenset(
     "morning evening afternoon night tonight today weekend week grabbed grab quick quickly little "
-    "bit again here there outside".split()
+    "bit again here there outside able chance lately since last talked chatted spoke caught "
+    "busy ready interesting exciting excited see hear wait feeling tired".split()
 )
 
 

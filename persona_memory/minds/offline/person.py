@@ -10,16 +10,21 @@ Rules:
   ``watch`` → ``watches``, ``study`` → ``studies``; a past form (``went``, ``sold``) or a modal
   (``can``, ``will``) stays. After ``they`` the verb keeps its plural form (``I am`` → ``they
   are``, ``I was`` → ``they were``).
-- ``we``/``our``/``us`` are the speaker with company: "we went camping" → "u:42 and family went
-  camping" (the company is taken from the line — "my kids", "my husband" — else "family").
+- ``we``/``us`` are the speaker with company, named only when the speaker said who it is — "my
+  wife and I", "me and my brother", "Tom and I", in this line or an earlier one of the slice:
+  "we went camping" → "u:42 and their brother went camping". When nobody said, "we" is "u:42
+  and others": honest about the people, and the row keeps what was done. ``our`` is the
+  speaker's ("our flat" → "u:42's flat").
 - A ``u:`` id (``u:17``) is a user, never "you": it is left as it is.
 - ``you`` is the listener. When the caller names the listener (a human speaking to the
   persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
   guys" — the sentence is refused (``None``): nobody later could tell whom it meant.
 - A subject the chat left out is put back first: "Gonna continue my edu" → "I'm going to
-  continue my edu", "Just signed up for a woodworking class" → "I just signed up…",
-  "Researching adoption agencies" → "I'm researching adoption agencies", "Here's a pic of my
-  family" → "I shared a pic of my family".
+  continue my edu", "Finally booked the ferry to Crete" → "I finally booked…",
+  "Comparing mortgage offers" → "I'm comparing mortgage offers", "Dyed my hair green" → "I
+  dyed my hair green" (a past form before "my"), "Here's a snap of my
+  allotment" → "I shared a snap of my allotment". A bare "Enjoy…" is not one of them: it
+  is said to the listener ("Enjoy the sea air!"), not about the speaker.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ class Voice:
     """
 
     ref: str
-    company: str = "family"
+    company: str = "others"
     listener: str | None = None
     pronoun: str = attrs.field(default="they", validator=attrs.validators.in_(("they", "he", "she")))
 
@@ -121,7 +126,8 @@ _RESTORE = (
         None,
     ),
     (re.compile(r"^(?:" + "|".join(_ELIDED_PAST) + r")\b", re.I), None),
-    (re.compile(r"^(?:love|loved|hate|hated|enjoy|enjoyed|adore|prefer)\b", re.I), None),
+    (re.compile(r"^(?:love|loved|hate|hated|enjoyed|adore|prefer)\b", re.I), None),
+    (re.compile(r"^[A-Za-z]{2,}ed (?=my\b)"), None),
     (
         re.compile(r"^(?:here's|here is|here are|check out|take a look at)(?=.*\b(?:my|I|our|we)\b)", re.I),
         "I shared",
@@ -141,7 +147,8 @@ _GERUND = re.compile(
     r"brings|feels)\b)"
 )
 _MAIN_VERB_LATER = re.compile(
-    r"\b(?:has been|have been|is|was|are|were|can|could|will|would|should|might|must|makes|helps|"
+    r"\b(?:has been|have been|is|was|are|were|isn't|wasn't|aren't|weren't|can't|won't|doesn't|"
+    r"can|could|will|would|should|might|must|makes|helps|"
     r"means|gives|keeps|brings|feels|seems|sounds|looks|takes|matters|reminds|lets|gets|puts|"
     r"inspires|motivates|calms|relaxes|allows)\b|\b(?:always|really|just|also|often|usually|never)"
     r"\s+[a-z]+s\b"
@@ -155,8 +162,8 @@ _ME_AND = re.compile(r"^[Mm]e and (my|our) ")
 def has_first_person(sentence: str) -> bool:
     """True when the sentence speaks of its speaker: "I", "me", "my", or "we" as a subject.
 
-    "us", "our" and "ourselves" alone do not count — "Family's love grounds us" and "Taking
-    care of ourselves is vital" speak of people in general — unless "our" opens the sentence
+    "us", "our" and "ourselves" alone do not count — "Rain keeps us indoors" and "Sleep does
+    wonders for ourselves" speak of people in general — unless "our" opens the sentence
     ("Our twins start school next month").
     """
     return bool(_FIRST_PERSON.search(sentence))
@@ -172,13 +179,24 @@ def addresses_listener(sentence: str) -> bool:
     return bool(_SECOND_PERSON.search(sentence))
 
 
-def company_of(line: str) -> str:
-    """How "we" reads for this line: "their kids" when the line names "my kids", else "family"."""
-    for match in re.finditer(r"\b(?:my|our)\s+([a-z-]+)", line, re.IGNORECASE):
-        word = match.group(1).lower()
-        if word in RELATIONS:
-            return "family" if word in ("fam", "family") else f"their {word}"
-    return "family"
+def company_of(line: str) -> str | None:
+    """Who "we" is, when the line says it: "my wife and I" → "their wife", "me and my brother"
+    → "their brother", "Tom and I" → "Tom"; ``None`` when the line does not say."""
+    match = _SAID_COMPANY.search(line)
+    if match is None:
+        return None
+    if match["name"]:
+        return match["name"]
+    word = (match["relation"] or match["relation2"]).lower()
+    return "their family" if word == "fam" else f"their {word}"
+
+
+_RELATION_WORDS = "|".join(sorted(RELATIONS, key=len, reverse=True))
+_SAID_COMPANY = re.compile(
+    rf"\b(?:[Mm]y|[Oo]ur) (?:[\w'-]+ )?(?P<relation>{_RELATION_WORDS}) and (?:I|me)\b|"
+    rf"\b(?:[Mm]e|I) and (?:my|our) (?:[\w'-]+ )?(?P<relation2>{_RELATION_WORDS})\b|"
+    r"(?<![\w'])(?P<name>(?!I\b|My\b|Me\b|We\b)[A-Z][a-z]+) and (?:I|me)\b"
+)
 
 
 def restore_subject(sentence: str) -> str:
@@ -192,6 +210,8 @@ def restore_subject(sentence: str) -> str:
         if replacement is None:
             return "I " + sentence[0].lower() + sentence[1:]
         if "{0}" in replacement:
+            if _MAIN_VERB_LATER.search(sentence[match.end() :]):
+                return sentence  # "Really having a studio is…": the gerund is the subject
             return replacement.format(match[0].lower()) + sentence[match.end() :]
         return replacement + sentence[match.end() :]
     match = _GERUND.match(sentence)
@@ -267,6 +287,8 @@ class _Turner:
             return self._speaker() + " " + self._expand(i, lower[2:])
         match lower:
             case "me":
+                if self.tokens[i + 1 : i + 2] == ["-"]:
+                    return None  # "me-time" is a word, not the speaker
                 return forms["object"] if self.named else self._speaker()
             case "my":
                 return self._possessive()

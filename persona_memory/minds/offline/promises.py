@@ -7,7 +7,7 @@ Rules:
   look at your draft"), or anything said with "I promise". Resolutions about itself ("I'll
   keep going", "I'm gonna make this year count") are not promises to anyone.
 - Questions, conditionals ("if you like, I'll…") and pleasantries ("I'll miss you", "I'll
-  always be there for you", "I'll see you soon", "I'll let you know") are not promises.
+  always have your back", "I'll see you soon", "I'll let you know") are not promises.
 - ``you`` becomes the counterpart's ``u:`` id; ``I``/``me``/``my`` become the persona's pronoun.
 """
 
@@ -27,7 +27,7 @@ _PROMISE = re.compile(
 _NOT_AN_ACT = re.compile(
     r"^(?:be|miss|see you|talk|chat|catch|bet|guess|admit|say|leave you|think|wait|have to|"
     r"know|hope|wish|take your word|do my best|keep (?:that|it|this) in mind|"
-    r"keep (?:my|our) fingers crossed|hold you to|let you go|cheer|root|let you know|"
+    r"keep (?:my|our) fingers crossed|hold you to|let you go|cheer|root|let you know|have (?:your|ya) back|"
     r"keep (?:you|ya) posted|keep (?:you|ya) updated|remember|never forget|always remember)\b",
     re.IGNORECASE,
 )

@@ -12,16 +12,30 @@ Rules:
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
   ("Wow,", "Oh", "Yeah!"), discourse markers ("So", "Actually", "By the way"), a short heading
-  before a colon ("Quick update:", "Big news:"), the names of the
-  people in the room used as address ("Caroline,"), and "since we last spoke" — and an
-  address at the end (", Mel!") is dropped.
+  before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
+  address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
+  form of a name no list could hold), and a leading clause about the speaker and the listener
+  together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
+  closing it ("…, since we spoke on Monday") — and an
+  address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
+  exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "a
+  work trip up north, Bergen." stay) is dropped.
+- Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
+  "haha", "btw", "tbh", "omg" and their like, and the intensifiers that only raise the voice
+  ("really", "totally", "definitely", "actually", "honestly", "literally", "super" before an
+  adjective, after the sentence's first word): "I also sold my bike lol" → "I sold my bike",
+  "I'm really super excited" → "I'm excited". A row is read later in a block of limited size; emphasis costs room and
+  says nothing.
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
-  a reaction to the listener ("Good to see you"), an order, or a fragment: a single word, or
+  a reaction to the listener ("Good to see you"), an instruction or a wish addressed to the
+  listener ("Enjoy the views", "Take care", "Good luck with the move", "Wishing you a calm
+  week", "…, let me know"), an order, or a fragment: a single word, or
   two that do not start with the speaker ("I'm vegetarian" is a statement; "Love it" is not).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -42,7 +56,7 @@ _BREAK = re.compile(
 
 _INTERJECTION = (
     r"hey+|hi+|hello|heya|yo|oh+|ooh+|ah+|aw+|wow+|whoa+|woah+|yay+|yeah+|yep|yup|yes|no|nope|"
-    r"ugh+|meh|welp|argh+|phew|oof|"
+    r"ugh+|meh|welp|argh+|phew|oof|oops|whoops|yikes|eek|"
     r"ok|okay|um+|uh+|hmm+|ha(?:ha)+|lol|lmao|omg|gosh|man|dude|wait|sure|nice|cool|great|"
     r"awesome|amazing|wonderful|fantastic|sweet|totally|absolutely|definitely|exactly|true|"
     r"right|indeed|agreed|of course|for sure|good|well done|same|haha"
@@ -50,16 +64,33 @@ _INTERJECTION = (
 _MARKER = (
     r"so|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
     r"to be honest|tbh|i mean|you know|guess what|fun fact|oh and|oh by the way|speaking of which|"
-    r"in the meantime|meanwhile|though|however|but yeah|"
-    r"since we last (?:spoke|chatted|talked|caught up)|"
-    r"since (?:the )?last time we (?:spoke|chatted|talked)|long time no (?:see|talk)|"
-    r"it'?s been (?:a while|ages|a few days|some time)(?: since we (?:spoke|chatted|talked))?"
+    r"in the meantime|meanwhile|though|however|but yeah|long time no (?:see|talk)|"
+    r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
+    r"it'?s been (?:a while|ages|a few days|some time)"
 )
 _OPENER = re.compile(
     rf"^(?:[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
     rf"\s+(?=(?:{_INTERJECTION}|{_MARKER}|I|I'm|I've|I'll|I'd|my|we|we're|our)\b))\s*|"
     rf"(?:{_MARKER})(?:\s*[,!.:;]+|\s*[-–—]+|\s+)\s*)",
     re.IGNORECASE,
+)
+
+_SHARED_CLAUSE = re.compile(
+    r"^(?:ever since|since|when|after|before|as|now that)\s+(?:we|you)\b[^,.!?]{0,60}[,;]\s*"
+    r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
+    re.IGNORECASE,
+)
+_SHARED_TAIL = re.compile(
+    r",?\s+(?:ever since|since|when|after|before) (?:we|you)\b[^,.!?;]*(?=[.!?]*$)", re.IGNORECASE
+)
+_VOCATIVE = re.compile(
+    rf"^(?:dear|(?:{_INTERJECTION}|thanks|thank you)\s+)([A-Z][a-z]+)\s*[,!.:;]+\s*", re.IGNORECASE
+)
+_TRAILING_VOCATIVE = re.compile(r"(?P<before>\b[\w']+),\s*(?P<name>[A-Z][a-z]+)\s*(?=!+$)")
+_NOT_A_NAME = frozenset(
+    """i i'm monday tuesday wednesday thursday friday saturday sunday january february march
+    april june july august september october november december today tonight yesterday
+    tomorrow everyone guys all""".split()
 )
 
 _GREETING_OR_THANKS = re.compile(
@@ -73,14 +104,19 @@ _GREETING_OR_THANKS = re.compile(
     r"I (totally |completely |so |"
     r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see|"
     r"I get it|I understand|I hope so|I think so|I know|I'm (fine|good|ok|okay|here|back|in|down)|I know what you mean|I'm sure|I'm glad|I'm happy "
-    r"for|I'm so happy for|I'm proud of)\b",
+    r"for|I'm so happy for|I'm (?:so )?proud of (?:you|ya|u)\b)\b",
     re.IGNORECASE,
 )
 
+_TO_LISTENER = re.compile(
+    r"^(?:I'm |I am |I )?(?:wish|wishing|hope|hoping)\s+(?:you|your|u)\b|\blet me know\b|"
+    r"^(?:enjoy|have (?:a|an|fun)|good luck|best of luck|take care|stay safe|be careful)\b",
+    re.IGNORECASE,
+)
 _IMPERATIVE = re.compile(
     r"^(tell|ask|call|text|look|check|see|take|give|send|show|let|don't|do|make|keep|try|go|"
     r"come|remember|imagine|guess|please|believe|push|trust|stay|enjoy|feel|stop|just|be|wish|"
-    r"hang|hold|have fun|good luck)\b",
+    r"hang|hold|have fun|good luck|never(?! been\b))\b",
     re.IGNORECASE,
 )
 
@@ -98,16 +134,27 @@ def carries_link_or_order(text: str) -> bool:
 def normalise(text: str) -> str:
     """Curly quotes straightened, ellipses and spaces folded, lower-case "i" capitalised, and
     chat spellings written out ("gonna" → "going to", "cuz" → "because")."""
-    text = text.replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
-    text = text.replace("…", "...")
-    text = re.sub(r"\bi('m|'ve|'ll|'d)?\b", lambda m: "I" + (m.group(1) or ""), text)
-    text = re.sub(r"\bim\b", "I'm", text)
-    text = re.sub(r"\bive\b", "I've", text)
-    text = re.sub(r"\bcuz\b|\b'cause\b", "because", text)
-    text = re.sub(r"\bgonna\b", "going to", text)
-    text = re.sub(r"\bwanna\b", "want to", text)
-    text = re.sub(r"\bgotta\b", "have to", text)
-    return re.sub(r"[ \t]+", " ", text).strip()
+    text = text.translate(_QUOTES).replace("…", "...")
+    text = _LOWER_I.sub(lambda m: "I" + (m.group(1) or ""), text)
+    for pattern, written in _CHAT_SPELLINGS:
+        text = pattern.sub(written, text)
+    return _SPACES.sub(" ", text).strip()
+
+
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
+_LOWER_I = re.compile(r"\bi('m|'ve|'ll|'d)?\b")
+_SPACES = re.compile(r"[ \t]+")
+_CHAT_SPELLINGS = tuple(
+    (re.compile(pattern), written)
+    for pattern, written in (
+        (r"\bim\b", "I'm"),
+        (r"\bive\b", "I've"),
+        (r"\bcuz\b|\b'cause\b", "because"),
+        (r"\bgonna\b", "going to"),
+        (r"\bwanna\b", "want to"),
+        (r"\bgotta\b", "have to"),
+    )
+)
 
 
 def take_attachments(text: str) -> tuple[str, list[str]]:
@@ -137,48 +184,71 @@ def split_sentences(text: str) -> list[str]:
 
 def strip_address(sentence: str, names: Iterable[str]) -> str:
     """The sentence without the openers, addresses and trailing address named in the rules."""
-    names = tuple(names)
-    name_alternatives = _name_pattern(names, nicknames=True)
-    leading_name = (
-        re.compile(rf"^(?:dear\s+)?(?:{name_alternatives})\s*[,!.:;]+\s*", re.IGNORECASE)
-        if name_alternatives
-        else None
-    )
-    trailing_name = (
-        re.compile(rf"\s*,\s*(?:{name_alternatives})\s*(?=[.!?]*$)")
-        if name_alternatives
-        else None
-    )
+    leading_name, after_opener, trailing_name = _address_patterns(tuple(names))
     previous = None
     while previous != sentence:
         previous = sentence
         sentence = _OPENER.sub("", sentence, count=1)
+        sentence = _SHARED_CLAUSE.sub("", sentence, count=1)
+        vocative = _VOCATIVE.match(sentence)
+        if vocative is not None and vocative.group(1).lower() not in _NOT_A_NAME:
+            sentence = sentence[vocative.end() :]
         if leading_name is not None:
             sentence = leading_name.sub("", sentence, count=1)
-        if name_alternatives:
-            sentence = re.sub(
-                rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?:{name_alternatives})\s*[,!.:;]+\s*",
-                "",
-                sentence,
-                count=1,
-                flags=re.IGNORECASE,
-            )
+        if after_opener is not None:
+            sentence = after_opener.sub("", sentence, count=1)
     if trailing_name is not None:
         sentence = trailing_name.sub("", sentence)
+    sentence = _SHARED_TAIL.sub("", sentence)
+    trailing = _TRAILING_VOCATIVE.search(sentence)
+    if (
+        trailing is not None
+        and not trailing["before"][:1].isupper()
+        and trailing["name"].lower() not in _NOT_A_NAME
+    ):
+        sentence = sentence[: trailing.end("before")] + sentence[trailing.end() :]
     return sentence.strip(" ,;:-–—")
 
 
-def _name_pattern(names: Iterable[str], *, nicknames: bool = False) -> str:
-    """A regex alternation of the names' words; with ``nicknames``, also their short forms
-    ("Mel", "Mell" for "Melanie"), which are only safe where an address is expected."""
-    forms: set[str] = set()
-    for name in names:
-        for part in name.split():
-            if len(part) >= 2:
-                forms.add(re.escape(part))
-                if nicknames and len(part) >= 5:
-                    forms.add(re.escape(part[:3]) + r"\w{0,2}")
+@functools.lru_cache(maxsize=256)
+def _address_patterns(
+    names: tuple[str, ...],
+) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None, re.Pattern[str] | None]:
+    """The three patterns that find the room's names used as address, compiled once per set
+    of names (a slice reads every line with the same names)."""
+    alternatives = _name_pattern(names)
+    if not alternatives:
+        return None, None, None
+    return (
+        re.compile(rf"^(?:dear\s+)?(?:{alternatives})\s*[,!.:;]+\s*", re.IGNORECASE),
+        re.compile(rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?:{alternatives})\s*[,!.:;]+\s*", re.IGNORECASE),
+        re.compile(rf"\s*,\s*(?:{alternatives})\s*(?=[.!?]*$)"),
+    )
+
+
+def _name_pattern(names: Iterable[str]) -> str:
+    """A regex alternation of the words of the names (of two letters or more)."""
+    forms = {re.escape(part) for name in names for part in name.split() if len(part) >= 2}
     return "|".join(sorted(forms, key=len, reverse=True))
+
+
+_FILLER = re.compile(
+    r"\b(?:also|anyway|anyways|lol+|lmao|rofl|haha\w*|hehe\w*|btw|tbh|omg|imo|ngl)\b|"
+    r"(?<=[A-Za-z'] )(?:actually|literally|honestly|basically|totally|definitely|seriously|truly|really)\b|"
+    r"(?<=[A-Za-z'] )(?-i:super)(?= [a-z])",
+    re.IGNORECASE,
+)
+_SPACE_BEFORE_MARK = re.compile(r"\s+([,.!?;:])")
+_LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
+
+
+def drop_fillers(sentence: str) -> str:
+    """The sentence without its chat fillers (see the module rules)."""
+    if not _FILLER.search(sentence):
+        return sentence
+    text = " ".join(_FILLER.sub(" ", sentence).split())
+    text = _SPACE_BEFORE_MARK.sub(r"\1", text)
+    return _LOOSE_COMMAS.sub("", text).strip(" ,")
 
 
 def is_chatter(sentence: str) -> bool:
@@ -189,7 +259,7 @@ def is_chatter(sentence: str) -> bool:
     count = len(_WORD.findall(stripped))
     if count < 2 or count < 3 and not _SPEAKER_FIRST.match(stripped):
         return True
-    if _GREETING_OR_THANKS.match(stripped):
+    if _GREETING_OR_THANKS.match(stripped) or _TO_LISTENER.search(stripped):
         return True
     return bool(_IMPERATIVE.match(stripped))
 

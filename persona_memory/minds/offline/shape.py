@@ -1,7 +1,9 @@
 """The final form of a memory's text: one plain sentence of at most 200 characters.
 
 Rules:
-- Spaces are folded, emoticons and stray quotes dropped, and the sentence ends with one full stop.
+- Spaces are folded, emoticons and stray quotes dropped, a conjunction left hanging at the end
+  (", but.") taken off, and the sentence ends with one full stop;
+  it begins with a capital letter (or a ``u:`` id, which is written as it is).
 - A text longer than the limit is cut at the last clause boundary that fits (", ", "; ", " - ",
   " and ", " but ", " because ", " which "), else at the last space: never inside a word.
 - Inner sentence ends ("!" or "?" followed by more words) become commas, initials lose their
@@ -21,6 +23,7 @@ _INNER_END = re.compile(r"\s*[!?]+\s+(?=\w)")
 _INITIAL = re.compile(r"\b([A-Z])\.\s*(?=[A-Z])")
 _INNER_STOP = re.compile(r"\.\s+(?=[\"'(]?[A-Za-z0-9])")
 _KNOWN_ABBREVIATION = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|e\.g|i\.e|No|Mt|Prof|Inc|Ltd)\.$", re.I)
+_TRAILING_JOIN = re.compile(r"(?:[\s,;:–—-]+(?:and|but|or|so|because|though|plus))+[\s,;:–—-]*$", re.IGNORECASE)
 _BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|because|which|while|so|though)\s")
 
 
@@ -33,7 +36,7 @@ def as_memory_text(text: str, limit: int = LIMIT) -> str:
         text = text.replace('"', "")
     text = " ".join(text.split())
     text = re.sub(r"\s+([,.;:!?])", r"\1", text)
-    text = text.rstrip(" .,;:!?-–—")
+    text = _TRAILING_JOIN.sub("", text.rstrip(" .,;:!?-–—"))
     text = re.sub(r"\.{2,}", ",", text)
     text = _INITIAL.sub(r"\1 ", text)
     for stop in _INNER_STOP.finditer(text):
@@ -42,6 +45,8 @@ def as_memory_text(text: str, limit: int = LIMIT) -> str:
             break
     if len(text) + 1 > limit:
         text = _shorten(text, limit - 1)
+    if text[:1].islower() and not text.startswith("u:"):
+        text = text[0].upper() + text[1:]
     return text + "." if text else ""
 
 

@@ -1,0 +1,219 @@
+"""Words that point elsewhere — "it", "this", "those", "there" — and whether a row says what they mean.
+
+A memory is read weeks later, alone. "u:42 loves reading those letters." cannot be used: the
+letters are in a line nobody will see. This module decides, for one third-person row, whether
+its pointing words point at something inside the row, and rewrites the ones it safely can.
+
+Rules:
+- A *demonstrative determiner* ("this blue scarf", "those letters") names its thing: it becomes
+  "the" ("the blue scarf"), which a reader can take as it stands. "that" is left as it is —
+  it joins clauses as often as it points ("the dogs that nobody adopts") — and "that" before
+  a noun counts as naming its thing. Before a time word ("this
+  week", "that summer") it is left alone — the dates module reads those.
+- A pointing word used alone — ``it``/``its``, ``this``/``that``/``these``/``those`` not followed
+  by a noun, ``there`` not followed by "is/are/was/were", ``he``/``she``/``him``/``her``/``his``
+  — needs a *referent* earlier in the row: a word after an article, number or possessive ("a bike", "their dog", "u:42's
+  studio", "two cats"), a capitalised word inside the row ("Lisbon"), a number or a
+  quoted title. Without one the row is *dangling*.
+- Not pointing at all: dummy "it" ("it takes courage to…", "find it hard to…", "made it to
+  the final"), "that" joining a clause ("says that the bus…", "so tired that…"), and
+  "they/them/their", which the third-person turn uses for the speaker themself.
+- What a line showed (an attachment, "a photo of a clay bowl") can be the referent of the
+  line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl".
+- What the listener just asked about can be the referent of an answer's opening pronoun: after
+  "What's your new screenplay about?", the next line's "It's about grief and second chances"
+  is "My new screenplay is about grief and second chances". The thing is the words after
+  "your" in a question of the line just before (its adjectives, and one noun — two when they
+  end the question: "your dance studio?"); the pronoun must agree in number ("it/she/he/her/
+  his/its" with one thing, "they/their" with a plural), and what follows the pronoun must name
+  something — a possessive before its noun ("Her name is…"), or a verb before an article, a
+  preposition, a name or a number ("It's about…", "She's a rescue", "It was made by…") —
+  never an adjective ("It's awesome to…" says nothing about the thing). Nothing else is guessed. Only the
+  question itself is read ("Your garden looks great! How old is your dog?" asks about "dog").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lexicon import STOPWORDS
+
+_TIME_WORDS = frozenset(
+    """week weekend month year morning afternoon evening night time summer winter spring fall
+    autumn season semester term day moment point weekday""".split()
+)
+_FUNCTION_WORDS = frozenset(
+    """because since while although though until unless whenever after before during through
+    without around like cause anymore anyway lol haha yet either""".split()
+)
+_WORD = re.compile(r"u:\d+(?:'s)?|\"[^\"]+\"|[A-Za-z0-9]+(?:'[A-Za-z]+)?|[^\sA-Za-z0-9]")
+_DETERMINER_BEFORE = frozenset(
+    """a an the my your his her its our their some two three four five six seven eight nine ten
+    several many few every each another this that these those first second third new old""".split()
+)
+_DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+_POINTING = frozenset({"it", "its", "it's", "this", "that", "these", "those", "there", "he", "she", "him", "her", "his"})
+_EXISTENTIAL = frozenset({"is", "are", "was", "were", "'s", "has", "have", "had", "will", "might"})
+_CLAUSE_AFTER_THAT = frozenset(
+    """i you he she we they it u there the a an my his her their our some every all no one
+    people everyone someone nothing everything this these those nobody everybody somebody
+    anybody anyone""".split()
+)
+_DUMMY_IT = re.compile(
+    r"\b(?:it(?:'s| is| was| has been| feels| felt| takes| took| seems| seemed)\s+(?:\w+\s+){0,2}"
+    r"(?:to|that|when|how|if)\b|(?:make|makes|made|making|find|finds|found|take|takes|took)\s+it\s+"
+    r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit (?:all|off|out|up)\b)",
+    re.IGNORECASE,
+)
+_SHOWN = re.compile(
+    r"^(?:I shared\s+)?(?:(?:a|an|the|this|my)\s+)?(?:\w+\s+)?(?:photo|picture|pic|image|snap|shot|"
+    r"screenshot|selfie)s?\s+of\s+(?P<what>.+?)\.?$",
+    re.IGNORECASE,
+)
+_IT = re.compile(r"\bit(?:'s)?\b", re.IGNORECASE)
+_PRONOUN_OBJECT = re.compile(r"\b(?:this|that|these|those|it)\b(?!\s+(?:is|was|'s)\b)(?!')", re.IGNORECASE)
+
+
+_ASKED_ABOUT = re.compile(
+    r"\byour\s+(?P<thing>(?:(?:new|first|second|third|latest|last|next|favou?rite|big|little|old|"
+    r"own|recent|current)\s+)*[a-z][a-z-]+)(?P<second>\s+[a-z][a-z-]+(?=\s*[?!.]))?",
+    re.IGNORECASE,
+)
+_OPENING_PRONOUN = re.compile(
+    r"^(?P<pronoun>it|she|he|they|its|her|his|their)(?P<verb>'s been|'s got|'s|'re|'ve| is| was| are| were"
+    r"| has| had| looks| looked| seems| feels| makes| made| took| got| gets)?\b",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(r"[^.!?]*\?")
+_POSSESSIVES = frozenset({"its", "her", "his", "their"})
+
+
+def asked_thing(question: str) -> str | None:
+    """What a question asked the speaker about: "How's your new puppy settling in?" → "new
+    puppy"; ``None`` when the line asks no question about something of theirs."""
+    asked = [q for q in _QUESTION.findall(question) if "your" in q.lower()]
+    match = _ASKED_ABOUT.search(asked[-1]) if asked else None
+    if match is None:
+        return None
+    thing, second = match["thing"].lower(), (match["second"] or "").strip().lower()
+    if second and second not in STOPWORDS and not second.endswith(("ed", "ing")):
+        thing = f"{thing} {second}"
+    head = thing.split()[-1]
+    if head in STOPWORDS or head in _NOT_THINGS or head.endswith(("est", "ly", "ed", "ing")):
+        return None
+    return thing
+
+
+_NOT_THINGS = frozenset(
+    """one ones thing things stuff way day days time times life week weekend plans plan
+    opinion thoughts mind favourite favorite early end next own new old big little now
+    part take view experience experiences advice secret fault turn""".split()
+)
+_WHAT_FOLLOWS = re.compile(
+    r"^\s+(?:a|an|the|about|from|called|named|by|in|at|on|for|with|my|one of|\w+ed by|"
+    r"[A-Z]\w*|\d)\b",
+)
+
+
+def name_the_asked(sentence: str, thing: str) -> str:
+    """The answer with its opening pronoun replaced by the thing asked about, when they agree
+    in number (see the module rules); otherwise the sentence unchanged."""
+    match = _OPENING_PRONOUN.match(sentence)
+    if match is None:
+        return sentence
+    pronoun = match["pronoun"].lower()
+    plural = thing.endswith("s") and not thing.endswith("ss")
+    if plural != (pronoun in ("they", "their")):
+        return sentence
+    verb = (match["verb"] or "").lower()
+    if verb and not _WHAT_FOLLOWS.match(sentence[match.end() :]):
+        return sentence  # "It's awesome to…", "They were scared": not a statement about the thing
+    if pronoun in _POSSESSIVES:
+        if verb:
+            return sentence  # "his is…": not a possessive before a noun
+        return f"My {thing}'{'' if plural else 's'}" + sentence[match.end() :]
+    spelled = {"'s been": " has been", "'s got": " has got", "'s": " is", "'re": " are", "'ve": " have"}
+    if not verb:
+        return sentence  # "She said…": too many readings to guess
+    return f"My {thing}{spelled.get(verb, verb if verb.startswith(' ') else ' ' + verb)}" + sentence[match.end() :]
+
+
+def settle_demonstratives(text: str) -> str:
+    """"that blue scarf" → "the blue scarf" (see the module rules); other words unchanged."""
+
+    def swap(match: re.Match[str]) -> str:
+        word, following = match["word"], match["next"]
+        lower = following.lower()
+        if lower in STOPWORDS or lower in _FUNCTION_WORDS or lower in _CLAUSE_AFTER_THAT:
+            return match[0]
+        if lower in _TIME_WORDS or lower.rstrip("s") in _TIME_WORDS:
+            return match[0]
+        if word.lower() in ("this", "that") and lower.endswith("s") and not lower.endswith("ss"):
+            return match[0]  # "this makes…": a verb, so "this" stands alone
+        article = "The" if word[0].isupper() else "the"
+        return f"{article} {following}"
+
+    return _DEMONSTRATIVE_NOUN.sub(swap, text)
+
+
+_DEMONSTRATIVE_NOUN = re.compile(r"\b(?P<word>[Tt]his|[Tt]hese|[Tt]hose)\s+(?P<next>[a-z][a-z'-]*)\b")
+
+
+def shown_thing(attachment: str) -> str | None:
+    """What a photo shows, as a noun phrase ("I shared a photo of a clay bowl." → "a clay
+    bowl"), or ``None`` when the attachment does not say."""
+    match = _SHOWN.match(attachment.strip())
+    return None if match is None else match["what"].strip()
+
+
+def point_at(sentence: str, thing: str) -> str:
+    """The sentence with its first pointing word ("this", "it") replaced by ``thing``."""
+    return _PRONOUN_OBJECT.sub(thing, sentence, count=1)
+
+
+def dangling(text: str) -> bool:
+    """True when a pointing word in ``text`` has no referent inside it (see the module rules)."""
+    words = _WORD.findall(text)
+    lowered = [w.lower() for w in words]
+    masked = _DUMMY_IT.sub(lambda m: " " * len(m[0]), text)
+    has_dummy = masked != text
+    for i, word in enumerate(lowered):
+        if word not in _POINTING:
+            continue
+        following = lowered[i + 1] if i + 1 < len(lowered) else ""
+        if word == "there" and following in _EXISTENTIAL:
+            continue
+        if word in _DEMONSTRATIVES and following[:1].isalpha():
+            if following in _CLAUSE_AFTER_THAT or following.startswith("u:"):
+                continue  # "that" opening a clause
+            if following not in STOPWORDS and following not in _FUNCTION_WORDS:
+                if not (word in ("this", "that") and following.endswith("s")):
+                    continue  # a determiner: "these boots", "that walnut bowl"
+        if word in ("it", "it's") and has_dummy and _dummy_at(text, words, i):
+            continue
+        if not _referent_before(words, i):
+            return True
+    return False
+
+
+def _dummy_at(text: str, words: list[str], index: int) -> bool:
+    position = sum(1 for w in words[:index] if w.lower() in ("it", "it's"))
+    hits = list(_IT.finditer(text))
+    if position >= len(hits):
+        return False
+    start = hits[position].start()
+    return any(m.start() <= start < m.end() for m in _DUMMY_IT.finditer(text))
+
+
+def _referent_before(words: list[str], index: int) -> bool:
+    for j in range(1, index):
+        word, before = words[j], words[j - 1].lower()
+        if word.startswith('"') or word[:1].isdigit():
+            return True
+        if word[:1].isupper() and not word.startswith("u:") and word not in ("I",):
+            return True
+        if not word[:1].isalpha() or word.lower() in STOPWORDS:
+            continue
+        if before in _DETERMINER_BEFORE or before.endswith("'s") or before[:1].isdigit():
+            return True
+    return False

@@ -1,0 +1,281 @@
+"""The offline mind's extraction rules, one at a time: what a row keeps, what it drops, and how
+much it matters.
+
+Every line here was written for this file. Lines are said by Dan (u:42) to the persona Warren
+in a private chat on Monday 2026-08-10, unless a test says otherwise.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from persona_memory.minds.offline import extract_memories
+from persona_memory.minds.port import ExtractionRequest, Line, Person
+from persona_memory.write.validation import is_one_sentence
+
+MONDAY = datetime(2026, 8, 10, 9, 0, tzinfo=timezone.utc)
+DAN = Person(42, "Dan")
+
+
+def rows(*said: str, importance_min: int = 3) -> list[dict]:
+    request = ExtractionRequest(
+        persona="warren",
+        lines=tuple(
+            Line(id=100 + i, speaker="u:42", text=text, at=MONDAY + timedelta(minutes=i))
+            for i, text in enumerate(said)
+        ),
+        present=(DAN,),
+        block="",
+        today=MONDAY.date(),
+        private=True,
+        personas=("warren",),
+    )
+    return extract_memories(request, importance_min=importance_min)["memories"]
+
+
+def texts(*said: str) -> list[str]:
+    return [m["text"] for m in rows(*said)]
+
+
+# -- a row keeps the specific content of its line ----------------------------------------------
+
+
+def test_names_titles_places_and_dates_survive_into_the_row() -> None:
+    [text] = texts("I finally finished Piranesi by Susanna Clarke on the train to Leeds yesterday.")
+    for kept in ("Piranesi", "Susanna Clarke", "Leeds", "2026-08-09"):
+        assert kept in text
+
+
+def test_numbers_and_objects_survive_into_the_row() -> None:
+    [text] = texts("I sold 14 of my linocut prints at the Saturday craft fair in Frome.")
+    for kept in ("14", "linocut prints", "craft fair", "Frome"):
+        assert kept in text
+
+
+# -- a row drops what says nothing about the speaker -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Hi there, lovely to hear from you!",
+        "Can't wait to see it!",
+        "That's so cool, good for you.",
+        "Morning! Hope the week is treating you well.",
+    ],
+)
+def test_greetings_and_pleasantries_write_nothing(said: str) -> None:
+    assert rows(said) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Enjoy the sea air and the cliffs!",
+        "Take care of yourself this week.",
+        "Good luck with the move to Dundee!",
+        "Wishing you a calm week ahead.",
+        "If you find the recipe, let me know.",
+    ],
+)
+def test_instructions_and_wishes_for_the_listener_are_not_the_speakers_memories(said: str) -> None:
+    assert rows(said) == []
+
+
+def test_a_photo_with_nothing_said_about_it_writes_nothing() -> None:
+    assert rows("Ha, look! [shares a photo of a heron on a fence post]") == []
+
+
+def test_a_row_whose_it_or_there_points_at_nothing_is_dropped() -> None:
+    assert rows("I love it so much.") == []
+    assert rows("I went there twice last summer.") == []
+    assert rows("I'll put it on the fridge.") == []
+
+
+def test_a_demonstrative_that_names_its_thing_becomes_the() -> None:
+    assert texts("I keep rereading those postcards from Oaxaca.") == [
+        "u:42 keeps rereading the postcards from Oaxaca."
+    ]
+
+
+def test_it_with_its_thing_inside_the_row_is_kept() -> None:
+    assert texts("I bought a tandem bike and I ride it to work.") == [
+        "u:42 bought a tandem bike and they ride it to work."
+    ]
+
+
+def test_it_that_points_at_the_sentence_before_joins_that_row() -> None:
+    assert texts("I bought a secondhand accordion. I play it every evening.") == [
+        "u:42 bought a secondhand accordion and plays it every evening."
+    ]
+
+
+def test_intensifiers_that_only_raise_the_voice_are_taken_out() -> None:
+    assert texts("I'm really super proud of my first half marathon in Bristol.") == [
+        "u:42 is proud of their first half marathon in Bristol."
+    ]
+    assert texts("I totally love the Super Bowl parties at my cousin's.") == [
+        "u:42 loves the Super Bowl parties at their cousin's."
+    ]
+
+
+def test_a_row_that_lost_its_subject_in_the_chat_is_dropped() -> None:
+    assert rows("Really got me wondering about my own garden plans.") == []
+    assert rows("Totally changed my mind about camping.") == []
+
+
+def test_chat_fillers_are_taken_out_of_the_text() -> None:
+    assert texts("I also sold my drum kit lol.") == ["u:42 sold their drum kit."]
+    assert texts("Anyway, I passed my driving test, haha!") == ["u:42 passed their driving test."]
+    assert texts("btw I signed up for an evening class in Welsh tbh.") == [
+        "u:42 signed up for an evening class in Welsh."
+    ]
+
+
+def test_the_speakers_view_of_a_thing_is_kept_as_theirs() -> None:
+    assert texts("The night ferry to Arran is always two hours late.") == [
+        "u:42 says the night ferry to Arran is always two hours late."
+    ]
+
+
+def test_a_view_that_points_outside_itself_or_speaks_to_the_listener_is_dropped() -> None:
+    assert rows("It was a brutal season for the whole squad.") == []
+    assert rows("Your rose garden looks lovely in the photos.") == []
+    assert rows("Nadia is moving to Quito in spring.") == []
+
+
+def test_a_view_is_not_an_order_a_reaction_or_a_clause_without_its_subject() -> None:
+    assert rows("Grab the chance while it lasts, mate.") == []
+    assert rows("That lemon tart looks amazing in the photo.") == []
+    assert rows("Was a bit of a shock at the dentist on Monday.") == []
+
+
+def test_a_thing_named_with_this_is_a_thing_not_a_pointer() -> None:
+    assert texts("This brooch belonged to my aunt in Porto.") == ["The brooch belonged to u:42's aunt in Porto."]
+
+
+def chat(*lines: tuple[str, str]) -> list[str]:
+    request = ExtractionRequest(
+        persona="warren",
+        lines=tuple(
+            Line(id=100 + i, speaker=speaker, text=text, at=MONDAY + timedelta(minutes=i))
+            for i, (speaker, text) in enumerate(lines)
+        ),
+        present=(DAN,),
+        block="",
+        today=MONDAY.date(),
+        private=True,
+        personas=("warren",),
+    )
+    return [m["text"] for m in extract_memories(request)["memories"] if m["subject"] == "u:42"]
+
+
+def test_an_answers_opening_pronoun_is_the_thing_the_question_asked_about() -> None:
+    assert chat(
+        ("warren", "Lovely photo! What is your new greyhound called?"),
+        ("u:42", "Her name is Juniper, after the gin."),
+    ) == ["u:42's new greyhound's name is Juniper, after the gin."]
+    assert chat(
+        ("warren", "So what is your second novel about?"),
+        ("u:42", "It's about a lighthouse keeper in 1920s Orkney."),
+    ) == ["u:42's second novel is about a lighthouse keeper in 1920s Orkney."]
+
+
+def test_an_answer_is_not_guessed_when_the_pronoun_or_the_words_after_it_do_not_fit() -> None:
+    assert chat(("warren", "How are your twins?"), ("u:42", "It's been a hectic month.")) == []
+    assert chat(("warren", "How is your new job?"), ("u:42", "It's awesome to finally have weekends.")) == []
+    assert chat(("warren", "Your garden looks great."), ("u:42", "It's a lot of work in July.")) == []
+
+
+# -- follow-ups --------------------------------------------------------------------------------
+
+
+def test_two_follow_ups_are_never_merged_into_one_row() -> None:
+    found = texts("I'm meeting the landlord about the leak on Friday. I'll let you know. I'll keep you posted!")
+    assert found == ["u:42 is meeting the landlord about the leak on Friday 2026-08-14 and will report back."]
+    assert all(t.count("report back") <= 1 for t in found)
+
+
+def test_two_follow_ups_about_different_things_are_two_rows() -> None:
+    assert texts("Remind me to renew my passport.", "Ask me about the cello recital on Sunday.") == [
+        "u:42 asked to be reminded to renew their passport.",
+        "u:42 asked to be asked about the cello recital on Sunday 2026-08-16.",
+    ]
+
+
+# -- who "we" is -------------------------------------------------------------------------------
+
+
+def test_we_names_the_company_the_line_names() -> None:
+    assert texts("My husband and I spent our honeymoon in Crete.") == [
+        "u:42 and their husband spent their honeymoon in Crete."
+    ]
+
+
+def test_we_names_the_company_an_earlier_line_of_the_slice_named() -> None:
+    found = texts("Me and my sister run a bakery in Hove.", "We open at six every morning.")
+    assert found[-1] == "u:42 and their sister open at six every morning."
+
+
+def test_we_with_nobody_named_is_the_speaker_and_others() -> None:
+    assert texts("We spent a week walking the Cotswold Way.") == [
+        "u:42 and others spent a week walking the Cotswold Way."
+    ]
+    assert not any("family" in t for t in texts("We went to Crete for our honeymoon."))
+
+
+# -- importance on the Generative Agents scale --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm so excited!",
+        "I'll take it one day at a time.",
+        "I can't wait to see the photos.",
+        "I'm staying positive.",
+        "I'll keep going no matter what.",
+    ],
+)
+def test_pleasantries_and_small_talk_rate_at_most_two(said: str) -> None:
+    assert all(m["importance"] <= 2 for m in rows(said, importance_min=1))
+    assert rows(said) == []
+
+
+def test_a_stated_preference_is_worth_keeping_whatever_it_is_for() -> None:
+    [row] = rows("I love cheese pizza more than anything.")
+    assert row["kind"] == "preference" and row["importance"] >= 3
+    assert row["text"] == "u:42 loves cheese pizza more than anything."
+
+
+def test_life_events_rate_high() -> None:
+    found = rows("I got engaged to Priyanka on Saturday!", "My grandad passed away last week.")
+    assert [m["importance"] >= 8 for m in found] == [True, True]
+
+
+def test_a_name_or_a_number_lifts_a_sentence_out_of_small_talk() -> None:
+    assert texts("I'm so thrilled to be back in Tallinn!") == ["u:42 is so thrilled to be back in Tallinn."]
+    assert rows("I'm so thrilled to be back!") == []
+
+
+def test_a_plan_with_something_in_it_outranks_small_talk() -> None:
+    [plan] = rows("I can't wait to show my parents around Porto in June.")
+    assert plan["importance"] >= 3
+
+
+# -- every row -----------------------------------------------------------------------------------
+
+
+def test_every_row_is_one_standalone_sentence_about_the_speaker() -> None:
+    found = texts(
+        "Hey! So I also finally joined the Tuesday climbing club lol.",
+        "It's brutal. We did the big overhang. I loved it!",
+        "Enjoy your trip btw!",
+        "I sketched this on the bus [shares a photo of a pencil drawing of a harbour]",
+    )
+    assert found
+    for text in found:
+        assert text.startswith("u:42") and is_one_sentence(text)
+        assert " lol" not in text and " also " not in text
