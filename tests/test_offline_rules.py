@@ -205,6 +205,25 @@ def test_two_follow_ups_about_different_things_are_two_rows() -> None:
     ]
 
 
+def test_one_sentence_asking_for_two_follow_ups_is_two_rows() -> None:
+    assert texts("I'll let you know how the dentist goes, and I'll report back on the car loan too.") == [
+        "u:42 will report back on how the dentist goes.",
+        "u:42 will report back on the car loan too.",
+    ]
+    assert texts("Remind me to water the ferns, and ask me about the pottery fair later.") == [
+        "u:42 asked to be reminded to water the ferns.",
+        "u:42 asked to be asked about the pottery fair later.",
+    ]
+
+
+def test_a_second_follow_up_in_a_sentence_does_not_swallow_the_plan_it_follows() -> None:
+    found = texts("I'm sitting my bar exam on Thursday. Ask me how it went, and remind me to book the taxi.")
+    assert found == [
+        "u:42 is sitting their bar exam on Thursday 2026-08-13 and asked to be asked how it went.",
+        "u:42 asked to be reminded to book the taxi.",
+    ]
+
+
 # -- who "we" is -------------------------------------------------------------------------------
 
 
