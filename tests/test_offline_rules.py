@@ -249,6 +249,24 @@ def test_we_with_nobody_named_is_the_speaker_and_others() -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("I'm eating fish again.", "u:42 is eating fish again."),
+        ("I stopped drinking coffee after lunch.", "u:42 stopped drinking coffee after lunch."),
+        ("I switched to oat milk for breakfast.", "u:42 switched to oat milk for breakfast."),
+    ],
+)
+def test_a_change_of_habit_or_diet_is_not_small_talk_even_about_food(said: str, row: str) -> None:
+    [found] = rows(said)
+    assert found["text"] == row and found["importance"] >= 4
+
+
+def test_a_mood_or_a_meal_with_nothing_changed_is_still_small_talk() -> None:
+    assert rows("I'm tired again.") == []
+    assert rows("I had toast for breakfast.") == []
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "I'm so excited!",
