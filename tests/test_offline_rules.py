@@ -245,6 +245,22 @@ def test_we_with_nobody_named_is_the_speaker_and_others() -> None:
     assert not any("family" in t for t in texts("We went to Crete for our honeymoon."))
 
 
+# -- the verb after an adverb ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("I no longer live in Bristol.", "u:42 no longer lives in Bristol."),
+        ("I no longer smoke cigars.", "u:42 no longer smokes cigars."),
+        ("I don't play the trombone anymore.", "u:42 doesn't play the trombone anymore."),
+        ("I never miss a parkrun.", "u:42 never misses a parkrun."),
+    ],
+)
+def test_no_longer_and_never_sit_between_the_speaker_and_the_verb(said: str, row: str) -> None:
+    assert texts(said) == [row]
+
+
 # -- importance on the Generative Agents scale --------------------------------------------------
 
 

@@ -6,10 +6,11 @@ Rules:
   (or the ``he``/``she`` forms when the caller knows them, as for a persona), so a sentence
   names its subject once and reads naturally.
 - The verb after ``I`` agrees with its new subject, past adverbs ("I really love" → "u:42
-  really loves"): ``am`` → ``is``, ``have`` → ``has``, ``do`` → ``does``, ``go`` → ``goes``,
-  ``watch`` → ``watches``, ``study`` → ``studies``; a past form (``went``, ``sold``) or a modal
-  (``can``, ``will``) stays. After ``they`` the verb keeps its plural form (``I am`` → ``they
-  are``, ``I was`` → ``they were``).
+  really loves", "I no longer eat" → "u:42 no longer eats"): ``am`` → ``is``, ``have`` →
+  ``has``, ``do`` → ``does``, ``go`` → ``goes``, ``watch`` → ``watches``, ``study`` →
+  ``studies``; a past form (``went``, ``sold``) or a modal (``can``, ``will``) stays. After
+  ``they`` the verb keeps its plural form (``I am`` → ``they are``, ``I was`` → ``they
+  were``).
 - ``we``/``us`` are the speaker with company, named only when the speaker said who it is — "my
   wife and I", "me and my brother", "Tom and I", in this line or an earlier one of the slice:
   "we went camping" → "u:42 and their brother went camping". When nobody said, "we" is "u:42
@@ -358,10 +359,17 @@ class _Turner:
                 continue
             if not token[:1].isalpha():
                 return None
-            if token.lower() in ADVERBS:
+            if token.lower() in ADVERBS or self._in_no_longer(j):
                 continue
             return j
         return None
+
+    def _in_no_longer(self, j: int) -> bool:
+        """Whether the word at ``j`` is half of "no longer", an adverb between a subject and
+        its verb ("I no longer smoke"), not a verb."""
+        pair = "".join(self.tokens[j : j + 3]).lower()
+        before = "".join(self.tokens[max(j - 2, 0) : j + 1]).lower()
+        return pair == "no longer" or before == "no longer"
 
     def _agree(self, i: int, *, singular: bool) -> None:
         j = self._next_word(i)
