@@ -245,6 +245,22 @@ def test_we_with_nobody_named_is_the_speaker_and_others() -> None:
     assert not any("family" in t for t in texts("We went to Crete for our honeymoon."))
 
 
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("Tomasz and I broke up.", "u:42 and Tomasz broke up."),
+        ("Me and Ingrid adopted a rescue greyhound.", "u:42 and Ingrid adopted a rescue greyhound."),
+        ("Farah and me opened a pottery studio in Hull.", "u:42 and Farah opened a pottery studio in Hull."),
+    ],
+)
+def test_a_named_person_with_the_speaker_is_a_subject_the_row_keeps(said: str, row: str) -> None:
+    assert texts(said) == [row]
+
+
+def test_a_person_present_never_appears_as_the_speakers_company() -> None:
+    assert rows("Dan and I broke up.") == []  # Dan is the display name of the human in the room
+
+
 # -- the verb after an adverb ------------------------------------------------------------------
 
 

@@ -16,6 +16,9 @@ Rules:
   "we went camping" → "u:42 and their brother went camping". When nobody said, "we" is "u:42
   and others": honest about the people, and the row keeps what was done. ``our`` is the
   speaker's ("our flat" → "u:42's flat").
+- A named person with the speaker as a subject ("Robin and I", "me and Robin") puts the
+  speaker first: "u:42 and Robin moved to Leeds". A name of someone present is dropped later,
+  by the guards; a name of someone absent may stay.
 - A ``u:`` id (``u:17``) is a user, never "you": it is left as it is.
 - ``you`` is the listener. When the caller names the listener (a human speaking to the
   persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
@@ -158,6 +161,8 @@ _COMPOUND = re.compile(
     rf"\b([Mm]y|[Oo]ur) ((?:[\w'-]+ )?(?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))})) and I\b"
 )
 _ME_AND = re.compile(r"^[Mm]e and (my|our) ")
+_NAME_AND_I = re.compile(r"(?<![\w'])(?!I\b|My\b|Me\b|We\b)([A-Z][a-z]+) and (?:I|me)\b")
+_ME_AND_NAME = re.compile(r"^[Mm]e and (?!I\b|My\b|Me\b|We\b)([A-Z][a-z]+)\b")
 
 
 def has_first_person(sentence: str) -> bool:
@@ -230,6 +235,8 @@ def to_third_person(sentence: str, voice: Voice, *, named: bool = False) -> str 
         return None
     sentence = _COMPOUND.sub(lambda m: f"I and {m.group(1).lower()} {m.group(2)}", sentence)
     sentence = _ME_AND.sub(lambda m: f"I and {m.group(1)} ", sentence)
+    sentence = _NAME_AND_I.sub(lambda m: f"I and {m.group(1)}", sentence)
+    sentence = _ME_AND_NAME.sub(lambda m: f"I and {m.group(1)}", sentence)
     tokens = _TOKEN.findall(sentence)
     habitual = bool(_HABITUAL.search(sentence))
     turner = _Turner(voice, tokens, habitual)
