@@ -248,6 +248,24 @@ def test_we_with_nobody_named_is_the_speaker_and_others() -> None:
 @pytest.mark.parametrize(
     ("said", "row"),
     [
+        ("We got engaged at the lake on Saturday!",
+         "u:42 and their partner got engaged at the lake on Saturday 2026-08-08."),
+        ("We're expecting a baby in February.", "u:42 and their partner are expecting a baby in February 2027."),
+        ("We finally moved in together.", "u:42 and their partner finally moved in together."),
+        ("We broke up in the spring.", "u:42 and their partner broke up in the spring."),
+    ],
+)
+def test_an_unnamed_we_doing_what_a_couple_does_is_the_speaker_and_their_partner(said: str, row: str) -> None:
+    assert row in texts(said)
+
+
+def test_a_couple_verb_keeps_the_company_the_line_named() -> None:
+    assert texts("My girlfriend and I got engaged in Porto.") == ["u:42 and their girlfriend got engaged in Porto."]
+
+
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
         ("Tomasz and I broke up.", "u:42 and Tomasz broke up."),
         ("Me and Ingrid adopted a rescue greyhound.", "u:42 and Ingrid adopted a rescue greyhound."),
         ("Farah and me opened a pottery studio in Hull.", "u:42 and Farah opened a pottery studio in Hull."),

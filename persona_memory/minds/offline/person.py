@@ -16,6 +16,8 @@ Rules:
   "we went camping" → "u:42 and their brother went camping". When nobody said, "we" is "u:42
   and others": honest about the people, and the row keeps what was done. ``our`` is the
   speaker's ("our flat" → "u:42's flat").
+- An unnamed "we" that does what a couple does (got married, engaged or divorced, broke up,
+  moved in together, is expecting or had a baby) is "u:42 and their partner".
 - A named person with the speaker as a subject ("Robin and I", "me and Robin") puts the
   speaker first: "u:42 and Robin moved to Leeds". A name of someone present is dropped later,
   by the guards; a name of someone absent may stay.
@@ -161,6 +163,12 @@ _COMPOUND = re.compile(
     rf"\b([Mm]y|[Oo]ur) ((?:[\w'-]+ )?(?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))})) and I\b"
 )
 _ME_AND = re.compile(r"^[Mm]e and (my|our) ")
+_COUPLE_WE = re.compile(
+    r"\b[Ww]e(?:'re|'ve|'d)?(?:\s+(?:" + "|".join(sorted(ADVERBS)) + r"|are|have|had|were|will))*\s+"
+    r"(?:(?:got|get|getting|gotten) (?:married|engaged|divorced|hitched)|"
+    r"(?:broke|break|breaking|split|splitting) up|(?:moved|move|moving) in together|"
+    r"expecting (?:a|our|another|twins\b)|(?:had|have|having) (?:a|our|another) baby)\b"
+)
 _NAME_AND_I = re.compile(r"(?<![\w'])(?!I\b|My\b|Me\b|We\b)([A-Z][a-z]+) and (?:I|me)\b")
 _ME_AND_NAME = re.compile(r"^[Mm]e and (?!I\b|My\b|Me\b|We\b)([A-Z][a-z]+)\b")
 
@@ -233,6 +241,8 @@ def to_third_person(sentence: str, voice: Voice, *, named: bool = False) -> str 
     continues a sentence about them), so even the first mention is a pronoun."""
     if addresses_listener(sentence) and (voice.listener is None or _YOU_MANY.search(sentence)):
         return None
+    if voice.company == "others" and _COUPLE_WE.search(sentence):
+        voice = attrs.evolve(voice, company="their partner")
     sentence = _COMPOUND.sub(lambda m: f"I and {m.group(1).lower()} {m.group(2)}", sentence)
     sentence = _ME_AND.sub(lambda m: f"I and {m.group(1)} ", sentence)
     sentence = _NAME_AND_I.sub(lambda m: f"I and {m.group(1)}", sentence)
