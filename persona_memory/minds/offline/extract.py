@@ -101,7 +101,7 @@ _FOREIGN_SUBJECT = re.compile(
 )
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:The|A|An|My|Our|Me|We|I|Just|Being)\b)[A-Z][a-z]+(?:'s)?\s+"
-    r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and(?! (?:I|me)\b)|'s)\b"
+    r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and(?! (?:I|me)\b(?!'))|'s)\b"
 )
 _JUST_US = re.compile(
     r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"

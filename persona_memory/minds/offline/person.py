@@ -48,6 +48,7 @@ from .lexicon import (
     PAST_PARTICIPLES,
     PLURAL_FIXES,
     RELATIONS,
+    STOPWORDS,
     VERB_FIXES,
 )
 
@@ -169,8 +170,17 @@ _COUPLE_WE = re.compile(
     r"(?:broke|break|breaking|split|splitting) up|(?:moved|move|moving) in together|"
     r"expecting (?:a|our|another|twins\b)|(?:had|have|having) (?:a|our|another) baby)\b"
 )
-_NAME_AND_I = re.compile(r"(?<![\w'])(?!I\b|My\b|Me\b|We\b)([A-Z][a-z]+) and (?:I|me)\b")
-_ME_AND_NAME = re.compile(r"^[Mm]e and (?!I\b|My\b|Me\b|We\b)([A-Z][a-z]+)\b")
+_NAME_AND_I = re.compile(r"(?<![\w'])([A-Z][a-z]+) and (?:I|me)\b(?!')")
+_ME_AND_NAME = re.compile(r"^[Mm]e and ([A-Z][a-z]+)\b(?!')")
+_NOT_A_NAME = ADVERBS | STOPWORDS | frozenset(
+    "yes yeah yep no nope ok okay oh well thanks sorry honestly anyway lol haha hey hi".split()
+)
+
+
+def _speaker_first(match: re.Match[str]) -> str:
+    """ "Robin and I" → "I and Robin"; a word that is no name ("Yes and I…") is left as it is."""
+    name = match.group(1)
+    return match[0] if name.lower() in _NOT_A_NAME else f"I and {name}"
 
 
 def has_first_person(sentence: str) -> bool:
@@ -245,8 +255,8 @@ def to_third_person(sentence: str, voice: Voice, *, named: bool = False) -> str 
         voice = attrs.evolve(voice, company="their partner")
     sentence = _COMPOUND.sub(lambda m: f"I and {m.group(1).lower()} {m.group(2)}", sentence)
     sentence = _ME_AND.sub(lambda m: f"I and {m.group(1)} ", sentence)
-    sentence = _NAME_AND_I.sub(lambda m: f"I and {m.group(1)}", sentence)
-    sentence = _ME_AND_NAME.sub(lambda m: f"I and {m.group(1)}", sentence)
+    sentence = _NAME_AND_I.sub(_speaker_first, sentence)
+    sentence = _ME_AND_NAME.sub(_speaker_first, sentence)
     tokens = _TOKEN.findall(sentence)
     habitual = bool(_HABITUAL.search(sentence))
     turner = _Turner(voice, tokens, habitual)
