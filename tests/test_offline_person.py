@@ -139,3 +139,15 @@ def test_third_singular(verb: str, agreed: str) -> None:
 def test_a_verb_that_is_its_own_past_is_present_only_in_a_habit() -> None:
     assert third_singular("read") == "read"
     assert third_singular("read", habitual=True) == "reads"
+
+
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("Yes and I'll bring the trifle", "Yes and u:42 will bring the trifle"),
+        ("Honestly and I mean it", "Honestly and u:42 means it"),
+        ("Kai and I'm late", "Kai and u:42 is late"),
+    ],
+)
+def test_a_word_that_is_no_name_or_a_contraction_does_not_make_company(said: str, written: str) -> None:
+    assert to_third_person(said, DAN) == written

@@ -205,6 +205,25 @@ def test_two_follow_ups_about_different_things_are_two_rows() -> None:
     ]
 
 
+def test_one_sentence_asking_for_two_follow_ups_is_two_rows() -> None:
+    assert texts("I'll let you know how the dentist goes, and I'll report back on the car loan too.") == [
+        "u:42 will report back on how the dentist goes.",
+        "u:42 will report back on the car loan too.",
+    ]
+    assert texts("Remind me to water the ferns, and ask me about the pottery fair later.") == [
+        "u:42 asked to be reminded to water the ferns.",
+        "u:42 asked to be asked about the pottery fair later.",
+    ]
+
+
+def test_a_second_follow_up_in_a_sentence_does_not_swallow_the_plan_it_follows() -> None:
+    found = texts("I'm sitting my bar exam on Thursday. Ask me how it went, and remind me to book the taxi.")
+    assert found == [
+        "u:42 is sitting their bar exam on Thursday 2026-08-13 and asked to be asked how it went.",
+        "u:42 asked to be reminded to book the taxi.",
+    ]
+
+
 # -- who "we" is -------------------------------------------------------------------------------
 
 
@@ -226,7 +245,75 @@ def test_we_with_nobody_named_is_the_speaker_and_others() -> None:
     assert not any("family" in t for t in texts("We went to Crete for our honeymoon."))
 
 
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("We got engaged at the lake on Saturday!",
+         "u:42 and their partner got engaged at the lake on Saturday 2026-08-08."),
+        ("We're expecting a baby in February.", "u:42 and their partner are expecting a baby in February 2027."),
+        ("We finally moved in together.", "u:42 and their partner finally moved in together."),
+        ("We broke up in the spring.", "u:42 and their partner broke up in the spring."),
+    ],
+)
+def test_an_unnamed_we_doing_what_a_couple_does_is_the_speaker_and_their_partner(said: str, row: str) -> None:
+    assert row in texts(said)
+
+
+def test_a_couple_verb_keeps_the_company_the_line_named() -> None:
+    assert texts("My girlfriend and I got engaged in Porto.") == ["u:42 and their girlfriend got engaged in Porto."]
+
+
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("Tomasz and I broke up.", "u:42 and Tomasz broke up."),
+        ("Me and Ingrid adopted a rescue greyhound.", "u:42 and Ingrid adopted a rescue greyhound."),
+        ("Farah and me opened a pottery studio in Hull.", "u:42 and Farah opened a pottery studio in Hull."),
+    ],
+)
+def test_a_named_person_with_the_speaker_is_a_subject_the_row_keeps(said: str, row: str) -> None:
+    assert texts(said) == [row]
+
+
+def test_a_person_present_never_appears_as_the_speakers_company() -> None:
+    assert rows("Dan and I broke up.") == []  # Dan is the display name of the human in the room
+
+
+# -- the verb after an adverb ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("I no longer live in Bristol.", "u:42 no longer lives in Bristol."),
+        ("I no longer smoke cigars.", "u:42 no longer smokes cigars."),
+        ("I don't play the trombone anymore.", "u:42 doesn't play the trombone anymore."),
+        ("I never miss a parkrun.", "u:42 never misses a parkrun."),
+    ],
+)
+def test_no_longer_and_never_sit_between_the_speaker_and_the_verb(said: str, row: str) -> None:
+    assert texts(said) == [row]
+
+
 # -- importance on the Generative Agents scale --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("I'm eating fish again.", "u:42 is eating fish again."),
+        ("I stopped drinking coffee after lunch.", "u:42 stopped drinking coffee after lunch."),
+        ("I switched to oat milk for breakfast.", "u:42 switched to oat milk for breakfast."),
+    ],
+)
+def test_a_change_of_habit_or_diet_is_not_small_talk_even_about_food(said: str, row: str) -> None:
+    [found] = rows(said)
+    assert found["text"] == row and found["importance"] >= 4
+
+
+def test_a_mood_or_a_meal_with_nothing_changed_is_still_small_talk() -> None:
+    assert rows("I'm tired again.") == []
+    assert rows("I had toast for breakfast.") == []
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from .dates import resolve_dates
-from .followups import FollowUp, follow_up
+from .followups import FollowUp, follow_ups
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
 from .person import (
@@ -101,7 +101,7 @@ _FOREIGN_SUBJECT = re.compile(
 )
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:The|A|An|My|Our|Me|We|I|Just|Being)\b)[A-Z][a-z]+(?:'s)?\s+"
-    r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and|'s)\b"
+    r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and(?! (?:I|me)\b(?!'))|'s)\b"
 )
 _JUST_US = re.compile(
     r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
@@ -263,17 +263,18 @@ class _Reader:
             sentence = drop_fillers(strip_address(raw, self.names))
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
+            asked = None  # the question before the line is answered by its first sentence only
             sentence = restore_subject(sentence)
-            asked = follow_up(sentence) if sentence else None
-            if not sentence or sentence.rstrip().endswith("?") and asked is None:
+            wanted = follow_ups(sentence) if sentence else []
+            if not sentence or sentence.rstrip().endswith("?") and not wanted:
                 continue
-            head = sentence if asked is None else _TRAILING_JOIN.sub("", sentence[: asked.start])
+            head = _TRAILING_JOIN.sub("", sentence[: wanted[0].start]) if wanted else sentence
             memory = self._statement(head, line, voice, things, found) if head else None
             if memory is not None:
                 found.append(memory)
                 self.last_of[line.speaker] = (index, memory)
-            if asked is not None:
-                self._follow_up(asked, line, index, voice, found)
+            for request in wanted:
+                self._follow_up(request, line, index, voice, found)
         return found
 
     def _statement(

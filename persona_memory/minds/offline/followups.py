@@ -6,6 +6,8 @@ Rules:
   clause ("Ask me how it went", "…, so remind me to call the bank") — not "it reminds me of
   home". It is rendered as what the speaker asked, without "you": "asked to be asked how it
   went", "asked to be reminded to call the bank", "will report back on how it goes".
+- One request is one follow-up: a sentence that asks for two ("I'll let you know how the exam
+  goes, and I'll report back on the vet too") yields two, each about its own part.
 - When what it is about is only a pronoun ("how it went", "I'll let you know"), it cannot stand
   alone: it is joined to the statement it follows ("u:42 is interviewing at Tencent on Thursday
   2026-08-13 and asked to be asked how it went."), or dropped when there is none.
@@ -65,17 +67,44 @@ class FollowUp:
 
 
 def follow_up(sentence: str) -> FollowUp | None:
-    """The follow-up this sentence asks for, or ``None``. ``sentence`` is still first person."""
-    for pattern, template in _PATTERNS:
-        match = pattern.search(sentence)
-        if match is None:
-            continue
-        rest = match["rest"].strip().rstrip(".!")
-        if template.startswith("will report back") and rest:
-            rest = re.sub(r"^(?:about|on|how|what|if|whether)\b", lambda m: "on " + m[0], rest, count=1)
-            rest = rest.replace("on on", "on").replace("on about", "about")
-        clause = " ".join(template.format(rest=rest).split())
-        content = [w.lower() for w in _WORD.findall(rest)]
-        meaningful = [w for w in content if w not in STOPWORDS and w not in _PRONOUN_ONLY]
-        return FollowUp(clause=clause, needs_antecedent=not meaningful, start=match.start())
-    return None
+    """The first follow-up this sentence asks for, or ``None``. ``sentence`` is still first
+    person."""
+    found = follow_ups(sentence)
+    return found[0] if found else None
+
+
+def follow_ups(sentence: str) -> list[FollowUp]:
+    """Every follow-up this sentence asks for, in order: "I'll let you know how the exam goes,
+    and remind me to book the vet" asks for two. ``sentence`` is still first person."""
+    found: list[FollowUp] = []
+    offset = 0
+    while (first := _first_follow_up(sentence[offset:])) is not None:
+        match, template = first
+        rest_end = match.end("rest")
+        after = _first_follow_up(match["rest"])
+        if after is not None:
+            rest_end = match.start("rest") + after[0].start()
+        rest = sentence[offset + match.start("rest") : offset + rest_end]
+        found.append(_render(match, template, rest, offset))
+        if after is None:
+            break
+        offset += rest_end
+    return found
+
+
+def _first_follow_up(text: str) -> tuple[re.Match[str], str] | None:
+    """The earliest follow-up request in ``text``, with the template that renders it."""
+    hits = [(m, t) for p, t in _PATTERNS if (m := p.search(text)) is not None]
+    return min(hits, key=lambda hit: hit[0].start()) if hits else None
+
+
+def _render(match: re.Match[str], template: str, rest: str, offset: int) -> FollowUp:
+    """The follow-up ``match`` found (``offset`` characters into the sentence), about ``rest``."""
+    rest = rest.strip().rstrip(".!,;:–—- ")
+    if template.startswith("will report back") and rest:
+        rest = re.sub(r"^(?:about|on|how|what|if|whether)\b", lambda m: "on " + m[0], rest, count=1)
+        rest = rest.replace("on on", "on").replace("on about", "about")
+    clause = " ".join(template.format(rest=rest).split())
+    content = [w.lower() for w in _WORD.findall(rest)]
+    meaningful = [w for w in content if w not in STOPWORDS and w not in _PRONOUN_ONLY]
+    return FollowUp(clause=clause, needs_antecedent=not meaningful, start=match.start() + offset)

@@ -24,7 +24,9 @@ Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
   "I'm so excited", "I'll keep going", a mood with no object — 2, below the bar of 3, and so
   is the mundane — meals, weather, being tired or busy — unless the sentence says something
   more than that ("I was bored, so I repotted my lemon tree", "I can't wait to show my
-  parents Porto in June"). "Something more" is counted: words that are not stop words, vague
+  parents Porto in June"). A change of a habit or a diet ("again", "anymore", "no longer",
+  "started", "stopped", "quit", "gave up", "switched to") is more than that, even about food
+  ("I'm drinking coffee again"); a mood or the weather again is not ("I'm tired again"). "Something more" is counted: words that are not stop words, vague
   words ("great", "stuff") or the pleasantry itself; fewer than two is small talk. A name, a
   number or a quoted title is always something more ("So thrilled to be back in Tallinn!").
 """
@@ -130,6 +132,14 @@ _MUNDANE = re.compile(
     r"errands|chilling|relaxing at home|just chilling|watching tv|hungry)\b",
     re.I,
 )
+_HABIT_CHANGE = re.compile(
+    r"\b(?:again|anymore|any more|no longer|start(?:ed|ing)|stopp(?:ed|ing)|quit(?:ting)?|"
+    r"gave up|given up|giving up|switch(?:ed|ing) to)\b",
+    re.I,
+)
+_MOOD_OR_WEATHER = re.compile(
+    r"\b(?:weather|rain\w*|sunny|cold|hot|tired|sleepy|busy|bored|hungry|traffic)\b", re.I
+)
 _PLEASANTRY = re.compile(
     r"\b(?:can't wait|cannot wait|looking forward|look forward|one day at a time|one step at a time|"
     r"keep (?:going|pushing|trying|at it|it up|that in mind|it in mind|you posted|my head up|smiling)|"
@@ -227,9 +237,17 @@ def _small_talk(sentence: str, kind: Kind) -> bool:
     if _NAMED_OR_COUNTED.search(sentence):
         return False  # a name or a number is content
     for pattern in (_PLEASANTRY, _MUNDANE):
+        if pattern is _MUNDANE and _changes_a_habit(sentence):
+            continue
         if pattern.search(sentence) and _specific_words(pattern.sub(" ", sentence)) < 2:
             return True
     return _specific_words(sentence) < 1
+
+
+def _changes_a_habit(sentence: str) -> bool:
+    """A habit or a diet that changed ("I'm eating fish again", "I stopped having sugar in my
+    tea"): not small talk even about a meal. A mood or the weather "again" still is."""
+    return bool(_HABIT_CHANGE.search(sentence)) and not _MOOD_OR_WEATHER.search(sentence)
 
 
 _SMALL_WORDS = frozenset(

@@ -6,15 +6,21 @@ Rules:
   (or the ``he``/``she`` forms when the caller knows them, as for a persona), so a sentence
   names its subject once and reads naturally.
 - The verb after ``I`` agrees with its new subject, past adverbs ("I really love" → "u:42
-  really loves"): ``am`` → ``is``, ``have`` → ``has``, ``do`` → ``does``, ``go`` → ``goes``,
-  ``watch`` → ``watches``, ``study`` → ``studies``; a past form (``went``, ``sold``) or a modal
-  (``can``, ``will``) stays. After ``they`` the verb keeps its plural form (``I am`` → ``they
-  are``, ``I was`` → ``they were``).
+  really loves", "I no longer eat" → "u:42 no longer eats"): ``am`` → ``is``, ``have`` →
+  ``has``, ``do`` → ``does``, ``go`` → ``goes``, ``watch`` → ``watches``, ``study`` →
+  ``studies``; a past form (``went``, ``sold``) or a modal (``can``, ``will``) stays. After
+  ``they`` the verb keeps its plural form (``I am`` → ``they are``, ``I was`` → ``they
+  were``).
 - ``we``/``us`` are the speaker with company, named only when the speaker said who it is — "my
   wife and I", "me and my brother", "Tom and I", in this line or an earlier one of the slice:
   "we went camping" → "u:42 and their brother went camping". When nobody said, "we" is "u:42
   and others": honest about the people, and the row keeps what was done. ``our`` is the
   speaker's ("our flat" → "u:42's flat").
+- An unnamed "we" that does what a couple does (got married, engaged or divorced, broke up,
+  moved in together, is expecting or had a baby) is "u:42 and their partner".
+- A named person with the speaker as a subject ("Robin and I", "me and Robin") puts the
+  speaker first: "u:42 and Robin moved to Leeds". A name of someone present is dropped later,
+  by the guards; a name of someone absent may stay.
 - A ``u:`` id (``u:17``) is a user, never "you": it is left as it is.
 - ``you`` is the listener. When the caller names the listener (a human speaking to the
   persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
@@ -42,6 +48,7 @@ from .lexicon import (
     PAST_PARTICIPLES,
     PLURAL_FIXES,
     RELATIONS,
+    STOPWORDS,
     VERB_FIXES,
 )
 
@@ -157,6 +164,23 @@ _COMPOUND = re.compile(
     rf"\b([Mm]y|[Oo]ur) ((?:[\w'-]+ )?(?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))})) and I\b"
 )
 _ME_AND = re.compile(r"^[Mm]e and (my|our) ")
+_COUPLE_WE = re.compile(
+    r"\b[Ww]e(?:'re|'ve|'d)?(?:\s+(?:" + "|".join(sorted(ADVERBS)) + r"|are|have|had|were|will))*\s+"
+    r"(?:(?:got|get|getting|gotten) (?:married|engaged|divorced|hitched)|"
+    r"(?:broke|break|breaking|split|splitting) up|(?:moved|move|moving) in together|"
+    r"expecting (?:a|our|another|twins\b)|(?:had|have|having) (?:a|our|another) baby)\b"
+)
+_NAME_AND_I = re.compile(r"(?<![\w'])([A-Z][a-z]+) and (?:I|me)\b(?!')")
+_ME_AND_NAME = re.compile(r"^[Mm]e and ([A-Z][a-z]+)\b(?!')")
+_NOT_A_NAME = ADVERBS | STOPWORDS | frozenset(
+    "yes yeah yep no nope ok okay oh well thanks sorry honestly anyway lol haha hey hi".split()
+)
+
+
+def _speaker_first(match: re.Match[str]) -> str:
+    """ "Robin and I" → "I and Robin"; a word that is no name ("Yes and I…") is left as it is."""
+    name = match.group(1)
+    return match[0] if name.lower() in _NOT_A_NAME else f"I and {name}"
 
 
 def has_first_person(sentence: str) -> bool:
@@ -227,8 +251,12 @@ def to_third_person(sentence: str, voice: Voice, *, named: bool = False) -> str 
     continues a sentence about them), so even the first mention is a pronoun."""
     if addresses_listener(sentence) and (voice.listener is None or _YOU_MANY.search(sentence)):
         return None
+    if voice.company == "others" and _COUPLE_WE.search(sentence):
+        voice = attrs.evolve(voice, company="their partner")
     sentence = _COMPOUND.sub(lambda m: f"I and {m.group(1).lower()} {m.group(2)}", sentence)
     sentence = _ME_AND.sub(lambda m: f"I and {m.group(1)} ", sentence)
+    sentence = _NAME_AND_I.sub(_speaker_first, sentence)
+    sentence = _ME_AND_NAME.sub(_speaker_first, sentence)
     tokens = _TOKEN.findall(sentence)
     habitual = bool(_HABITUAL.search(sentence))
     turner = _Turner(voice, tokens, habitual)
@@ -358,10 +386,17 @@ class _Turner:
                 continue
             if not token[:1].isalpha():
                 return None
-            if token.lower() in ADVERBS:
+            if token.lower() in ADVERBS or self._in_no_longer(j):
                 continue
             return j
         return None
+
+    def _in_no_longer(self, j: int) -> bool:
+        """Whether the word at ``j`` is half of "no longer", an adverb between a subject and
+        its verb ("I no longer smoke"), not a verb."""
+        pair = "".join(self.tokens[j : j + 3]).lower()
+        before = "".join(self.tokens[max(j - 2, 0) : j + 1]).lower()
+        return pair == "no longer" or before == "no longer"
 
     def _agree(self, i: int, *, singular: bool) -> None:
         j = self._next_word(i)
