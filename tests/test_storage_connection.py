@@ -274,7 +274,7 @@ async def test_aclose_finishes_queued_units_first(tmp_path: Path) -> None:
         await trio.testing.wait_all_tasks_blocked()
         gate.set()
 
-    assert results == [1, 2, 3]
+    assert sorted(results) == [1, 2, 3]  # every caller got its answer (trio wakes them in no set order)
     check = sqlite3.connect(path)
     try:
         assert _items(check) == [1, 2, 3]
