@@ -18,7 +18,7 @@ from typing import Iterable
 import attrs
 
 from ..ids import user_ref
-from .store import TranscriptLine
+from .store import TranscriptLine, rows_in
 
 
 @attrs.frozen
@@ -94,27 +94,14 @@ def persona_of_rows(conn: sqlite3.Connection, user_id: int) -> list[str]:
 
 def room_facts(conn: sqlite3.Connection, room_ids: Iterable[str]) -> dict[str, RoomFacts]:
     """For each room id known: its title, whether it is a private chat, and its personas."""
-    wanted = sorted(set(room_ids))
-    out: dict[str, RoomFacts] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for r in conn.execute(
-            f"SELECT room_id, title, private, personas FROM rooms WHERE room_id IN ({marks})", chunk
-        ):
-            out[r["room_id"]] = RoomFacts(
-                r["room_id"], r["title"], bool(r["private"]), tuple(json.loads(r["personas"]))
-            )
-    return out
+    query = "SELECT room_id, title, private, personas FROM rooms WHERE room_id IN ({})"
+    return {
+        r["room_id"]: RoomFacts(r["room_id"], r["title"], bool(r["private"]), tuple(json.loads(r["personas"])))
+        for r in rows_in(conn, query, room_ids)
+    }
 
 
 def display_names(conn: sqlite3.Connection, user_ids: Iterable[int]) -> dict[int, str]:
     """The latest display name the runtime gave each of these users (those it ever named)."""
-    wanted = sorted(set(user_ids))
-    out: dict[int, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for r in conn.execute(f"SELECT user_id, name FROM user_names WHERE user_id IN ({marks})", chunk):
-            out[r["user_id"]] = r["name"]
-    return out
+    query = "SELECT user_id, name FROM user_names WHERE user_id IN ({})"
+    return {r["user_id"]: r["name"] for r in rows_in(conn, query, user_ids)}

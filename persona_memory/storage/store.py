@@ -527,16 +527,22 @@ def controls_of(conn: sqlite3.Connection, user_ids: Iterable[int]) -> dict[int, 
     return _controls(conn, sorted(set(user_ids)))
 
 
+IN_CHUNK = 500  # SQLite's default limit on parameters is 999; stay well below it
+
+
+def rows_in(conn: sqlite3.Connection, query: str, values: Iterable[object]) -> Iterator[sqlite3.Row]:
+    """The rows of ``query`` (whose ``IN ({})`` takes ``values``), asked in chunks of
+    ``IN_CHUNK`` so a long list never exceeds SQLite's parameter limit."""
+    wanted = sorted(set(values))
+    for start in range(0, len(wanted), IN_CHUNK):
+        chunk = wanted[start : start + IN_CHUNK]
+        yield from conn.execute(query.format(",".join("?" * len(chunk))), chunk)
+
+
 def names_among(conn: sqlite3.Connection, words: Iterable[str]) -> dict[int, str]:
     """``Store.names_among`` on a connection the caller holds."""
-    wanted = sorted({w.casefold() for w in words if w})
-    out: dict[int, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for r in conn.execute(f"SELECT user_id, name FROM user_names WHERE first_word IN ({marks})", chunk):
-            out[r["user_id"]] = r["name"]
-    return out
+    query = "SELECT user_id, name FROM user_names WHERE first_word IN ({})"
+    return {r["user_id"]: r["name"] for r in rows_in(conn, query, {w.casefold() for w in words if w})}
 
 
 def persona_version(conn: sqlite3.Connection, persona: str) -> int:
