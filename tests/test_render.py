@@ -150,3 +150,18 @@ def test_quote_is_a_json_string_literal():
     for text in ["plain", 'say "hi"', "back\\slash", "<tag>", "tab\tand\u2028sep"]:
         assert json.loads(quote(text)) == text
         assert "<" not in quote(text) and "\u2028" not in quote(text)
+
+
+def test_since_is_left_out_when_the_text_already_says_when() -> None:
+    def line(text: str, valid_from: str) -> str:
+        return render_line(Visible(make_row(text=text, valid_from=valid_from)))
+
+    assert line("u:42 adopted a greyhound in September 2026.", "2026-09") == (
+        '- "u:42 adopted a greyhound in September 2026."')
+    assert line("u:42 ran a half marathon on 2026-10-04.", "2026-10-04") == '- "u:42 ran a half marathon on 2026-10-04."'
+    assert line("u:42 moved to Porto in 2025.", "2025") == '- "u:42 moved to Porto in 2025."'
+    assert line("u:42 moved to Porto.", "2025") == '- "u:42 moved to Porto." · since 2025'
+    assert line("u:42 ran a half marathon in October 2026.", "2026-10-04") == (
+        '- "u:42 ran a half marathon in October 2026." · since 2026-10-04')  # the day is news
+    assert line("u:42 started a car-free life in May 2025.", "2026-05") == (
+        '- "u:42 started a car-free life in May 2025." · since 2026-05')  # another year

@@ -6,8 +6,9 @@ Rules:
   start a line of its own, or pose as prompt.
   Display names and notes are quoted the same way.
 - Per-line tags: ``confidence`` (formed one-to-one), ``open loop``, ``promise``, ``since <date>``
-  when a time was stated, and the arc of the fact it replaced when both ends are known
-  (``was: "…" 2026-07 → 2026-11``).
+  when a time was stated and the text does not already say it ("…in September 2026." needs no
+  ``since 2026-09``: the budget is better spent on another line), and the arc of the fact it
+  replaced when both ends are known (``was: "…" 2026-07 → 2026-11``).
 - The meter counts the memory lines (each line plus its newline) against the limit.
 - Each present human's note rides verbatim (quoted), outside the memory-line budget.
 - The tail rule: know it; don't announce it.
@@ -65,12 +66,29 @@ def render_line(item: Visible, replaced: MemoryRow | None = None) -> str:
         tags.append("open loop")
     elif row.kind == "promise":
         tags.append("promise")
-    if row.valid_from:
+    if row.valid_from and not says_when(row.text, row.valid_from):
         tags.append(f"since {row.valid_from}")
     if replaced is not None and replaced.valid_from and replaced.valid_to:
         tags.append(f"was: {quote(replaced.text)} {replaced.valid_from} → {replaced.valid_to}")
     line = f"- {quote(row.text)}"
     return f"{line} · {' · '.join(tags)}" if tags else line
+
+
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December")
+
+
+def says_when(text: str, valid_from: str) -> bool:
+    """Whether ``text`` already states ``valid_from`` (``2026``, ``2026-09``, ``2026-09-14``):
+    the date itself, or a month spelled out with its year ("September 2026", "Sep 2026").
+    A day is stated only as itself."""
+    if valid_from in text:
+        return True
+    year, _, month = valid_from.partition("-")
+    if len(month) != 2 or not month.isdigit() or not 1 <= int(month) <= 12:
+        return False
+    name = MONTHS[int(month) - 1]
+    return f"{name} {year}" in text or f"{name[:3]} {year}" in text
 
 
 quote_often = functools.lru_cache(maxsize=1024)(quote)
