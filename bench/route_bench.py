@@ -87,7 +87,7 @@ _HUMAN_LINES = (
     "I'm thinking about selling my {thing} soon.",
     "I cooked {food} for {n} people on {day}.",
     "I have a dentist appointment on {day}, wish me luck.",
-    "I started taking pottery classes at the community centre.",
+    "I started taking bookbinding classes at the community centre.",
     "I visited my grandmother in {place} over the weekend.",
     "I bought a secondhand {thing} for {n} dollars.",
     "I'm training for a half marathon in {place}.",

@@ -200,8 +200,8 @@ def test_a_promise_names_only_its_counterpart_and_a_world_fact_names_nobody() ->
 
 def test_a_name_that_is_a_common_word_counts_only_capitalised() -> None:
     names = {DAN: "Dan", 8: "Will"}
-    assert refused("u:42 will start a pottery class.", known_names=names) is None
-    assert category(refused("u:42 started a pottery class with Will.", known_names=names)) == "names another user"
+    assert refused("u:42 will start a bookbinding class.", known_names=names) is None
+    assert category(refused("u:42 started a bookbinding class with Will.", known_names=names)) == "names another user"
 
 
 def test_the_subjects_own_name_becomes_their_id() -> None:

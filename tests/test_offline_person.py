@@ -24,7 +24,7 @@ DAN = Voice(ref="u:42")
         ("I study Japanese at night", "u:42 studies Japanese at night"),
         ("I have two kids", "u:42 has two kids"),
         ("I am a nurse", "u:42 is a nurse"),
-        ("I do pottery", "u:42 does pottery"),
+        ("I do bookbinding", "u:42 does bookbinding"),
         ("I don't eat meat", "u:42 doesn't eat meat"),
         ("I really enjoy the spicy dishes", "u:42 really enjoys the spicy dishes"),
         ("I sold my flat", "u:42 sold their flat"),

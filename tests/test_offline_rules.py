@@ -210,9 +210,9 @@ def test_one_sentence_asking_for_two_follow_ups_is_two_rows() -> None:
         "u:42 will report back on how the dentist goes.",
         "u:42 will report back on the car loan too.",
     ]
-    assert texts("Remind me to water the ferns, and ask me about the pottery fair later.") == [
+    assert texts("Remind me to water the ferns, and ask me about the bookbinding fair later.") == [
         "u:42 asked to be reminded to water the ferns.",
-        "u:42 asked to be asked about the pottery fair later.",
+        "u:42 asked to be asked about the bookbinding fair later.",
     ]
 
 
@@ -268,7 +268,7 @@ def test_a_couple_verb_keeps_the_company_the_line_named() -> None:
     [
         ("Tomasz and I broke up.", "u:42 and Tomasz broke up."),
         ("Me and Ingrid adopted a rescue greyhound.", "u:42 and Ingrid adopted a rescue greyhound."),
-        ("Farah and me opened a pottery studio in Hull.", "u:42 and Farah opened a pottery studio in Hull."),
+        ("Farah and me opened a bookbinding studio in Hull.", "u:42 and Farah opened a bookbinding studio in Hull."),
     ],
 )
 def test_a_named_person_with_the_speaker_is_a_subject_the_row_keeps(said: str, row: str) -> None:

@@ -120,7 +120,7 @@ ADDS = {
     ),
     "an unrelated fact": case("I work at Acme Corp.", "I'm allergic to peanuts.", ("Acme", "peanuts")),
     "two likings": case("I love opera.", "I love jazz.", ("opera", "jazz")),
-    "two courses": case("I'm taking a welding course.", "I'm taking a pottery course.", ("welding", "pottery")),
+    "two courses": case("I'm taking a welding course.", "I'm taking a glassblowing course.", ("welding", "glassblowing")),
     "two things owned": case("I own a sailboat.", "I bought a van.", ("sailboat", "van")),
     "a visit does not move a home": case("I live in Berlin.", "I visited Lisbon last week.", ("Berlin", "Lisbon")),
     "a sibling's move is not one's own": case(

@@ -42,7 +42,7 @@ from persona_memory.web import Auth, WebSecrets, build_app
 DAN, CARA, ANA, EVE = 42, 17, 43, 66
 KIM, LENA = 77, 18
 KIM_LINES = 119
-KIM_CLUB = "Saturday pottery circle"
+KIM_CLUB = "Saturday bookbinding circle"
 SECRETS = WebSecrets(
     signing_key="s" * 16 + "-test-signing-key-0123456789",
     api_token="t" * 16 + "-test-api-token-0123456789",
