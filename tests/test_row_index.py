@@ -59,17 +59,23 @@ def test_a_write_from_another_version_is_not_applied() -> None:
     assert index.version == 3 and index.table is before
 
 
+def count_row_reads(memory: pm.Memory) -> list[str]:
+    """The personas whose rows the store reads from now on, one entry per read."""
+    store = memory._store
+    reads: list[str] = []
+    real = store.persona_rows
+
+    async def counted(persona: str):
+        reads.append(persona)
+        return await real(persona)
+
+    store.persona_rows = counted  # type: ignore[method-assign]
+    return reads
+
+
 async def test_the_open_after_the_personas_own_write_reads_no_rows(open_test_memory) -> None:
     async with open_test_memory() as memory:
-        store = memory._store
-        reads = []
-        real = store.persona_rows
-
-        async def counted(persona: str):
-            reads.append(persona)
-            return await real(persona)
-
-        store.persona_rows = counted  # type: ignore[method-assign]
+        reads = count_row_reads(memory)
         await memory.send(pm.RoomOpened(room_id="r1", personas=("warren",), humans={DAN}, private=True))
         await memory.block("warren", "r1")
         assert reads == ["warren"]  # the first open loads every row
@@ -120,15 +126,7 @@ def test_the_routers_view_after_an_applied_write_is_a_full_reloads() -> None:
 
 async def test_the_write_path_routes_from_the_actors_index_without_reading_rows(open_test_memory) -> None:
     async with open_test_memory() as memory:
-        store = memory._store
-        reads = []
-        real = store.persona_rows
-
-        async def counted(persona: str):
-            reads.append(persona)
-            return await real(persona)
-
-        store.persona_rows = counted  # type: ignore[method-assign]
+        reads = count_row_reads(memory)
         await memory.send(pm.RoomOpened(room_id="r1", personas=("warren",), humans={DAN}, private=True))
         for line in ("I live in Lisbon.", "I moved to Gdansk.", "I love sailing."):
             await memory.post_line("r1", "u:42", line)
