@@ -13,7 +13,7 @@ Rules:
 - A pointing word used alone — ``it``/``its``, ``this``/``that``/``these``/``those`` not followed
   by a noun, ``there`` not followed by "is/are/was/were", ``he``/``she``/``him``/``her``/``his``
   — needs a *referent* earlier in the row: a word after an article, number or possessive ("a bike", "their dog", "u:42's
-  studio", "two cats"), a capitalised word inside the row ("Lisbon"), a number or a
+  studio", "two cats") or after a quantity's "of" ("lots of cookbooks"), a capitalised word inside the row ("Lisbon"), a number or a
   quoted title. Without one the row is *dangling*.
 - Not pointing at all: dummy "it" ("it takes courage to…", "find it hard to…", "made it to
   the final"), "that" joining a clause ("says that the bus…", "so tired that…"), and
@@ -50,6 +50,10 @@ _WORD = re.compile(r"u:\d+(?:'s)?|\"[^\"]+\"|[A-Za-z0-9]+(?:'[A-Za-z]+)?|[^\sA-Z
 _DETERMINER_BEFORE = frozenset(
     """a an the my your his her its our their some two three four five six seven eight nine ten
     several many few every each another this that these those first second third new old""".split()
+)
+_QUANTITIES = frozenset(
+    """lot lots plenty bunch couple pair loads tons heaps piles stacks dozens hundreds thousands
+    kinds sorts types""".split()
 )
 _DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
 _POINTING = frozenset({"it", "its", "it's", "this", "that", "these", "those", "there", "he", "she", "him", "her", "his"})
@@ -171,6 +175,13 @@ def point_at(sentence: str, thing: str) -> str:
     return _PRONOUN_OBJECT.sub(thing, sentence, count=1)
 
 
+def opens_on_dummy_it(text: str) -> bool:
+    """Whether ``text`` opens on a dummy "it" ("It's hard to…", "It takes courage to…"),
+    which points at nothing and needs nothing to point at."""
+    found = _DUMMY_IT.match(text.lstrip())
+    return found is not None
+
+
 def dangling(text: str) -> bool:
     """True when a pointing word in ``text`` has no referent inside it (see the module rules)."""
     words = _WORD.findall(text)
@@ -216,4 +227,6 @@ def _referent_before(words: list[str], index: int) -> bool:
             continue
         if before in _DETERMINER_BEFORE or before.endswith("'s") or before[:1].isdigit():
             return True
+        if before == "of" and j >= 2 and words[j - 2].lower() in _QUANTITIES:
+            return True  # "lots of cookbooks", "a couple of kayaks"
     return False
