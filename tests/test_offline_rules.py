@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from persona_memory.minds.offline import extract_memories
+from persona_memory.minds.offline import continuation, extract_memories
 from persona_memory.minds.port import ExtractionRequest, Line, Person
 from persona_memory.write.validation import is_one_sentence
 
@@ -366,3 +366,75 @@ def test_every_row_is_one_standalone_sentence_about_the_speaker() -> None:
     for text in found:
         assert text.startswith("u:42") and is_one_sentence(text)
         assert " lol" not in text and " also " not in text
+
+
+# -- a sentence that goes on about the one before joins its row (``continuation``) --------------
+
+
+def test_a_sentence_that_points_back_joins_the_row_before_it() -> None:
+    [text] = texts("I saw a documentary about lighthouse keepers. It was all storms and night rescues.")
+    assert text == "u:42 saw a documentary about lighthouse keepers; it was all storms and night rescues."
+    assert is_one_sentence(text)
+
+
+def test_the_joined_clause_is_turned_to_the_third_person() -> None:
+    [text] = texts("I picked the shelter because they take in senior dogs. Their patience with old animals spoke to me.")
+    assert text.endswith("; their patience with old animals spoke to them.")
+
+
+def test_a_row_takes_one_continuing_clause() -> None:
+    [text] = texts(
+        "I bought a kayak on Saturday. It is bright orange and fits in my van. It has two seats and a dry hatch."
+    )
+    assert text.count(";") == 1
+    assert "bright orange" in text and "dry hatch" not in text
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "It was awesome!",  # says nothing a reader could use
+        "It is a story about deserts and reaching for your dreams.",  # a "you" of any kind
+        "Is it worth the money?",  # a question
+        "If only it had a bigger boot.",  # a wish
+    ],
+)
+def test_a_sentence_that_adds_nothing_usable_does_not_continue(second: str) -> None:
+    [text] = texts(f"I bought a second-hand hatchback in Bristol. {second}")
+    assert text == "u:42 bought a second-hand hatchback in Bristol."
+
+
+def test_only_the_sentence_straight_after_a_row_continues_it() -> None:
+    said = texts("I bought a second-hand hatchback in Bristol. Thanks for asking! It has heated seats and a roof rack.")
+    assert said == ["u:42 bought a second-hand hatchback in Bristol."]
+
+
+def test_a_clause_that_would_overrun_the_row_limit_is_left_out() -> None:
+    first = "I finally finished restoring the old oak dresser my grandmother left me, sanding every drawer by hand over three long winter months in the garage"
+    [text] = texts(f"{first}. It now stands in the hallway holding the good china, the linen and the board games.")
+    assert ";" not in text and len(text) <= 200
+
+
+def test_the_clause_lowers_a_common_opening_word_and_keeps_a_name() -> None:
+    [text] = texts("I adopted a cat in the spring. Her name is Biscuit and she naps on my laptop.")
+    assert text.endswith("; her name is Biscuit and she naps on their laptop.")
+    assert continuation.joined("u:42 reread a trilogy.", "Piranesi was next, strange and calm.") == (
+        "u:42 reread a trilogy; Piranesi was next, strange and calm."
+    )
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "It is hard to find a parking space for it in town.",  # a dummy "it": points at nothing
+        "That photo looks great, it brings back memories.",  # a reaction to what was shown
+    ],
+)
+def test_a_dummy_it_or_a_reaction_does_not_continue(second: str) -> None:
+    [text] = texts(f"I bought a second-hand hatchback in Bristol. {second}")
+    assert text == "u:42 bought a second-hand hatchback in Bristol."
+
+
+def test_a_quantity_of_things_is_a_referent() -> None:
+    [text] = texts("I've got loads of cookbooks- classics, recipes from far away, all of that.")
+    assert text.startswith("u:42 has got loads of cookbooks")

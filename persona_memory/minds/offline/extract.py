@@ -64,6 +64,7 @@ import attrs
 from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
+from .continuation import joined, may_continue, points_back
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .kinds import Kind, importance_of, kind_of, tense_of
@@ -160,6 +161,7 @@ class _Memory:
     counterpart: str | None = None
     order: int = 0
     followed: bool = False
+    continued: bool = False
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"subject": self.subject}
@@ -259,6 +261,7 @@ class _Reader:
         asked: str | None,
     ) -> list[_Memory]:
         found: list[_Memory] = []
+        last: _Memory | None = None  # the row the sentence just before made or continued
         for raw in sentences:
             sentence = drop_fillers(strip_address(raw, self.names))
             if asked is not None:
@@ -267,15 +270,47 @@ class _Reader:
             sentence = restore_subject(sentence)
             wanted = follow_ups(sentence) if sentence else []
             if not sentence or sentence.rstrip().endswith("?") and not wanted:
+                last = None
                 continue
             head = _TRAILING_JOIN.sub("", sentence[: wanted[0].start]) if wanted else sentence
+            before = found[-1].text if found else None
             memory = self._statement(head, line, voice, things, found) if head else None
             if memory is not None:
                 found.append(memory)
                 self.last_of[line.speaker] = (index, memory)
+                last = memory
+            elif found and found[-1].text != before:
+                last = found[-1]  # joined to the row before it (``_continue``)
+            elif not (last is not None and not wanted and self._carry_on(head, line, voice, last)):
+                last = None
             for request in wanted:
                 self._follow_up(request, line, index, voice, found)
+                last = None
         return found
+
+    def _carry_on(self, sentence: str, line: Line, voice: Voice, row: _Memory) -> bool:
+        """Join ``sentence`` to ``row`` when it goes on about what the row says (see
+        ``continuation``). True when joined."""
+        if row.followed or row.continued or not may_continue(sentence) or is_chatter(sentence):
+            return False
+        if addresses_listener(sentence) or mentions_name(sentence, self.names):
+            return False
+        dated = resolve_dates(sentence, line.at.date(), tense_of(sentence))
+        turned = to_third_person(dated.text, voice, named=True)
+        if turned is None:
+            return False
+        turned = settle_demonstratives(turned)
+        if not points_back(sentence, turned):
+            return False
+        if importance_of(sentence, kind_of(sentence, tense_of(sentence))) < self.importance_min:
+            return False  # small talk ("can't wait to hear about it") adds nothing
+        text = joined(row.text, turned)
+        if text is None or dangling(text):
+            return False
+        row.text = as_memory_text(text)
+        row.valid_from = row.valid_from or dated.valid_from
+        row.continued = True
+        return True
 
     def _statement(
         self, sentence: str, line: Line, voice: Voice, things: list[str], found: list[_Memory]
