@@ -325,9 +325,8 @@ async def main_async(args: argparse.Namespace) -> None:
             for conv, qa in convs:
                 per_speaker = {}
                 for speaker in conv.speakers:
-                    version, rows = await memory._store.persona_rows(conv.slugs[speaker])
                     index = RowIndex()
-                    index.load(version, rows)
+                    index.load(*await memory._store.persona_rows_said(conv.slugs[speaker]))
                     per_speaker[speaker] = index
                 indexes.append(per_speaker)
                 questions.append((conv, await questions_of(embedder, conv, qa, rules.char_limit)))

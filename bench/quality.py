@@ -205,6 +205,9 @@ def main(argv: list[str] | None = None) -> None:
     for row, v in list(zip(sample, verdicts))[: args.show]:
         marks = "".join(mark if ok else "-" for mark, ok in (("S", v.subject), ("R", v.referenced), ("1", v.one_sentence)))
         print(f"  [{marks}] {row.importance} {row.kind:<12} {row.text}")
+    every = [verdict(r.text) for r in rows]  # the sample moves when the rows do: this does not
+    print(f"every row ({len(every)}): standalone "
+          f"{100.0 * sum(v.standalone for v in every) / max(1, len(every)):.1f}%")
     print(f"standalone: {share(lambda v: v.standalone):.1f}%")
 
 

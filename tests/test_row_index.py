@@ -51,6 +51,22 @@ def test_a_write_applied_to_the_index_gives_the_blocks_a_full_reload_gives() -> 
     assert any('was: "Dan works at a bakery."' in text for text in blocks(index))
 
 
+def test_a_write_applied_to_the_index_is_searched_by_what_its_lines_said_as_a_reload_is() -> None:
+    kept = make_row(text="Dan keeps bees.")
+    new = make_row(text="Dan adopted a greyhound.")
+    said = {new.id: "We brought Pepper home from the rescue on Sunday!"}
+    index = RowIndex()
+    index.load(3, [kept], {kept.id: "I keep bees on the allotment."})
+    assert index.apply_posted(Posted((new,), (), versions=(3, 4), said=said))
+    fresh = RowIndex()
+    fresh.load(4, [kept, new], {kept.id: "I keep bees on the allotment.", **said})
+    every = np.arange(2, dtype=np.int64)
+    for table in (index.table, fresh.table):
+        assert table.lexical.scores(["pepper", "rescu"], every)[1] > 0  # only its line said them
+        assert table.lexical.scores(["allotment"], every)[0] > 0
+    assert index.table.lexical.scores(["pepper"], every).tolist() == fresh.table.lexical.scores(["pepper"], every).tolist()
+
+
 def test_a_write_from_another_version_is_not_applied() -> None:
     index = RowIndex()
     index.load(3, [make_row(text="Dan keeps bees.")])
@@ -63,13 +79,16 @@ def count_row_reads(memory: pm.Memory) -> list[str]:
     """The personas whose rows the store reads from now on, one entry per read."""
     store = memory._store
     reads: list[str] = []
-    real = store.persona_rows
 
-    async def counted(persona: str):
-        reads.append(persona)
-        return await real(persona)
+    def counting(real):
+        async def counted(persona: str):
+            reads.append(persona)
+            return await real(persona)
 
-    store.persona_rows = counted  # type: ignore[method-assign]
+        return counted
+
+    store.persona_rows = counting(store.persona_rows)  # type: ignore[method-assign]
+    store.persona_rows_said = counting(store.persona_rows_said)  # type: ignore[method-assign]
     return reads
 
 

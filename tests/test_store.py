@@ -138,6 +138,29 @@ async def test_an_insert_batch_is_all_or_nothing(store: Store) -> None:
 # ---- persona_rows and the version ---------------------------------------------------------
 
 
+async def test_persona_rows_said_gives_what_each_open_rows_lines_said(store: Store) -> None:
+    await store.save_room(StoredRoom("dm", True, False, None, None, ("warren",), frozenset({42})), NOW)
+    first = await store.post_line("dm", "u:42", "We finally got the keys to the flat in Xuhui!", NOW)
+    second = await store.post_line("dm", "warren", "Congratulations, Dan!", NOW)
+    [flat, lost, old] = await store.insert_memories(
+        [
+            row(evidence=[second, first]),
+            row(text="Dan plays the oboe.", evidence=[first + 100]),  # its line is gone
+            row(text="Dan rented in Jing'an.", evidence=[first]),
+        ]
+    )
+    [bought] = await store.insert_memories([row(text="Dan bought the flat.", evidence=[first])])
+    await _close(store, old, bought)
+
+    version, rows, said = await store.persona_rows_said("warren")
+
+    assert (version, rows) == await store.persona_rows("warren")
+    assert said == {
+        flat.id: "We finally got the keys to the flat in Xuhui!\nCongratulations, Dan!",
+        bought.id: "We finally got the keys to the flat in Xuhui!",
+    }  # in line order; the row whose line is gone and the closed row have nothing
+
+
 async def test_persona_rows_holds_open_rows_and_the_arcs_closed_by_them(store: Store) -> None:
     [flat, tesla, letter] = await store.insert_memories(
         [

@@ -371,8 +371,7 @@ class PersonaActor:
             return known.controls
         version, controls = await store.read_state(self.persona, room.present)
         if version != self._index.version:
-            version, rows = await store.persona_rows(self.persona)
-            self._index.load(version, rows)
+            self._index.load(*await store.persona_rows_said(self.persona))
         if known is not None and known.changes == changes and len(known.controls) < STATE_USERS_KEPT:
             controls = {**known.controls, **controls}  # both reads saw the same file
         self._state = StateRead(changes, self._index.version, controls)
@@ -402,8 +401,7 @@ class PersonaActor:
     async def _purge_deleted(self) -> None:
         """After a human's delete: rebuild every cached block that showed a row now gone, so
         no deleted line is served again (its generation stays: the room did not change)."""
-        version, rows = await self._ctx.store.persona_rows(self.persona)
-        self._index.load(version, rows)
+        self._index.load(*await self._ctx.store.persona_rows_said(self.persona))
         for room_id, cached in list(self._blocks.items()):
             if cached.room is None or cached.loaded <= self._index.open_rows.keys():
                 continue

@@ -68,8 +68,9 @@ class RowIndex:
         if isinstance(routing, RouteIndex) and routing.version == self.version and self.version is not None:
             self._routing = routing
 
-    def load(self, version: int, rows: Iterable[MemoryRow]) -> None:
-        """Replace the copy with ``rows`` read at ``version``."""
+    def load(self, version: int, rows: Iterable[MemoryRow], said: Mapping[int, str] | None = None) -> None:
+        """Replace the copy with ``rows`` read at ``version``; ``said``: what each row's
+        transcript lines said (``Store.persona_rows_said``), searched beside its text."""
         self.version = version
         self._routing = None
         self.open_rows = {}
@@ -86,7 +87,7 @@ class RowIndex:
         vectors: dict[int, np.ndarray] = {}
         for dim, batch in encoded.items():
             vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
-        self.table = RowTable.from_rows(self.open_rows.values(), vectors, self.replaced)
+        self.table = RowTable.from_rows(self.open_rows.values(), vectors, self.replaced, said)
 
     def apply_posted(self, posted: Posted) -> bool:
         """Apply a write of this persona's that began at this copy's version; ``False`` (and
@@ -115,7 +116,7 @@ class RowIndex:
         for dim, batch in encoded.items():
             vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
         self.replaced.update(replaced)
-        self.table = self.table.extended(added, vectors, self.replaced, closed_ids)
+        self.table = self.table.extended(added, vectors, self.replaced, closed_ids, posted.said)
         self.version = posted.versions[1]
         if self._routing is not None:
             self._routing = self._routing.applied(added, closed_ids, self.version)

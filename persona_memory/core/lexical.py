@@ -8,7 +8,8 @@ Rules:
 - Terms: the text lower-cased, split into ``[a-z0-9]+`` runs; ``u:`` ids, words of one
   letter and common function words (``STOP_WORDS``) are dropped; the rest are cut to a light
   stem (``stem``), so "interviews", "interviewed" and "interviewing" are one term.
-- A row's terms are counted once, when its table is prepared (``LexicalIndex.from_texts``).
+- A row's terms are counted once, when its table is prepared (``LexicalIndex.from_texts``),
+  from its text and what its transcript lines said (``table.searched``).
 - BM25 (Robertson & Zaragoza 2009) with ``k1 = 1.2``, ``b = 0.75`` and the non-negative idf
   ``ln(1 + (N - df + 0.5) / (df + 0.5))``. ``N``, ``df`` and the average length are counted
   over the candidates only — the rows this room may show — so a row the room may not see

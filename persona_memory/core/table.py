@@ -11,7 +11,13 @@ Rules:
   (``render_line``, with its ``confidence`` tag and the arc it replaced) and that line's
   length, ``importance / 10``, the POSIX time recency counts from (``last_recalled``, else
   ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
-  terms of its text (``lexical``).
+  terms of its text and of what its transcript lines said (``searched``; ``lexical``).
+- What the lines said is searched, never shown: the line the block renders is the row's
+  text. A sentence is the speaker's words cut to one fact in the third person — "u:42
+  watched a film about lighthouses" — and a question asks in the speaker's words ("the
+  documentary with the storms?"), so the words of the line find the row its text alone
+  would not. Rows whose lines are gone (or a table built without them) are searched by
+  their text alone.
 - A touch changes only where recency counts from: ``touched`` returns a table with new stamps.
 - Each embedder's vectors are stacked group by group (whom the row concerns; rows of no group
   last), each group's span kept, so a room's product multiplies only the groups it may see;
@@ -44,6 +50,12 @@ from .selection import ALWAYS_RIDE
 from .render import render_line
 
 EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def searched(row: MemoryRow, said: Mapping[int, str] | None) -> str:
+    """What BM25 reads for ``row``: its text, then what its transcript lines said."""
+    heard = said.get(row.id) if said and row.id is not None else None
+    return f"{row.text}\n{heard}" if heard else row.text
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
 SPLIT_FROM = 4096
 """A product over fewer vectors than this is one product over all of them: reading a few
@@ -100,12 +112,14 @@ class RowTable:
         rows: Iterable[MemoryRow],
         vectors: Mapping[int, np.ndarray],
         replaced: Mapping[int, MemoryRow],
+        said: Mapping[int, str] | None = None,
     ) -> RowTable:
         """Prepare ``rows`` (closed ones are left out).
 
         Args:
             vectors: unit vectors by row id (rows without one have relevance 0).
             replaced: for a row id, the closed row it replaced (its arc may be shown).
+            said: for a row id, what its transcript lines said (searched, never shown).
         """
         open_rows = [r for r in rows if r.valid_to is None and r.id is not None]
         lines = tuple(
@@ -137,7 +151,7 @@ class RowTable:
             spaces={name: (positions, matrix) for name, (positions, matrix, _) in grouped.items()},
             slices={name: (groups, len(positions)) for name, (positions, _, groups) in grouped.items()},
             position={row_id: pos for pos, row_id in enumerate(r.id for r in open_rows)},
-            lexical=LexicalIndex.from_texts(r.text for r in open_rows),
+            lexical=LexicalIndex.from_texts(searched(r, said) for r in open_rows),
             kind_codes=np.fromiter((KIND_CODES[r.kind] for r in open_rows), np.int64, len(open_rows)),
             rides=np.fromiter((r.kind in ALWAYS_RIDE for r in open_rows), bool, len(open_rows)),
         )
@@ -206,9 +220,10 @@ class RowTable:
         vectors: Mapping[int, np.ndarray],
         replaced: Mapping[int, MemoryRow],
         closed: Iterable[int],
+        said: Mapping[int, str] | None = None,
     ) -> RowTable:
         """This table with ``rows`` (new, open) appended and the ``closed`` row ids gone."""
-        new = RowTable.from_rows(rows, vectors, replaced)
+        new = RowTable.from_rows(rows, vectors, replaced, said)
         base = len(self)
         gone = np.fromiter((self.position[i] for i in closed if i in self.position), np.int64)
         about: dict[int | None, np.ndarray] = {}

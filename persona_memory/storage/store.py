@@ -198,21 +198,13 @@ class Store:
 
         Read in one transaction, so the version matches the rows.
         """
+        version, rows, _ = await self.read(lambda conn: _persona_rows(conn, persona, said=False))
+        return version, rows
 
-        def query(conn: sqlite3.Connection) -> tuple[int, list[MemoryRow]]:
-            conn.execute("BEGIN")
-            try:
-                version = persona_version(conn, persona)
-                cur = conn.execute(
-                    "SELECT * FROM persona_memory WHERE persona = ? AND "
-                    "(valid_to IS NULL OR closed_by IS NOT NULL)",
-                    (persona,),
-                )
-                return version, MemoryRow.from_rows(cur)
-            finally:
-                conn.execute("COMMIT")
-
-        return await self.read(query)
+    async def persona_rows_said(self, persona: str) -> tuple[int, list[MemoryRow], dict[int, str]]:
+        """``persona_rows`` and, in the same transaction, what each open row's transcript
+        lines said (``said_of``): what the read path searches a row by, beside its text."""
+        return await self.read(lambda conn: _persona_rows(conn, persona, said=True))
 
     async def read_state(
         self, persona: str, user_ids: Iterable[int]
@@ -537,6 +529,40 @@ def rows_in(conn: sqlite3.Connection, query: str, values: Iterable[object]) -> I
     for start in range(0, len(wanted), IN_CHUNK):
         chunk = wanted[start : start + IN_CHUNK]
         yield from conn.execute(query.format(",".join("?" * len(chunk))), chunk)
+
+
+def _persona_rows(
+    conn: sqlite3.Connection, persona: str, *, said: bool
+) -> tuple[int, list[MemoryRow], dict[int, str]]:
+    """``Store.persona_rows`` (with ``said``: ``persona_rows_said``) in one transaction."""
+    conn.execute("BEGIN")
+    try:
+        version = persona_version(conn, persona)
+        cur = conn.execute(
+            "SELECT * FROM persona_memory WHERE persona = ? AND (valid_to IS NULL OR closed_by IS NOT NULL)",
+            (persona,),
+        )
+        rows = MemoryRow.from_rows(cur)
+        return version, rows, said_of(conn, [r for r in rows if r.valid_to is None]) if said else {}
+    finally:
+        conn.execute("COMMIT")
+
+
+def said_of(conn: sqlite3.Connection, rows: Iterable[MemoryRow]) -> dict[int, str]:
+    """For each row, the text of the transcript lines it cites (its evidence), in line order,
+    joined by newlines; a row whose lines are all gone is left out."""
+    rows = [r for r in rows if r.id is not None and r.evidence]
+    texts = {
+        r["id"]: r["text"]
+        for r in rows_in(conn, "SELECT id, text FROM transcript_lines WHERE id IN ({})",
+                         (line for row in rows for line in row.evidence))
+    }
+    out = {}
+    for row in rows:
+        said = [texts[line] for line in sorted(set(row.evidence)) if line in texts]
+        if said:
+            out[row.id] = "\n".join(said)
+    return out
 
 
 def names_among(conn: sqlite3.Connection, words: Iterable[str]) -> dict[int, str]:

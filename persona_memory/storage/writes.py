@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 import attrs
@@ -24,7 +24,7 @@ from ..errors import NotYourMemory, NotYourNotice
 from ..ids import user_ref
 from ..rows import MemoryRow
 from ..write.plan import WritePlan
-from .store import StoredRoom, insert_memory, persona_version
+from .store import StoredRoom, insert_memory, persona_version, said_of
 
 
 @attrs.frozen
@@ -40,13 +40,15 @@ class Closed:
 class Posted:
     """What a plan wrote: the new rows (with ids), the rows it closed, the notices' ids, and
     the persona's row version just before and just after (``versions``), so a reader holding
-    the version before may apply the change instead of reading every row again."""
+    the version before may apply the change instead of reading every row again; ``said``:
+    what each new row's transcript lines said (``store.said_of``), for that reader's search."""
 
     rows: tuple[MemoryRow, ...]
     notice_ids: tuple[int, ...]
     replay: bool = False
     closed: tuple[Closed, ...] = ()
     versions: tuple[int, int] | None = None
+    said: Mapping[int, str] = attrs.field(factory=dict)
 
 
 @attrs.frozen
@@ -117,7 +119,9 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime) -> Poste
         )
         notice_ids.append(int(cur.lastrowid))
     versions = (before, persona_version(conn, plan.persona))
-    return Posted(tuple(rows), tuple(notice_ids), closed=tuple(closed), versions=versions)
+    return Posted(
+        tuple(rows), tuple(notice_ids), closed=tuple(closed), versions=versions, said=said_of(conn, rows)
+    )
 
 
 def open_rows(conn: sqlite3.Connection, persona: str, subjects: Iterable[str]) -> list[MemoryRow]:

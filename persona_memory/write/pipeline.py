@@ -495,7 +495,9 @@ def _merged(persona: str, room_id: str, reports: Sequence[WriteReport]) -> Write
         tuple(d for r in reports for d in r.decisions),
         tuple(d for r in reports for d in r.dropped),
         reports[-1].plan if reports else None,
-        writes.Posted(rows, notices, closed=closed, versions=_chained(reports)) if reports else None,
+        writes.Posted(rows, notices, closed=closed, versions=_chained(reports),
+                      said={k: v for r in reports if r.posted for k, v in r.posted.said.items()})
+        if reports else None,
         next((r.parked for r in reports if r.parked), None),
     )
 
