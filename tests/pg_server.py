@@ -45,11 +45,13 @@ from urllib.parse import quote, urlsplit, urlunsplit
 URL_ENV = "PERSONA_MEMORY_TEST_POSTGRES_URL"
 DATABASE = "persona_memory_test"
 SUPERUSER = "postgres"
+PORT = 5432  # named in the socket's file name only; said explicitly, so PGPORT cannot move it
 START_TIMEOUT = 60.0  # seconds for initdb plus the first accepted connection, on a busy VM
 STOP_TIMEOUT = 20.0
 
 SERVER_SETTINGS = {
     "listen_addresses": "",
+    "port": str(PORT),
     "fsync": "off",
     "synchronous_commit": "off",
     "full_page_writes": "off",
@@ -92,13 +94,20 @@ def _version_key(name: str) -> tuple[int, ...]:
 
 def socket_url(socket_dir: Path, database: str, user: str = SUPERUSER) -> str:
     """A ``postgresql://`` URL that reaches a server through its socket in ``socket_dir``."""
-    return f"postgresql://{quote(user)}@{quote(str(socket_dir), safe='')}/{quote(database)}"
+    return f"postgresql://{quote(user)}@{quote(str(socket_dir), safe='')}:{PORT}/{quote(database)}"
 
 
 def with_database(url: str, database: str) -> str:
     """``url`` with its database replaced by ``database`` (user, host and options kept)."""
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc, "/" + quote(database), parts.query, parts.fragment))
+
+
+def _short_temp_dir() -> str:
+    """The temporary directory, unless its path is too long for a Unix socket beneath it
+    (the kernel allows 107 bytes): then ``/tmp``."""
+    folder = tempfile.gettempdir()
+    return folder if len(folder) <= 60 else "/tmp"
 
 
 def _server_user() -> pwd.struct_passwd | None:
@@ -151,7 +160,7 @@ def start_server() -> Server:
     """
     bin_dir = find_binaries()
     user = _server_user()
-    base = Path(tempfile.mkdtemp(prefix="persona-memory-pg-"))
+    base = Path(tempfile.mkdtemp(prefix="persona-memory-pg-", dir=_short_temp_dir()))
     data, sockets = base / "data", base / "socket"
     try:
         for folder in (data, sockets):
@@ -164,7 +173,7 @@ def start_server() -> Server:
         os.chmod(sockets, 0o755)
         initdb = subprocess.run(
             [str(bin_dir / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust",
-             "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions"],
+             "--encoding=UTF8", "--locale=C", "--no-sync"],
             cwd=base, capture_output=True, text=True, timeout=START_TIMEOUT, **_as(user),
         )
         if initdb.returncode != 0:

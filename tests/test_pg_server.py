@@ -24,6 +24,11 @@ import pg_server
 HERE = Path(__file__).resolve().parent
 
 
+def _host(url: str) -> str:
+    """The URL's host as written (``urlsplit().hostname`` folds case, a path's included)."""
+    return unquote(urlsplit(url).netloc.rsplit("@", 1)[-1].rsplit(":", 1)[0])
+
+
 # ---- finding the binaries, spelling the URL (no server) ---------------------------------------
 
 
@@ -59,7 +64,9 @@ def test_no_binaries_anywhere_says_what_to_install_or_set(tmp_path: Path, monkey
 
 def test_a_socket_url_keeps_the_directory_whole_and_another_database_replaces_only_the_name() -> None:
     url = pg_server.socket_url(Path("/tmp/pm pg/socket"), "first")
-    assert unquote(urlsplit(url).hostname or "") == "/tmp/pm pg/socket"
+    assert _host(pg_server.socket_url(Path("/tmp/Mixed Case/socket"), "x")) == "/tmp/Mixed Case/socket"
+    assert _host(url) == "/tmp/pm pg/socket"
+    assert urlsplit(url).port == pg_server.PORT
 
     other = pg_server.with_database(url, "second")
     assert other == url.removesuffix("first") + "second"
@@ -133,7 +140,7 @@ def test_a_killed_owner_leaves_no_server_and_no_directory_behind() -> None:
     try:
         url = owner.stdout.readline().strip()
         assert url.startswith("postgresql://"), "the child could not start its server"
-        socket_dir = Path(unquote(urlsplit(url).hostname or ""))
+        socket_dir = Path(_host(url))
         assert _server_alive(url)
         os.kill(owner.pid, signal.SIGKILL)
         owner.wait()
