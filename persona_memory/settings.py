@@ -283,7 +283,7 @@ def load_settings(
             range. The message names the file and the key.
     """
     values = default_values()
-    url_from = ["defaults"]  # the layer that last set storage.url, for its errors
+    url_from = "defaults"  # the layer that last set storage.url, for its errors
     if path is not None:
         source = Path(path)
         try:
@@ -301,9 +301,11 @@ def load_settings(
             if not isinstance(table, dict):
                 raise ConfigError(f"{source}: [{section}] must be a table of settings")
             given.update({f"{section}.{key}": value for key, value in table.items()})
-        _apply(values, given, where=str(source), url_from=url_from)
-    _apply(values, dict(overrides or {}), where="overrides", url_from=url_from)
-    _resolve_storage(values["storage"], where=url_from[0])
+        if _apply(values, given, where=str(source)):
+            url_from = str(source)
+    if _apply(values, dict(overrides or {}), where="overrides"):
+        url_from = "overrides"
+    _resolve_storage(values["storage"], where=url_from)
     for section in ("embedder", "mind", "exam"):
         table = values[section]
         if table["kind"] == "http" and not (table["base_url"].strip() and table["model"].strip()):
@@ -318,8 +320,11 @@ def load_settings(
     return Settings(**{name: cls(**values[name]) for name, cls in _SECTIONS.items()})
 
 
-def _apply(values: dict[str, dict[str, Any]], layer: Mapping[str, Any], *, where: str, url_from: list[str]) -> None:
-    """Set one layer's keys, keeping ``storage.url``/``storage.path`` one choice (see the rules)."""
+def _apply(values: dict[str, dict[str, Any]], layer: Mapping[str, Any], *, where: str) -> bool:
+    """Set one layer's keys, keeping ``storage.url``/``storage.path`` one choice (see the rules).
+
+    Returns whether the layer set ``storage.url``.
+    """
     for dotted, value in layer.items():
         _set(values, dotted, value, where=where)
     if "storage.path" in layer:
@@ -330,8 +335,7 @@ def _apply(values: dict[str, dict[str, Any]], layer: Mapping[str, Any], *, where
                 "only an SQLite file when storage.url is empty"
             )
         values["storage"]["url"] = ""
-    if "storage.url" in layer:
-        url_from[0] = where
+    return "storage.url" in layer
 
 
 def _resolve_storage(storage: dict[str, Any], *, where: str) -> None:
