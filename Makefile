@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test bench browser serve clean
+.PHONY: demo test bench browser postgres serve clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,18 @@ browser:
 	    chromium fonts-dejavu-core >/dev/null; }
 	@[ -x $(CHROMIUM) ] || { echo "make browser: could not install Debian's chromium at $(CHROMIUM)"; exit 1; }
 
-test: $(STAMP) browser
+# The suite starts a throw-away PostgreSQL of its own (tests/pg_server.py) from Debian's server
+# binaries; they are installed here when missing. Nothing is installed when
+# PERSONA_MEMORY_TEST_POSTGRES_URL names a server to use instead.
+PG_BINARIES := command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1
+postgres:
+	@[ -n "$$PERSONA_MEMORY_TEST_POSTGRES_URL" ] || $(PG_BINARIES) || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+	    postgresql >/dev/null; }
+	@[ -n "$$PERSONA_MEMORY_TEST_POSTGRES_URL" ] || $(PG_BINARIES) || \
+	  { echo "make postgres: could not install Debian's postgresql (initdb not found)"; exit 1; }
+
+test: $(STAMP) browser postgres
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -6,6 +6,11 @@ Rules:
 - A key that the defaults do not have is refused, and so is a value of the wrong type or out of
   range. The ``ConfigError`` names the key and says what it accepts.
 - Settings are frozen once loaded.
+- ``storage.url`` and ``storage.path`` are one choice, where the memory is kept: a layer (the
+  file, then the overrides) that sets ``storage.path`` alone also clears a ``storage.url`` an
+  earlier layer set, so ``--db`` always means that file; a layer that sets both, with a
+  non-empty URL, is refused. Once loaded, an SQLite choice reads ``url == ""`` with the file in
+  ``path``; a PostgreSQL one keeps its ``postgresql://`` URL in ``url``.
 """
 
 from __future__ import annotations
@@ -18,13 +23,20 @@ from typing import Any, Callable, Mapping
 import attrs
 
 from .errors import ConfigError
+from .storage.location import BadLocation, PostgresServer, SqliteFile, parse_location, redacted
 
 
 @attrs.frozen
 class StorageSettings:
+    url: str
     path: str
     busy_timeout_ms: int
     read_connections: int
+
+    @property
+    def backend(self) -> str:
+        """``"sqlite"`` (the file at ``path``) or ``"postgresql"`` (the server at ``url``)."""
+        return "postgresql" if self.url else "sqlite"
 
 
 @attrs.frozen
@@ -271,6 +283,7 @@ def load_settings(
             range. The message names the file and the key.
     """
     values = default_values()
+    url_from = "defaults"  # the layer that last set storage.url, for its errors
     if path is not None:
         source = Path(path)
         try:
@@ -279,6 +292,7 @@ def load_settings(
             raise ConfigError(f"config file {str(source)!r} does not exist") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"config file {str(source)!r} is not valid TOML: {exc}") from None
+        given: dict[str, Any] = {}
         for section, table in loaded.items():
             if section not in values:
                 raise ConfigError(
@@ -286,10 +300,12 @@ def load_settings(
                 )
             if not isinstance(table, dict):
                 raise ConfigError(f"{source}: [{section}] must be a table of settings")
-            for key, value in table.items():
-                _set(values, f"{section}.{key}", value, where=str(source))
-    for dotted, value in (overrides or {}).items():
-        _set(values, dotted, value, where="overrides")
+            given.update({f"{section}.{key}": value for key, value in table.items()})
+        if _apply(values, given, where=str(source)):
+            url_from = str(source)
+    if _apply(values, dict(overrides or {}), where="overrides"):
+        url_from = "overrides"
+    _resolve_storage(values["storage"], where=url_from)
     for section in ("embedder", "mind", "exam"):
         table = values[section]
         if table["kind"] == "http" and not (table["base_url"].strip() and table["model"].strip()):
@@ -302,6 +318,43 @@ def load_settings(
         host = web["host"] if ":" not in web["host"] else f"[{web['host']}]"
         web["public_url"] = f"http://{host}:{web['port']}"
     return Settings(**{name: cls(**values[name]) for name, cls in _SECTIONS.items()})
+
+
+def _apply(values: dict[str, dict[str, Any]], layer: Mapping[str, Any], *, where: str) -> bool:
+    """Set one layer's keys, keeping ``storage.url``/``storage.path`` one choice (see the rules).
+
+    Returns whether the layer set ``storage.url``.
+    """
+    for dotted, value in layer.items():
+        _set(values, dotted, value, where=where)
+    if "storage.path" in layer:
+        if "storage.url" in layer and values["storage"]["url"].strip():
+            raise ConfigError(
+                f"{where}: set storage.url or storage.path, not both: storage.url "
+                f"({redacted(values['storage']['url'])!r}) names the store, storage.path "
+                "only an SQLite file when storage.url is empty"
+            )
+        values["storage"]["url"] = ""
+    return "storage.url" in layer
+
+
+def _resolve_storage(storage: dict[str, Any], *, where: str) -> None:
+    """Read ``storage.url`` into ``path`` (SQLite) or keep it (PostgreSQL); see the rules."""
+    try:
+        location = parse_location(storage["url"])
+    except BadLocation as exc:
+        raise ConfigError(f"{where}: storage.url: {exc}") from None
+    if location is None:
+        storage["url"] = ""
+    elif isinstance(location, SqliteFile):
+        storage["url"], storage["path"] = "", location.path
+    else:
+        assert isinstance(location, PostgresServer)
+        raise ConfigError(
+            f"{where}: storage.url selects PostgreSQL ({redacted(location.url)}), which this "
+            "version cannot store to yet — the PostgreSQL store is still being built. Leave "
+            "storage.url empty to keep the memory in the SQLite file at storage.path."
+        )
 
 
 def _set(values: dict[str, dict[str, Any]], dotted: str, value: Any, *, where: str) -> None:

@@ -6,6 +6,11 @@
 - ``open_test_memory``: ``open_memory`` on those settings, that clock and a ``HashingEmbedder``;
   call it as ``open_test_memory({"scope.v1_proven": False}, write_path=...)`` or with
   ``mind=FakeMind(...)``; with neither, the write path runs the bundled offline mind.
+- ``postgres_url``: the URL of a fresh, empty PostgreSQL database, dropped after the test. The
+  server is the one named by ``PERSONA_MEMORY_TEST_POSTGRES_URL`` (its role needs CREATEDB),
+  else a throw-away server this session starts and stops (``pg_server``). Where none can be
+  started, the tests that ask for it are skipped with the reason (``pytest -rs`` lists it) —
+  unless ``PERSONA_MEMORY_TEST_POSTGRES_REQUIRED=1`` (CI sets it), where they fail instead.
 
 A note on virtual time: a task waiting for the SQLite worker thread counts as blocked for trio,
 so under ``autojump_clock`` the clock may jump while a database call is in flight. Tests that
@@ -14,12 +19,16 @@ assert exact virtual times do so only around code that does not touch the databa
 
 from __future__ import annotations
 
+import itertools
+import os
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import pytest
+
+import pg_server
 
 from persona_memory import ManualClock, Memory, Settings, load_settings, open_memory
 from persona_memory.embedding import Embedder, HashingEmbedder
@@ -78,3 +87,40 @@ def open_test_memory(tmp_path: Path, clock: ManualClock) -> OpenTestMemory:
         )
 
     return open_
+
+
+REQUIRE_POSTGRES_ENV = "PERSONA_MEMORY_TEST_POSTGRES_REQUIRED"
+_database_numbers = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    """The URL of the suite's PostgreSQL server (see the module docstring); skips without one."""
+    configured = os.environ.get(pg_server.URL_ENV, "").strip()
+    if configured:
+        if not configured.startswith(("postgresql://", "postgres://")):
+            pytest.fail(f"{pg_server.URL_ENV} must be a postgresql:// URL, got {configured!r}")
+        yield configured
+        return
+    try:
+        with pg_server.throwaway_server() as url:
+            yield url
+    except pg_server.Unavailable as exc:
+        if os.environ.get(REQUIRE_POSTGRES_ENV) == "1":
+            pytest.fail(f"{REQUIRE_POSTGRES_ENV}=1 but no PostgreSQL server could be started: {exc}")
+        pytest.skip(f"PostgreSQL leg skipped: {exc}")
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url: str) -> Iterator[str]:
+    """A fresh, empty database on the suite's server, dropped (connections and all) afterwards."""
+    import psycopg
+
+    name = f"pm_test_{os.getpid()}_{next(_database_numbers)}"
+    with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield pg_server.with_database(postgres_server_url, name)
+    finally:
+        with psycopg.connect(postgres_server_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
