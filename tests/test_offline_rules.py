@@ -438,3 +438,29 @@ def test_a_dummy_it_or_a_reaction_does_not_continue(second: str) -> None:
 def test_a_quantity_of_things_is_a_referent() -> None:
     [text] = texts("I've got loads of cookbooks- classics, recipes from far away, all of that.")
     assert text.startswith("u:42 has got loads of cookbooks")
+
+
+# -- a reply is chatter only when nothing follows it ------------------------------------------------
+
+
+@pytest.mark.parametrize("said", ["I'm good, thanks!", "I know!", "I'm in!", "I see, that makes sense."])
+def test_a_reply_that_stands_alone_is_chatter(said: str) -> None:
+    assert texts(said) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        ("I'm in talks with a kit maker about a sponsorship.", "u:42 is in talks with a kit maker about a sponsorship."),
+        ("I'm back at college in Leeds.", "u:42 is back at college in Leeds."),
+        ("I know three languages.", "u:42 knows three languages."),
+    ],
+)
+def test_a_reply_word_that_goes_on_to_say_something_is_kept(said: str, kept: str) -> None:
+    assert texts(said) == [kept]
+
+
+def test_a_capitalised_opener_is_kept_when_it_says_what_it_is_to_the_speaker() -> None:
+    assert texts("Rowan is my oldest friend.") == ["Rowan is u:42's oldest friend."]
+    assert texts("Climbing is my way to switch off.") == ["Climbing is u:42's way to switch off."]
+    assert texts("Rowan is moving to Perth.") == []  # about Rowan, not the speaker

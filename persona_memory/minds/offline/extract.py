@@ -21,7 +21,9 @@ Rules:
   word other than a gerund straight before an article or an object) and does not speak to
   the listener. A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
-  speaker's ("Painting landscapes is my favourite").
+  speaker's ("Painting landscapes is my favourite", "Writing is a passion of mine"). A
+  sentence led by a capitalised word is about that someone ("Cara is pregnant") unless it
+  says what the word is to the speaker ("Dance is my stress fix", "Rowan is my oldest friend").
 - A row names its subject: one that opens on an adverb and a verb ("Really got u:42
   wondering…") lost its subject in the chat and is not offered.
 - Display names never reach the text; a sentence that still names someone present is dropped.
@@ -103,6 +105,9 @@ _FOREIGN_SUBJECT = re.compile(
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:The|A|An|My|Our|Me|We|I|Just|Being)\b)[A-Z][a-z]+(?:'s)?\s+"
     r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and(?! (?:I|me)\b(?!'))|'s)\b"
+)
+_FRAMED_BY_SPEAKER = re.compile(
+    r"^[A-Z][a-z]+(?:'s)?\s+(?:is|was|has been)\s+(?:\w+\s+){0,3}?(?:my|mine)\b"
 )
 _JUST_US = re.compile(
     r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
@@ -391,9 +396,9 @@ class _Reader:
             return False
         if _FOREIGN_SUBJECT.match(sentence) and not _THING_SUBJECT.match(sentence):
             return False
-        if _NAMED_SUBJECT.match(sentence):
+        if _NAMED_SUBJECT.match(sentence) and not _FRAMED_BY_SPEAKER.match(sentence):
             return False
-        if _GERUND_SUBJECT.match(sentence) and not re.search(r"\b(?:[Mm]y|me)\b", sentence):
+        if _GERUND_SUBJECT.match(sentence) and not re.search(r"\b(?:[Mm]y|me|mine)\b", sentence):
             return False
         return not (
             _JUST_US.search(sentence) or _ABOUT_LISTENER.search(sentence) or _HYPOTHETICAL.search(sentence)

@@ -27,7 +27,9 @@ Rules:
   "I'm really super excited" → "I'm excited". A row is read later in a block of limited size; emphasis costs room and
   says nothing.
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
-  a reaction to the listener ("Good to see you"), an instruction or a wish addressed to the
+  a reply that stands alone ("I'm good, thanks", "I know!" — but "I'm in talks with a
+  sponsor" and "I know three languages" go on to say something), a reaction to the listener
+  ("Good to see you"), an instruction or a wish addressed to the
   listener ("Enjoy the views", "Take care", "Good luck with the move", "Wishing you a calm
   week", "…, let me know"), an order, or a fragment: a single word, or
   two that do not start with the speaker ("I'm vegetarian" is a statement; "Love it" is not).
@@ -103,8 +105,12 @@ _GREETING_OR_THANKS = re.compile(
     r"hope you|wish you|can't wait to (see|hear) (you|your|it|how|what|more)|(so |really |very )?glad|"
     r"I (totally |completely |so |"
     r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see|"
-    r"I get it|I understand|I hope so|I think so|I know|I'm (fine|good|ok|okay|here|back|in|down)|I know what you mean|I'm sure|I'm glad|I'm happy "
-    r"for|I'm so happy for|I'm (?:so )?proud of (?:you|ya|u)\b)\b",
+    r"I hope so|I think so|I know what you mean|I'm sure|I'm glad|I'm happy "
+    r"for|I'm so happy for|I'm (?:so )?proud of (?:you|ya|u)\b)\b"
+    # Replies that are only replies when nothing follows them: "I'm good, thanks!" or "I know!",
+    # but "I'm in talks with a sponsor", "I'm back at college", "I know three languages" say
+    # something.
+    r"|^(?:I get it|I understand|I know|I see|I'm (?:fine|good|ok|okay|here|back|in|down))(?=\s*(?:[,.!;:]|$))",
     re.IGNORECASE,
 )
 
