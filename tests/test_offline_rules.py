@@ -464,3 +464,9 @@ def test_a_capitalised_opener_is_kept_when_it_says_what_it_is_to_the_speaker() -
     assert texts("Rowan is my oldest friend.") == ["Rowan is u:42's oldest friend."]
     assert texts("Climbing is my way to switch off.") == ["Climbing is u:42's way to switch off."]
     assert texts("Rowan is moving to Perth.") == []  # about Rowan, not the speaker
+
+
+def test_a_fragment_led_by_a_gerund_does_not_continue() -> None:
+    assert texts("I bought a second-hand hatchback in Bristol. Definitely keeping it for years.") == [
+        "u:42 bought a second-hand hatchback in Bristol."
+    ]

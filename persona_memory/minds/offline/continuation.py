@@ -12,8 +12,9 @@ Rules:
   a pointing word (it, its, they, their, them, this, that, these, those, he, she, his, her, and
   their contractions), or its turned text has a pointing word with no referent in it
   (``references.dangling``) — "All the noise made it hard to sleep". A dummy "it" ("It's
-  hard to…") points at nothing, and a reaction ("That photo looks great", "It sounds fun")
-  is about what the listener showed or said: neither continues.
+  hard to…") points at nothing, a reaction ("That photo looks great", "It sounds fun")
+  is about what the listener showed or said, and a fragment led by a gerund ("Definitely
+  adding it to my list") has no subject to join with: none of them continues.
 - It joins only the row made from the sentence straight before it in the same line, once: a
   row takes one continuing clause, and none when it holds a follow-up ("…and will report back"
   ends a row). A third sentence about the same thing is left out — measured on the dev file,
@@ -49,6 +50,7 @@ _POINTS_BACK = re.compile(
 _REACTION = re.compile(
     r"^(?:\w+\s+){1,3}(?:looks?|looked|sounds?|sounded|seems?|seemed)\b", re.IGNORECASE
 )
+_FRAGMENT = re.compile(r"^(?:[A-Za-z]+ly\s+)?[A-Za-z]+ing\b(?!\s+(?:is|was|has|makes|made)\b)")
 _WISH = re.compile(r"\b(?:I wish|if (?:I|we|only)|would have|imagine)\b", re.IGNORECASE)
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 
@@ -61,7 +63,7 @@ def points_back(sentence: str, turned: str) -> bool:
     pointing word, or its third-person form ``turned`` dangles — and it is neither a dummy
     "it" nor a reaction to what was shown."""
     said = sentence.lstrip(" \"'")
-    if opens_on_dummy_it(said) or _REACTION.match(said):
+    if opens_on_dummy_it(said) or _REACTION.match(said) or _FRAGMENT.match(said):
         return False
     return bool(_POINTS_BACK.match(said)) or dangling(turned)
 
