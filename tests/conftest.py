@@ -124,3 +124,16 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(postgres_server_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def open_some_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Any]:
+    """``open_store`` on a file in ``tmp_path``, or ``open_postgres_store`` on a fresh database
+    (``postgres_url``; that leg skips with its reason where no server can be had): the tests
+    that take it run once on each backend, named ``[sqlite]`` and ``[postgresql]``."""
+    from persona_memory.storage.store import open_postgres_store, open_store
+
+    if request.param == "sqlite":
+        return lambda **options: open_store(str(tmp_path / "memory.db"), **options)
+    url = request.getfixturevalue("postgres_url")
+    return lambda **options: open_postgres_store(url, **options)

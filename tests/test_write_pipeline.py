@@ -26,8 +26,8 @@ GROUP = RoomState(room_id="g", personas=("warren",), present=frozenset({DAN, CAR
 
 
 @pytest.fixture
-async def store(tmp_path):
-    async with open_store(str(tmp_path / "m.db")) as store:
+async def store(open_some_store):
+    async with open_some_store() as store:
         yield store
 
 

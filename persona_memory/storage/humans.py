@@ -18,6 +18,7 @@ from typing import Iterable
 import attrs
 
 from ..ids import user_ref
+from .dialect import dialect_of
 from .store import TranscriptLine, rows_in
 
 
@@ -40,11 +41,12 @@ def personas_for(conn: sqlite3.Connection, user_id: int) -> list[str]:
             "SELECT DISTINCT persona FROM persona_memory WHERE subject = ? OR counterpart = ?", (ref, ref)
         )
     }
+    dialect = dialect_of(conn)
     found |= {
         r[0]
         for r in conn.execute(
-            "SELECT DISTINCT p.value FROM rooms, json_each(rooms.personas) AS p "
-            "WHERE EXISTS (SELECT 1 FROM json_each(rooms.humans) AS h WHERE h.value = ?)",
+            f"SELECT DISTINCT p.value FROM rooms, {dialect.items_of('rooms.personas', 'p')} "
+            f"WHERE {dialect.holds('rooms.humans')}",
             (user_id,),
         )
     }
