@@ -15,7 +15,7 @@ from persona_memory.minds.fake import FakeMind
 from persona_memory.rooms import RoomState
 from persona_memory.settings import load_settings
 from persona_memory.storage import writes
-from persona_memory.storage.store import StoredRoom, open_store
+from persona_memory.storage.store import StoredRoom
 from persona_memory.write.pipeline import WritePipeline
 
 DAN, CARA = 42, 17
