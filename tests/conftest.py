@@ -40,16 +40,11 @@ OpenTestMemory = Callable[..., AbstractAsyncContextManager[Memory]]
 
 
 def settings_for(tmp_path: Path, overrides: Mapping[str, Any] | None = None) -> Settings:
-    """Defaults with the database in ``tmp_path``, the hashing embedder, and ``overrides``."""
-    return load_settings(
-        None,
-        {
-            "storage.path": str(tmp_path / "m.db"),
-            "embedder.kind": "hashing",
-            "embedder.dim": DIM,
-            **(overrides or {}),
-        },
-    )
+    """Defaults with the database in ``tmp_path`` (unless ``overrides`` name a ``storage.url``),
+    the hashing embedder, and ``overrides``."""
+    overrides = dict(overrides or {})
+    place = {} if overrides.get("storage.url") else {"storage.path": str(tmp_path / "m.db")}
+    return load_settings(None, {**place, "embedder.kind": "hashing", "embedder.dim": DIM, **overrides})
 
 
 @pytest.fixture
@@ -124,6 +119,15 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(postgres_server_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def on_each_backend(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The overrides that put a memory on SQLite (none: the file in ``tmp_path``) or on a fresh
+    PostgreSQL database (``storage.url``; that leg skips where no server can be had)."""
+    if request.param == "sqlite":
+        return {}
+    return {"storage.url": request.getfixturevalue("postgres_url")}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

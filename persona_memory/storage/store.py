@@ -38,9 +38,9 @@ import json
 import logging
 import os
 import sqlite3
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
-from typing import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 import trio
@@ -54,6 +54,9 @@ from . import schema
 from .connection import SqliteConnection, open_sqlite
 from .dialect import dialect_of
 from .line_batch import LineBatcher
+
+if TYPE_CHECKING:
+    from ..settings import StorageSettings
 
 T = TypeVar("T")
 
@@ -735,6 +738,16 @@ async def open_postgres_store(url: str, *, read_connections: int = 2) -> AsyncIt
 
     async with _opened(writer, reader, read_connections) as store:
         yield store
+
+
+def open_store_of(storage: StorageSettings) -> AbstractAsyncContextManager[Store]:
+    """The store the settings name: PostgreSQL at ``storage.url``, else the SQLite file at
+    ``storage.path`` (see ``open_postgres_store`` and ``open_store``)."""
+    if storage.backend == "postgresql":
+        return open_postgres_store(storage.url, read_connections=storage.read_connections)
+    return open_store(
+        storage.path, busy_timeout_ms=storage.busy_timeout_ms, read_connections=storage.read_connections
+    )
 
 
 def _check_readers(read_connections: object) -> None:
