@@ -17,7 +17,7 @@ from persona_memory.rooms import Presence
 from persona_memory.rows import MemoryRow
 from persona_memory.storage import writes
 from persona_memory.storage.postgres_session import translated
-from persona_memory.storage.store import Store, StoredRoom
+from persona_memory.storage.store import Store, StoredRoom, open_postgres_store
 from persona_memory.write.plan import Closing, NoticeDraft, WritePlan
 
 AT = datetime(2026, 9, 3, 18, 30, tzinfo=timezone.utc)
@@ -283,3 +283,36 @@ def test_placeholders_become_psycopgs_and_quoted_text_and_casts_stay() -> None:
         "SELECT * FROM t WHERE a = %s AND b LIKE 'x?%' AND c = %(name)s AND d = %s::bigint"
     )
     assert translated("SELECT 5 % ?, 'it''s :not'") == "SELECT 5 %% %s, 'it''s :not'"
+
+
+# ---- the counters --------------------------------------------------------------------------------
+
+
+async def test_changes_count_the_writes_a_state_read_may_see_and_own_writes_a_tasks_own(store: Store) -> None:
+    start = store.changes
+    await store.save_room(room(), AT)
+    await store.post_line("kitchen", f"u:{MIA}", "The brakes squeak again.", AT, heard_by_iris())
+    (kept,) = await store.insert_memories([memory()])
+    await store.touch({kept.id: (AT, 2)})
+    assert store.changes == start + 1  # a room, a line, a touch: uncounted; the row: counted
+    with store.own_writes() as own:
+        await store.set_memory_note(MIA, "Ask me about wheels.")
+        await store.set_muted(MIA, "basil", True)
+    assert own == [2] and store.changes == start + 3
+    with pytest.raises(StorageError):  # a write that failed counts too: it ran
+        await store.write(lambda c: c.execute("INSERT INTO users (user_id) VALUES (?)", (0,)))
+    assert store.changes == start + 4
+
+
+async def test_a_postgresql_writer_waiting_on_a_locked_row_gives_up_after_its_lock_timeout(postgres_url: str) -> None:
+    import psycopg
+
+    async with open_postgres_store(postgres_url, lock_timeout_ms=200) as store:
+        await _posted(store)
+        with psycopg.connect(postgres_url) as other:  # another process, holding the cursor row
+            other.execute("UPDATE cursors SET last_line_id = last_line_id WHERE persona = 'iris'")
+            with pytest.raises(StorageError, match="lock timeout"):
+                await _posted(store, 3, 9)
+            other.rollback()
+        assert (await _posted(store, 3, 9)).rows  # the lock gone, the plan goes in
+        assert await store.read(lambda c: writes.cursor(c, "iris", "kitchen")) == 9

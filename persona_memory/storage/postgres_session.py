@@ -16,6 +16,8 @@ Rules:
   ``bytes``. Values go in as they go to SQLite: ISO text and JSON text are sent untyped, so
   PostgreSQL reads them as the column's type.
 - A session's clock is UTC (``SET TimeZone``), so an instant never comes back in another offset.
+- A statement waits at most ``lock_timeout_ms`` for a lock (``storage.busy_timeout_ms``, as
+  SQLite's ``busy_timeout``), then fails with ``StorageError`` instead of waiting forever.
 - Readers run their transactions at ``REPEATABLE READ``: a unit that reads in ``BEGIN`` …
   ``COMMIT`` (``store._persona_rows``) sees one snapshot, as SQLite's WAL reader does. The
   writer runs at PostgreSQL's default, ``READ COMMITTED``: a write that must not be replayed
@@ -136,7 +138,7 @@ class PostgresSession:
         self.raw.close()
 
 
-def session_of(url: str, *, migrate: bool, name: str) -> Connect:
+def session_of(url: str, *, migrate: bool, name: str, lock_timeout_ms: int = 5000) -> Connect:
     """A connect function for one worker thread: connect, check (the writer: migrate), set up.
 
     The database is checked before anything is written, so a foreign one is refused untouched
@@ -152,6 +154,7 @@ def session_of(url: str, *, migrate: bool, name: str) -> Connect:
             else:
                 postgres_schema.check_ours(raw)
             raw.execute("SET TimeZone TO 'UTC'")
+            raw.execute(f"SET lock_timeout TO {int(lock_timeout_ms)}")
             if not migrate:
                 raw.execute("SET default_transaction_isolation TO 'repeatable read'")
             raw.adapters.register_loader("timestamptz", _IsoInstantLoader)

@@ -716,11 +716,14 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, read_connections
 
 
 @asynccontextmanager
-async def open_postgres_store(url: str, *, read_connections: int = 2) -> AsyncIterator[Store]:
+async def open_postgres_store(
+    url: str, *, lock_timeout_ms: int = 5000, read_connections: int = 2
+) -> AsyncIterator[Store]:
     """Open (creating or upgrading) the store in the PostgreSQL database at ``url``; close it
     when the block ends. Each connection is a psycopg one on its own thread
     (``postgres_connection``) with the store's face (``postgres_session``): one writer, which
-    migrates, and ``read_connections`` readers.
+    migrates, and ``read_connections`` readers. A statement waits at most ``lock_timeout_ms``
+    for a lock (PostgreSQL's ``lock_timeout``, as ``busy_timeout_ms`` is SQLite's).
 
     Raises:
         ForeignDatabase: the database holds another program's tables, or a newer schema.
@@ -730,11 +733,15 @@ async def open_postgres_store(url: str, *, read_connections: int = 2) -> AsyncIt
     from .postgres_connection import open_postgres  # psycopg only for a PostgreSQL store
     from .postgres_session import session_of
 
+    async def connection(name: str, *, migrate: bool):  # type: ignore[no-untyped-def]
+        connect = session_of(url, migrate=migrate, name=name, lock_timeout_ms=lock_timeout_ms)
+        return await open_postgres(name, connect)
+
     async def writer():  # type: ignore[no-untyped-def]
-        return await open_postgres("writer", session_of(url, migrate=True, name="writer"))
+        return await connection("writer", migrate=True)
 
     async def reader(n: int):  # type: ignore[no-untyped-def]
-        return await open_postgres(f"reader-{n}", session_of(url, migrate=False, name=f"reader-{n}"))
+        return await connection(f"reader-{n}", migrate=False)
 
     async with _opened(writer, reader, read_connections) as store:
         yield store
@@ -744,7 +751,9 @@ def open_store_of(storage: StorageSettings) -> AbstractAsyncContextManager[Store
     """The store the settings name: PostgreSQL at ``storage.url``, else the SQLite file at
     ``storage.path`` (see ``open_postgres_store`` and ``open_store``)."""
     if storage.backend == "postgresql":
-        return open_postgres_store(storage.url, read_connections=storage.read_connections)
+        return open_postgres_store(
+            storage.url, lock_timeout_ms=storage.busy_timeout_ms, read_connections=storage.read_connections
+        )
     return open_store(
         storage.path, busy_timeout_ms=storage.busy_timeout_ms, read_connections=storage.read_connections
     )
