@@ -1,5 +1,6 @@
 """The human's side of the store (design §5): what the manage page, export and erasure read
-and delete. Functions of a connection, run inside the caller's unit of work.
+and delete. Functions of a connection (either backend's: see ``store``), run inside the
+caller's unit of work.
 
 Rules:
 - Every query is scoped to one user: a row is theirs when its subject is ``u:<id>`` or it is a

@@ -1,7 +1,8 @@
 """The write path's queries: cursors, posting a plan, parked slices, notices and undo.
 
-Each function takes a ``sqlite3.Connection`` and runs inside the caller's unit of work (the
-``Store`` methods that wrap them decide the transaction).
+Each function takes a connection — SQLite's, or the PostgreSQL session (``postgres_session``),
+one text of SQL for both (``store``'s docstring) — and runs inside the caller's unit of work
+(the ``Store`` methods that wrap them decide the transaction).
 
 Rules:
 - ``post_plan`` is one transaction: new rows, closings, the cursor move and the notices commit
