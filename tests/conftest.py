@@ -130,6 +130,16 @@ def on_each_backend(request: pytest.FixtureRequest) -> dict[str, str]:
     return {"storage.url": request.getfixturevalue("postgres_url")}
 
 
+def on_backend(open_test_memory: OpenTestMemory, backend: Mapping[str, Any]) -> OpenTestMemory:
+    """``open_test_memory`` with ``backend``'s overrides (``on_each_backend``) under every call's
+    own: a module whose fixture ``open_test_memory`` returns this runs each test on both."""
+
+    def open_(overrides: Mapping[str, Any] | None = None, **options: Any) -> AbstractAsyncContextManager[Memory]:
+        return open_test_memory({**(overrides or {}), **backend}, **options)
+
+    return open_
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def open_some_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Any]:
     """``open_store`` on a file in ``tmp_path``, or ``open_postgres_store`` on a fresh database
