@@ -5,6 +5,7 @@ Run it::
     PYTHONPATH=. .venv/bin/python bench/write_bench.py                 # 100 personas, 2 evenings
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --personas 10 --rounds 1
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --profile out.prof   # cProfile, trio thread
+    PYTHONPATH=. .venv/bin/python bench/write_bench.py --url postgresql://…/empty_db  # on PostgreSQL
 
 The default configuration (``load_settings(None)``: the offline mind, the bundled WordLlama
 embedder, SQLite) on a fresh file in a temporary directory, through the real ``open_memory``
@@ -179,7 +180,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
             rows_written["rows"] += len(report.posted.rows)
 
     with tempfile.TemporaryDirectory() as tmp:
-        settings = pm.load_settings(None, overrides={"storage.path": str(Path(tmp) / "bench.db")})
+        place = {"storage.url": args.url} if args.url else {"storage.path": str(Path(tmp) / "bench.db")}
+        settings = pm.load_settings(None, overrides=place)
         embedder = await trio.to_thread.run_sync(make_embedder, settings)
         clock = ManualClock(START)
         original_pipeline = pipeline_module.WritePipeline
@@ -248,7 +250,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
 def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.Namespace) -> None:
     print(f"write bench: {args.personas} personas, {rooms} rooms ({args.privates} private chats "
           f"each, a group room per two personas), {args.rounds} evening(s), {args.posting} posting; "
-          "offline mind, WordLlama, SQLite temp file")
+          f"offline mind, WordLlama, {'PostgreSQL' if args.url else 'SQLite temp file'}")
     print(f"{'evening':>8} {'lines':>7} {'post s':>8} {'write s':>8} {'end-to-end l/s':>15} "
           f"{'write-path l/s':>15} {'rows':>6}")
     for i, e in enumerate(evenings, 1):
@@ -279,6 +281,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--posting", choices=("sequential", "concurrent"), default="sequential",
                         help="post one room after another, or every room at once (each in order)")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the last evening's write path (trio thread)")
+    parser.add_argument("--url", help="store in this empty PostgreSQL database instead of a fresh SQLite file")
     args = parser.parse_args(argv)
     if args.personas < 1 or args.privates < 1 or args.rounds < 1:
         parser.error("--personas, --privates and --rounds must be at least 1")

@@ -79,6 +79,14 @@ def main(argv: list[str] | None = None) -> int:
             overrides["web.port"] = args.port
     try:
         settings = load_settings(args.config, overrides)
+        if args.command in ("doctor", "backup") and settings.storage.backend == "postgresql":
+            print(
+                f"persona-memory: {args.command} reads an SQLite store file, and storage.url names a "
+                f"PostgreSQL database ({settings.storage.place}); use the server's own tools there "
+                "(pg_dump for a backup), or pass --db FILE to check a file",
+                file=sys.stderr,
+            )
+            return 2
         if args.command == "demo":
             from .demo import run_demo
 
@@ -166,7 +174,7 @@ async def run_serve(settings: Settings) -> None:
                 port = await nursery.start(partial(serve_web, memory, settings, secrets=secrets))
                 print(
                     f"persona-memory: serving http://{settings.web.host}:{port} "
-                    f"(store {settings.storage.path}); Ctrl-C to stop",
+                    f"(store {settings.storage.place}); Ctrl-C to stop",
                     flush=True,
                 )
                 async for signum in signals:

@@ -40,7 +40,7 @@ from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import writes
 from .storage.humans import RoomFacts
-from .storage.store import Store, TranscriptLine, open_store
+from .storage.store import Store, TranscriptLine, open_store_of
 from .supervisor import Supervisor, open_supervisor
 from .write.pipeline import WritePipeline, WriteReport
 
@@ -496,7 +496,8 @@ async def open_memory(
         on_report: called with what each run of the write path did (the demo prints it).
 
     Raises:
-        ForeignDatabase: the file at ``storage.path`` is not ours; it was not touched.
+        ForeignDatabase: the store (the file at ``storage.path``, or the database at
+            ``storage.url``) is not ours; it was not touched.
         ConfigError: an HTTP mind or embedder is configured without what it needs.
         NotOnTrio: entered from asyncio or outside any event loop.
     """
@@ -508,11 +509,7 @@ async def open_memory(
     if mind is None and write_path is None:
         mind = make_mind(settings, limiter)
     try:
-        async with open_store(
-            settings.storage.path,
-            busy_timeout_ms=settings.storage.busy_timeout_ms,
-            read_connections=settings.storage.read_connections,
-        ) as store:
+        async with open_store_of(settings.storage) as store:
             metrics = Metrics()
             timed_embedder = TimedEmbedder(embedder, metrics)
             if write_path is None:

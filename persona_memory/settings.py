@@ -38,6 +38,11 @@ class StorageSettings:
         """``"sqlite"`` (the file at ``path``) or ``"postgresql"`` (the server at ``url``)."""
         return "postgresql" if self.url else "sqlite"
 
+    @property
+    def place(self) -> str:
+        """Where the memory is, to show a person: the file, or the URL without its password."""
+        return redacted(self.url) if self.url else self.path
+
 
 @attrs.frozen
 class BlockSettings:
@@ -350,11 +355,7 @@ def _resolve_storage(storage: dict[str, Any], *, where: str) -> None:
         storage["url"], storage["path"] = "", location.path
     else:
         assert isinstance(location, PostgresServer)
-        raise ConfigError(
-            f"{where}: storage.url selects PostgreSQL ({redacted(location.url)}), which this "
-            "version cannot store to yet — the PostgreSQL store is still being built. Leave "
-            "storage.url empty to keep the memory in the SQLite file at storage.path."
-        )
+        storage["url"] = location.url
 
 
 def _set(values: dict[str, dict[str, Any]], dotted: str, value: Any, *, where: str) -> None:

@@ -40,16 +40,11 @@ OpenTestMemory = Callable[..., AbstractAsyncContextManager[Memory]]
 
 
 def settings_for(tmp_path: Path, overrides: Mapping[str, Any] | None = None) -> Settings:
-    """Defaults with the database in ``tmp_path``, the hashing embedder, and ``overrides``."""
-    return load_settings(
-        None,
-        {
-            "storage.path": str(tmp_path / "m.db"),
-            "embedder.kind": "hashing",
-            "embedder.dim": DIM,
-            **(overrides or {}),
-        },
-    )
+    """Defaults with the database in ``tmp_path`` (unless ``overrides`` name a ``storage.url``),
+    the hashing embedder, and ``overrides``."""
+    overrides = dict(overrides or {})
+    place = {} if overrides.get("storage.url") else {"storage.path": str(tmp_path / "m.db")}
+    return load_settings(None, {**place, "embedder.kind": "hashing", "embedder.dim": DIM, **overrides})
 
 
 @pytest.fixture
@@ -124,3 +119,35 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(postgres_server_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def on_each_backend(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The overrides that put a memory on SQLite (none: the file in ``tmp_path``) or on a fresh
+    PostgreSQL database (``storage.url``; that leg skips where no server can be had)."""
+    if request.param == "sqlite":
+        return {}
+    return {"storage.url": request.getfixturevalue("postgres_url")}
+
+
+def on_backend(open_test_memory: OpenTestMemory, backend: Mapping[str, Any]) -> OpenTestMemory:
+    """``open_test_memory`` with ``backend``'s overrides (``on_each_backend``) under every call's
+    own: a module whose fixture ``open_test_memory`` returns this runs each test on both."""
+
+    def open_(overrides: Mapping[str, Any] | None = None, **options: Any) -> AbstractAsyncContextManager[Memory]:
+        return open_test_memory({**(overrides or {}), **backend}, **options)
+
+    return open_
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def open_some_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[..., Any]:
+    """``open_store`` on a file in ``tmp_path``, or ``open_postgres_store`` on a fresh database
+    (``postgres_url``; that leg skips with its reason where no server can be had): the tests
+    that take it run once on each backend, named ``[sqlite]`` and ``[postgresql]``."""
+    from persona_memory.storage.store import open_postgres_store, open_store
+
+    if request.param == "sqlite":
+        return lambda **options: open_store(str(tmp_path / "memory.db"), **options)
+    url = request.getfixturevalue("postgres_url")
+    return lambda **options: open_postgres_store(url, **options)

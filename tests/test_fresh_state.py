@@ -14,6 +14,7 @@ from conftest import NOW
 from rowfactory import make_row
 
 import trio
+import pytest
 import trio.testing
 
 import persona_memory as pm
@@ -214,3 +215,11 @@ async def test_a_mute_while_the_persona_writes_shows_at_the_next_open(open_test_
         await memory.send(group("g2", DAN))
         block = await memory.block("warren", "g2")
     assert CHOIR not in block and "clocks" not in block
+
+
+@pytest.fixture
+def open_test_memory(open_test_memory, on_each_backend):
+    """conftest's ``open_test_memory``, on SQLite and on PostgreSQL: every test here runs on both."""
+    from conftest import on_backend
+
+    return on_backend(open_test_memory, on_each_backend)

@@ -373,3 +373,11 @@ async def test_every_call_after_close_raises_memory_closed(open_test_memory) -> 
     for call in calls:
         with pytest.raises(MemoryClosed):
             await call()
+
+
+@pytest.fixture
+def open_test_memory(open_test_memory, on_each_backend):
+    """conftest's ``open_test_memory``, on SQLite and on PostgreSQL: every test here runs on both."""
+    from conftest import on_backend
+
+    return on_backend(open_test_memory, on_each_backend)

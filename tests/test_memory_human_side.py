@@ -92,3 +92,11 @@ async def test_export_holds_every_line_with_dates_origin_and_evidence(open_test_
         assert all(m["room"] == "dm" and m["evidence"] and m["noted"] for m in exported["memories"])
         assert len(exported["notices"]) == len(await memory.notices(DAN))
         assert await memory.export(CARA) == {**await memory.export(CARA), "memories": [], "notices": []}
+
+
+@pytest.fixture
+def open_test_memory(open_test_memory, on_each_backend):
+    """conftest's ``open_test_memory``, on SQLite and on PostgreSQL: every test here runs on both."""
+    from conftest import on_backend
+
+    return on_backend(open_test_memory, on_each_backend)

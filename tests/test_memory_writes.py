@@ -10,7 +10,15 @@ import persona_memory as pm
 from persona_memory.errors import NotYourMemory, NotYourNotice, ProviderUnreachable
 from persona_memory.minds.fake import FakeMind
 
+from conftest import on_backend
+
 DAN, CARA = 42, 17
+
+
+@pytest.fixture
+def open_test_memory(open_test_memory, on_each_backend):
+    """conftest's ``open_test_memory``, on SQLite and on PostgreSQL: every test here runs on both."""
+    return on_backend(open_test_memory, on_each_backend)
 DM = dict(room_id="dm", personas=("warren",), humans={DAN}, private=True, names={DAN: "Dan"})
 
 

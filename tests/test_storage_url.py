@@ -1,5 +1,5 @@
 """``storage.url``: which store a config names, how it sits beside ``storage.path``, and the
-errors a person gets for a URL we cannot use (PostgreSQL included, until its store exists)."""
+errors a person gets for a URL we cannot use, and a memory kept where the URL says."""
 
 from __future__ import annotations
 
@@ -119,20 +119,55 @@ def test_a_bad_url_is_a_config_error_naming_the_setting_and_its_file(tmp_path: P
         load_settings(None, {"storage.url": 5432})
 
 
-def test_postgresql_is_refused_until_its_store_exists_saying_so(tmp_path: Path) -> None:
+def test_a_postgresql_url_is_kept_and_shown_without_its_password(tmp_path: Path) -> None:
     config = _config(tmp_path, 'url = "postgresql://pm:s3cret-pass@db.internal/pm"')
-    with pytest.raises(ConfigError) as caught:
-        load_settings(config)
-    message = str(caught.value)
-    assert "selects PostgreSQL" in message and "cannot store to yet" in message
-    assert "storage.url empty" in message and "s3cret-pass" not in message
+    storage = load_settings(config).storage
+    assert storage.backend == "postgresql"
+    assert storage.url == "postgresql://pm:s3cret-pass@db.internal/pm"
+    assert storage.place == "postgresql://pm:***@db.internal/pm"
 
 
-def test_the_command_line_tells_a_person_postgresql_is_not_there_yet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = _config(tmp_path, 'url = "postgresql://db.internal/pm"')
+def test_doctor_and_backup_say_they_read_files_when_the_store_is_postgresql(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _config(tmp_path, 'url = "postgresql://pm:s3cret-pass@db.internal/pm"')
     assert main(["doctor", "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "selects PostgreSQL" in err and "cannot store to yet" in err
+    assert "reads an SQLite store file" in err and "pg_dump" in err and "s3cret-pass" not in err
+    assert main(["backup", "--config", str(config), str(tmp_path / "copy.db")]) == 2
+    assert not (tmp_path / "copy.db").exists()
+
+
+async def test_a_private_chat_through_open_memory_on_a_postgresql_url_is_remembered_there(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where the default storage.path would land
+    settings = load_settings(
+        _config(tmp_path, f'url = "{postgres_url}"'), {"embedder.kind": "hashing", "embedder.dim": DIM}
+    )
+    dm = pm.RoomOpened(room_id="dm-7", personas=("wren",), humans={7}, private=True, names={7: "Tomas"})
+    async with pm.open_memory(settings, embedder=HashingEmbedder(DIM)) as memory:
+        await memory.send(dm)
+        assert await memory.block("wren", "dm-7") == ""
+        said = [
+            await memory.post_line("dm-7", "u:7", "I love baking sourdough on Sunday mornings."),
+            await memory.post_line("wren", "dm-7", "That sounds lovely. What flour do you use?"),
+            await memory.post_line("dm-7", "u:7", "I'm running a half marathon in October. Ask me how it went!"),
+        ]
+        await memory.send(pm.RoomWentQuiet(room_id="dm-7"))
+        await memory.drain()
+        rows = await memory.memories_about(7)
+        assert rows and all(set(r.evidence) <= set(said) and r.room_id == "dm-7" for r in rows)
+        (notice,) = await memory.notices(7)
+        assert sorted(notice.memory_ids) == sorted(r.id for r in rows)
+    assert not (tmp_path / "persona-memory.db").exists()
+    async with pm.open_memory(settings, embedder=HashingEmbedder(DIM)) as memory:  # a new process
+        await memory.send(dm)
+        block = await memory.block("wren", "dm-7")
+        assert "sourdough" in block and "half marathon" in block
+        assert await memory.memories_about(7) == rows
+        assert await memory.undo(7, notice.id) == list(notice.memory_ids)
+        assert await memory.memories_about(7) == []
 
 
 async def test_a_memory_opened_on_an_sqlite_url_keeps_its_rows_in_that_file(

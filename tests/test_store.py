@@ -24,8 +24,8 @@ SHANGHAI = timezone(timedelta(hours=8))
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
-    async with open_store(str(tmp_path / "memory.db")) as opened:
+async def store(open_some_store) -> AsyncIterator[Store]:
+    async with open_some_store() as opened:
         yield opened
 
 

@@ -15,7 +15,7 @@ from persona_memory.minds.fake import FakeMind
 from persona_memory.rooms import RoomState
 from persona_memory.settings import load_settings
 from persona_memory.storage import writes
-from persona_memory.storage.store import StoredRoom, open_store
+from persona_memory.storage.store import StoredRoom
 from persona_memory.write.pipeline import WritePipeline
 
 DAN, CARA = 42, 17
@@ -26,8 +26,8 @@ GROUP = RoomState(room_id="g", personas=("warren",), present=frozenset({DAN, CAR
 
 
 @pytest.fixture
-async def store(tmp_path):
-    async with open_store(str(tmp_path / "m.db")) as store:
+async def store(open_some_store):
+    async with open_some_store() as store:
         yield store
 
 

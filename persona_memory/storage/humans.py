@@ -1,5 +1,6 @@
 """The human's side of the store (design §5): what the manage page, export and erasure read
-and delete. Functions of a connection, run inside the caller's unit of work.
+and delete. Functions of a connection (either backend's: see ``store``), run inside the
+caller's unit of work.
 
 Rules:
 - Every query is scoped to one user: a row is theirs when its subject is ``u:<id>`` or it is a
@@ -18,6 +19,7 @@ from typing import Iterable
 import attrs
 
 from ..ids import user_ref
+from .dialect import dialect_of
 from .store import TranscriptLine, rows_in
 
 
@@ -40,11 +42,12 @@ def personas_for(conn: sqlite3.Connection, user_id: int) -> list[str]:
             "SELECT DISTINCT persona FROM persona_memory WHERE subject = ? OR counterpart = ?", (ref, ref)
         )
     }
+    dialect = dialect_of(conn)
     found |= {
         r[0]
         for r in conn.execute(
-            "SELECT DISTINCT p.value FROM rooms, json_each(rooms.personas) AS p "
-            "WHERE EXISTS (SELECT 1 FROM json_each(rooms.humans) AS h WHERE h.value = ?)",
+            f"SELECT DISTINCT p.value FROM rooms, {dialect.items_of('rooms.personas', 'p')} "
+            f"WHERE {dialect.holds('rooms.humans')}",
             (user_id,),
         )
     }

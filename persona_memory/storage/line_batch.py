@@ -32,6 +32,8 @@ import attrs
 import outcome
 import trio
 
+from .dialect import dialect_of
+
 PendingLine = tuple[str, str, str, str, str | None, str | None, str | None]
 """(room_id, speaker, text, at, humans JSON, personas JSON, kit) — a row of transcript_lines."""
 
@@ -56,17 +58,17 @@ def insert_lines(conn: sqlite3.Connection, lines: Sequence[PendingLine]) -> list
         room_id = line[0]
         if room_id not in incognito:
             incognito[room_id] = conn.execute(
-                "SELECT 1 FROM rooms WHERE room_id = ? AND incognito = 1", (room_id,)
+                "SELECT 1 FROM rooms WHERE room_id = ? AND incognito", (room_id,)
             ).fetchone() is not None
         if incognito[room_id]:
             ids.append(0)
             continue
-        cur = conn.execute(
+        ids.append(dialect_of(conn).insert_id(
+            conn,
             "INSERT INTO transcript_lines (room_id, speaker, text, at, humans, personas, kit) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             line,
-        )
-        ids.append(int(cur.lastrowid))
+        ))
     return ids
 
 

@@ -1,9 +1,20 @@
 """The store: every query the product makes, each one unit of work on one connection.
 
+One store, two backends. ``Store`` is the one interface; what is behind it is a writer
+connection and read connections, either SQLite's (``open_store``: ``connection.py``) or
+PostgreSQL's (``open_postgres_store``: ``postgres_connection.py`` carrying a
+``postgres_session.PostgresSession``). The query functions here and in ``writes.py``,
+``humans.py`` and ``line_batch.py`` are written once and run on either: the PostgreSQL
+session takes SQLite's placeholders and gives back SQLite's values, and the few statements
+that must differ ask the connection's ``dialect`` (``dialect.py``). No query has a twin.
+
 Rules:
-- One writer connection; every write is one ``BEGIN IMMEDIATE`` transaction (all or nothing).
-  Read connections serve readers concurrently (WAL lets them read while the writer writes).
-  Transcript lines posted at the same moment share one transaction (``line_batch``).
+- One writer connection; every write is one transaction (all or nothing): ``BEGIN
+  IMMEDIATE`` in SQLite, ``BEGIN`` (``READ COMMITTED``) in PostgreSQL. Read connections serve
+  readers concurrently (SQLite's WAL, PostgreSQL's MVCC; a PostgreSQL reader's transaction is
+  ``REPEATABLE READ``, one snapshot, as SQLite's). Transcript lines posted at the same moment
+  share one transaction (``line_batch``). A plan posted twice writes once on both: its cursor
+  is checked and moved by one compare-and-set (``writes.post_plan``).
 - A persona's rows are written only by that persona's actor; this module does not enforce
   ownership, it offers the operations. The users' own fields are written by the facade.
 - Values cross this boundary as ``MemoryRow`` / ``UserControls``, never as raw tuples. A value
@@ -15,7 +26,7 @@ Rules:
   tables: transcript lines, rooms and names, recall stamps (``_write_unread``). So a reader
   that took ``changes`` before a ``read_state`` and sees the same number later knows that
   nothing it read has changed since — in this process. Another process writing the same file
-  is outside the design (one process writes a file at a time; see ``room_recorder``). A task
+  is outside the design (one process writes a store at a time; see ``room_recorder``). A task
   can count its own writes meanwhile (``own_writes``), to tell whether anyone else wrote.
 """
 
@@ -27,9 +38,9 @@ import json
 import logging
 import os
 import sqlite3
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
-from typing import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 import trio
@@ -41,7 +52,11 @@ from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
 from . import schema
 from .connection import SqliteConnection, open_sqlite
+from .dialect import dialect_of
 from .line_batch import LineBatcher
+
+if TYPE_CHECKING:
+    from ..settings import StorageSettings
 
 T = TypeVar("T")
 
@@ -382,7 +397,7 @@ class Store:
             lambda conn: conn.execute(
                 "INSERT INTO users (user_id, memory_on) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_on = excluded.memory_on",
-                (user_id, int(on)),
+                (user_id, on),
             )
         )
 
@@ -392,7 +407,7 @@ class Store:
         if not isinstance(muted, bool):
             raise_type("muted", "True or False", muted)
         sql = (
-            "INSERT OR IGNORE INTO persona_memory_mute (user_id, persona) VALUES (?, ?)"
+            "INSERT INTO persona_memory_mute (user_id, persona) VALUES (?, ?) ON CONFLICT DO NOTHING"
             if muted
             else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
         )
@@ -507,10 +522,11 @@ class Store:
 
 def lines_after(conn: sqlite3.Connection, room_id: str, after_id: int, limit: int | None) -> list[TranscriptLine]:
     """``Store.lines`` on a connection the caller holds (to read it in one unit with more)."""
-    cur = conn.execute(
-        "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id LIMIT ?",
-        (room_id, after_id, -1 if limit is None else limit),
-    )
+    query = "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id"
+    if limit is None:
+        cur = conn.execute(query, (room_id, after_id))
+    else:
+        cur = conn.execute(query + " LIMIT ?", (room_id, after_id, limit))
     return [TranscriptLine.from_row(r) for r in cur]
 
 
@@ -605,12 +621,13 @@ def insert_memory(conn: sqlite3.Connection, row: MemoryRow) -> MemoryRow:
     """Insert one validated row on ``conn`` (inside the caller's transaction)."""
     params = row.to_params()
     columns = [c for c in params if not (c == "id" and params[c] is None)]
-    cur = conn.execute(
+    new_id = dialect_of(conn).insert_id(
+        conn,
         f"INSERT INTO persona_memory ({', '.join(columns)}) "
         f"VALUES ({', '.join(':' + c for c in columns)})",
         params,
     )
-    return attrs.evolve(row, id=int(cur.lastrowid))
+    return attrs.evolve(row, id=new_id)
 
 
 def _stored_incognito(conn: sqlite3.Connection, room_id: str) -> bool | None:
@@ -630,8 +647,8 @@ def _save_room(conn: sqlite3.Connection, room: StoredRoom, opened: str) -> None:
         "opened = excluded.opened, archived = NULL",
         (
             room.room_id,
-            int(room.private),
-            int(room.incognito),
+            bool(room.private),
+            bool(room.incognito),
             room.kit,
             room.topic,
             json.dumps(list(room.personas)),
@@ -671,7 +688,7 @@ def raise_type(field: str, wanted: str, got: object) -> None:
 
 @asynccontextmanager
 async def open_store(path: str, *, busy_timeout_ms: int = 5000, read_connections: int = 2) -> AsyncIterator[Store]:
-    """Open (creating or upgrading) the database at ``path``; close it when the block ends.
+    """Open (creating or upgrading) the SQLite file at ``path``; close it when the block ends.
 
     The writer opens first and migrates; then the read connections. If any of them fails to
     open, the ones already open are closed before the error leaves.
@@ -684,21 +701,84 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, read_connections
         raise StorageError(
             "storage.path ':memory:' cannot be shared between connections; use a file path"
         )
-    if isinstance(read_connections, bool) or not isinstance(read_connections, int) or read_connections < 1:
-        raise InvalidInput(f"read_connections must be an int >= 1, got {read_connections!r}")
+    _check_readers(read_connections)
     if os.path.isdir(path):
         raise ForeignDatabase(f"{path} is a directory; storage.path must name a file")
-    writer = await open_sqlite("writer", _connect(path, busy_timeout_ms, migrate=True))
-    readers: list[SqliteConnection] = []
+
+    async def writer() -> SqliteConnection:
+        return await open_sqlite("writer", _connect(path, busy_timeout_ms, migrate=True))
+
+    async def reader(n: int) -> SqliteConnection:
+        return await open_sqlite(f"reader-{n}", _connect(path, busy_timeout_ms, migrate=False))
+
+    async with _opened(writer, reader, read_connections) as store:
+        yield store
+
+
+@asynccontextmanager
+async def open_postgres_store(
+    url: str, *, lock_timeout_ms: int = 5000, read_connections: int = 2
+) -> AsyncIterator[Store]:
+    """Open (creating or upgrading) the store in the PostgreSQL database at ``url``; close it
+    when the block ends. Each connection is a psycopg one on its own thread
+    (``postgres_connection``) with the store's face (``postgres_session``): one writer, which
+    migrates, and ``read_connections`` readers. A statement waits at most ``lock_timeout_ms``
+    for a lock (PostgreSQL's ``lock_timeout``, as ``busy_timeout_ms`` is SQLite's).
+
+    Raises:
+        ForeignDatabase: the database holds another program's tables, or a newer schema.
+        StorageError: the server could not be reached or refused the connection.
+    """
+    _check_readers(read_connections)
+    from .postgres_connection import open_postgres  # psycopg only for a PostgreSQL store
+    from .postgres_session import session_of
+
+    async def connection(name: str, *, migrate: bool):  # type: ignore[no-untyped-def]
+        connect = session_of(url, migrate=migrate, name=name, lock_timeout_ms=lock_timeout_ms)
+        return await open_postgres(name, connect)
+
+    async def writer():  # type: ignore[no-untyped-def]
+        return await connection("writer", migrate=True)
+
+    async def reader(n: int):  # type: ignore[no-untyped-def]
+        return await connection(f"reader-{n}", migrate=False)
+
+    async with _opened(writer, reader, read_connections) as store:
+        yield store
+
+
+def open_store_of(storage: StorageSettings) -> AbstractAsyncContextManager[Store]:
+    """The store the settings name: PostgreSQL at ``storage.url``, else the SQLite file at
+    ``storage.path`` (see ``open_postgres_store`` and ``open_store``)."""
+    if storage.backend == "postgresql":
+        return open_postgres_store(
+            storage.url, lock_timeout_ms=storage.busy_timeout_ms, read_connections=storage.read_connections
+        )
+    return open_store(
+        storage.path, busy_timeout_ms=storage.busy_timeout_ms, read_connections=storage.read_connections
+    )
+
+
+def _check_readers(read_connections: object) -> None:
+    if isinstance(read_connections, bool) or not isinstance(read_connections, int) or read_connections < 1:
+        raise InvalidInput(f"read_connections must be an int >= 1, got {read_connections!r}")
+
+
+@asynccontextmanager
+async def _opened(writer: Callable, reader: Callable, read_connections: int) -> AsyncIterator[Store]:
+    """The writer (opened first: it migrates), then the readers, as one ``Store``; every one
+    opened is closed when the block ends or a later one fails to open."""
+    first = await writer()
+    readers: list = []
     try:
         for n in range(read_connections):
-            readers.append(await open_sqlite(f"reader-{n}", _connect(path, busy_timeout_ms, migrate=False)))
-        yield Store(writer, readers)
+            readers.append(await reader(n))
+        yield Store(first, readers)
     finally:
         with trio.CancelScope(shield=True):
-            for reader in readers:
-                await reader.aclose()
-            await writer.aclose()
+            for one in readers:
+                await one.aclose()
+            await first.aclose()
 
 
 # The query modules build on the values above (and import them), so they come last.

@@ -1,12 +1,14 @@
 """The write path's queries: cursors, posting a plan, parked slices, notices and undo.
 
-Each function takes a ``sqlite3.Connection`` and runs inside the caller's unit of work (the
-``Store`` methods that wrap them decide the transaction).
+Each function takes a connection — SQLite's, or the PostgreSQL session (``postgres_session``),
+one text of SQL for both (``store``'s docstring) — and runs inside the caller's unit of work
+(the ``Store`` methods that wrap them decide the transaction).
 
 Rules:
 - ``post_plan`` is one transaction: new rows, closings, the cursor move and the notices commit
   together or not at all, and only while the cursor is where the plan started — a replay of a
-  slice that was already posted adds nothing.
+  slice that was already posted adds nothing. The check is a compare-and-set on the cursor row
+  (``_moved_cursor``), so it holds on PostgreSQL with writers in parallel as well.
 - Undo deletes exactly the rows its notice announced that are about its user, reopens what
   they had closed, and marks the notice undone. It is the human's delete: physical.
 """
@@ -24,6 +26,7 @@ from ..errors import NotYourMemory, NotYourNotice
 from ..ids import user_ref
 from ..rows import MemoryRow
 from ..write.plan import WritePlan
+from .dialect import dialect_of
 from .store import StoredRoom, insert_memory, persona_version, said_of
 
 
@@ -84,7 +87,7 @@ def last_kit(conn: sqlite3.Connection, room_id: str, up_to: int) -> str | None:
 
 def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime) -> Posted:
     """Write ``plan`` (inside the caller's transaction)."""
-    if cursor(conn, plan.persona, plan.room_id) != plan.cursor_from:
+    if not _moved_cursor(conn, plan):
         return Posted((), (), replay=True)
     before = persona_version(conn, plan.persona)
     rows = [insert_memory(conn, row) for row in plan.inserts]
@@ -98,14 +101,10 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime) -> Poste
         )
         if cur.rowcount:
             closed.append(Closed(closing.row_id, closing.valid_to, closed_by))
-    conn.execute(
-        "INSERT INTO cursors (persona, room_id, last_line_id) VALUES (?, ?, ?) "
-        "ON CONFLICT (persona, room_id) DO UPDATE SET last_line_id = excluded.last_line_id",
-        (plan.persona, plan.room_id, plan.cursor_to),
-    )
     notice_ids = []
     for draft in plan.notices:
-        cur = conn.execute(
+        notice_ids.append(dialect_of(conn).insert_id(
+            conn,
             "INSERT INTO notices (user_id, persona, room_id, text, memory_ids, created) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             (
@@ -116,12 +115,32 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime) -> Poste
                 json.dumps([rows[i].id for i in draft.inserts]),
                 now.isoformat(),
             ),
-        )
-        notice_ids.append(int(cur.lastrowid))
+        ))
     versions = (before, persona_version(conn, plan.persona))
     return Posted(
         tuple(rows), tuple(notice_ids), closed=tuple(closed), versions=versions, said=said_of(conn, rows)
     )
+
+
+def _moved_cursor(conn: sqlite3.Connection, plan: WritePlan) -> bool:
+    """Move the cursor from ``plan.cursor_from`` to ``plan.cursor_to`` if it is still at
+    ``cursor_from``; whether it moved (``False``: the plan is a replay).
+
+    One compare-and-set, so it holds with writers in parallel too (PostgreSQL at ``READ
+    COMMITTED``): the ``UPDATE`` locks the cursor row as ``SELECT … FOR UPDATE`` would, and a
+    second writer waiting on it re-reads the moved row and matches nothing; a first cursor
+    (no row, ``cursor_from`` 0) is an insert that a second one meets as a conflict.
+    """
+    moved = conn.execute(
+        "UPDATE cursors SET last_line_id = ? WHERE persona = ? AND room_id = ? AND last_line_id = ?",
+        (plan.cursor_to, plan.persona, plan.room_id, plan.cursor_from),
+    ).rowcount
+    if moved or plan.cursor_from != 0:
+        return bool(moved)
+    return conn.execute(
+        "INSERT INTO cursors (persona, room_id, last_line_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        (plan.persona, plan.room_id, plan.cursor_to),
+    ).rowcount == 1
 
 
 def open_rows(conn: sqlite3.Connection, persona: str, subjects: Iterable[str]) -> list[MemoryRow]:
@@ -223,7 +242,7 @@ def park(conn: sqlite3.Connection, persona: str, room_id: str, error: str, retry
     conn.execute(
         "INSERT INTO parked_slices (persona, room_id, error, attempts, retry_at) VALUES (?, ?, ?, 1, ?) "
         "ON CONFLICT (persona, room_id) DO UPDATE SET error = excluded.error, "
-        "attempts = attempts + 1, retry_at = excluded.retry_at",
+        "attempts = parked_slices.attempts + 1, retry_at = excluded.retry_at",
         (persona, room_id, error[:1000], retry_at.isoformat()),
     )
     return int(
@@ -270,7 +289,7 @@ def rooms_behind(conn: sqlite3.Connection) -> list[Behind]:
     out = []
     rooms = conn.execute(
         "SELECT r.*, (SELECT max(id) FROM transcript_lines t WHERE t.room_id = r.room_id) AS last "
-        "FROM rooms r WHERE r.incognito = 0 ORDER BY r.room_id"
+        "FROM rooms r WHERE NOT r.incognito ORDER BY r.room_id"
     ).fetchall()
     for r in rooms:
         if r["last"] is None:
