@@ -5,6 +5,7 @@ Run it::
     PYTHONPATH=. .venv/bin/python bench/write_bench.py                 # 100 personas, 2 evenings
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --personas 10 --rounds 1
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --profile out.prof   # cProfile, trio thread
+    PYTHONPATH=. .venv/bin/python bench/write_bench.py --digest   # + a digest of every row written
 
 The default configuration (``load_settings(None)``: the offline mind, the bundled WordLlama
 embedder, SQLite) on a fresh file in a temporary directory, through the real ``open_memory``
@@ -25,6 +26,12 @@ more than the wall time, and each part includes its wait for the thread or conne
 needs): extraction (the mind's call), embedding, routing (neighbour search and the router's
 calls), and storage (every ``store.read``/``store.write``/``store.lines``/``store.user_controls``
 the pipeline awaits). The timers wrap the pipeline's collaborators only; nothing is asserted.
+
+``--digest`` also prints two sha256 digests of every row in the file at the end: *rows* over
+the sorted ``(persona, subject, kind, text)``, and *rows+state* over the sorted ``(persona,
+subject, counterpart, kind, text, importance, valid_from, closed or open, witnessed,
+evidence)``. A speed change must leave both as they were (the output must not change); the
+chat is seeded, so the same options give the same digests on any machine.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from __future__ import annotations
 import argparse
 import collections
 import cProfile
+import hashlib
+import json
 import random
 import sys
 import tempfile
@@ -168,7 +177,22 @@ class Evening:
     rows: int
 
 
-async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
+def digest_rows(conn) -> dict[str, str]:
+    """The two digests of every row in the file (see the module's docstring)."""
+    rows = conn.execute(
+        "SELECT persona, subject, counterpart, kind, text, importance, valid_from, valid_to IS NULL,"
+        " witnessed, evidence FROM persona_memory"
+    ).fetchall()
+    plain = sorted((r[0], r[1], r[3], r[4]) for r in rows)
+    full = sorted(tuple(r) for r in rows)
+
+    def sha(items) -> str:
+        return hashlib.sha256(json.dumps(items, ensure_ascii=False).encode()).hexdigest()
+
+    return {"rows": sha(plain), "rows+state": sha(full), "count": str(len(rows))}
+
+
+async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dict[str, str] | None]:
     rng = random.Random(args.seed)
     rooms = make_rooms(args.personas, args.privates, rng)
     timers = Timers()
@@ -240,9 +264,10 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
                         await memory.send(pm.RoomArchived(room_id=room.room_id))
                     await memory.drain()
                     clock.advance(days=7)
+                digests = await memory._store.read(digest_rows) if args.digest else None
         finally:
             pm_memory.WritePipeline = original_pipeline
-    return evenings, timers, len(rooms)
+    return evenings, timers, len(rooms), digests
 
 
 def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.Namespace) -> None:
@@ -279,6 +304,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--posting", choices=("sequential", "concurrent"), default="sequential",
                         help="post one room after another, or every room at once (each in order)")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the last evening's write path (trio thread)")
+    parser.add_argument("--digest", action="store_true",
+                        help="print sha256 digests of every row written (a speed change must not move them)")
     args = parser.parse_args(argv)
     if args.personas < 1 or args.privates < 1 or args.rounds < 1:
         parser.error("--personas, --privates and --rounds must be at least 1")
@@ -287,8 +314,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    evenings, timers, rooms = trio.run(run, args)
+    evenings, timers, rooms, digests = trio.run(run, args)
     report(evenings, timers, rooms, args)
+    if digests is not None:
+        print(f"rows in the file: {digests['count']}")
+        print(f"digest rows       (persona, subject, kind, text): {digests['rows']}")
+        print(f"digest rows+state (… importance, valid_from, open, witnessed, evidence): {digests['rows+state']}")
 
 
 if __name__ == "__main__":
