@@ -210,7 +210,7 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
     return sentence.strip(" ,;:-–—")
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=2048)
 def _address_patterns(
     names: tuple[str, ...],
 ) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None, re.Pattern[str] | None]:
@@ -269,5 +269,11 @@ def mentions_name(sentence: str, names: Iterable[str]) -> bool:
     ``write.guards`` finds names), or a user's ``u:`` id, still stands in the sentence."""
     if _USER_ID.search(sentence):
         return True
-    forms = {part for name in names for part in name.split() if len(part) >= 2}
-    return any(name_regex(form).search(sentence) for form in forms)
+    return any(pattern.search(sentence) for pattern in _name_patterns(tuple(names)))
+
+
+@functools.lru_cache(maxsize=2048)
+def _name_patterns(names: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """The patterns of ``mentions_name`` for one set of names (a slice reads every line with
+    the same names): one per word of a name, as ``write.guards`` finds it."""
+    return tuple(name_regex(form) for form in sorted({part for name in names for part in name.split() if len(part) >= 2}))
