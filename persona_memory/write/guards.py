@@ -118,11 +118,13 @@ needs a digit), and each of those holds one of these: an ASCII text with no digi
 them holds no secret, and is cleared without running the eleven patterns."""
 
 
+_SECRET_WORD = re.compile("|".join(map(re.escape, _SECRET_WORDS)))  # a substring search, in C
+
+
 def _may_hold_a_secret(text: str) -> bool:
-    if not text.isascii() or any(ch.isdigit() for ch in text):
+    if not text.isascii() or any(map(str.isdigit, text)):
         return True
-    low = text.lower()
-    return any(word in low for word in _SECRET_WORDS)
+    return _SECRET_WORD.search(text.lower()) is not None
 
 
 def secret(text: str) -> str | None:
