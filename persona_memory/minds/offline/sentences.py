@@ -134,25 +134,29 @@ def carries_link_or_order(text: str) -> bool:
 def normalise(text: str) -> str:
     """Curly quotes straightened, ellipses and spaces folded, lower-case "i" capitalised, and
     chat spellings written out ("gonna" → "going to", "cuz" → "because")."""
-    text = text.translate(_QUOTES).replace("…", "...")
+    if not text.isascii():  # an ASCII text holds no curly quote and no ellipsis
+        text = text.translate(_QUOTES).replace("…", "...")
     text = _LOWER_I.sub(lambda m: "I" + (m.group(1) or ""), text)
-    for pattern, written in _CHAT_SPELLINGS:
-        text = pattern.sub(written, text)
-    return _SPACES.sub(" ", text).strip()
+    for pattern, written, cue in _CHAT_SPELLINGS:
+        if any(word in text for word in cue):  # each spelling's pattern matches its word only
+            text = pattern.sub(written, text)
+    if "  " in text or "\t" in text:  # else every run of spaces is one space already
+        text = _SPACES.sub(" ", text)
+    return text.strip()
 
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
 _LOWER_I = re.compile(r"\bi('m|'ve|'ll|'d)?\b")
 _SPACES = re.compile(r"[ \t]+")
 _CHAT_SPELLINGS = tuple(
-    (re.compile(pattern), written)
-    for pattern, written in (
-        (r"\bim\b", "I'm"),
-        (r"\bive\b", "I've"),
-        (r"\bcuz\b|\b'cause\b", "because"),
-        (r"\bgonna\b", "going to"),
-        (r"\bwanna\b", "want to"),
-        (r"\bgotta\b", "have to"),
+    (re.compile(pattern), written, cue)
+    for pattern, written, cue in (
+        (r"\bim\b", "I'm", ("im",)),
+        (r"\bive\b", "I've", ("ive",)),
+        (r"\bcuz\b|\b'cause\b", "because", ("cuz", "'cause")),
+        (r"\bgonna\b", "going to", ("gonna",)),
+        (r"\bwanna\b", "want to", ("wanna",)),
+        (r"\bgotta\b", "have to", ("gotta",)),
     )
 )
 
