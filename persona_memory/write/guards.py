@@ -239,8 +239,7 @@ _AI_WORD = re.compile(r"\bais?\b", re.IGNORECASE)
 def _may_be_an_order(text: str) -> bool:
     if not text.isascii():
         return True
-    low = text.lower()
-    return any(word in low for word in _ORDER_WORDS) or _AI_WORD.search(text) is not None
+    return any(map(text.lower().__contains__, _ORDER_WORDS)) or _AI_WORD.search(text) is not None
 
 
 def order_or_authority(text: str) -> str | None:
