@@ -20,7 +20,9 @@ rows already there. Lines come from ``chat_lines`` (templates written for this b
 
 It prints, per evening and in total: the lines posted; the time to post them; the time from
 the first ``RoomWentQuiet`` to ``drain()`` returning (the write path); lines/s end to end (post
-+ write path) and for the write path alone; rows written. Then a breakdown of the write path,
++ write path) and for the write path alone; rows written; the process's CPU time per line
+(``time.process_time``, every thread) for posting and for the write path, and CPU over wall
+time (about 1.0: one core, bound by the GIL; less: waiting for a core other work holds). Then a breakdown of the write path,
 summed over all personas' slices (they overlap: 100 lanes run at once, so the parts add up to
 more than the wall time, and each part includes its wait for the thread or connection it
 needs): extraction (the mind's call), embedding, routing (neighbour search and the router's
@@ -175,6 +177,8 @@ class Evening:
     post_seconds: float
     write_seconds: float
     rows: int
+    post_cpu: float = 0.0  # process CPU seconds (every thread) while posting
+    write_cpu: float = 0.0  # … and while the write path ran
 
 
 def digest_rows(conn) -> dict[str, str]:
@@ -233,7 +237,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
                     for room in rooms:
                         for persona in room.personas:
                             await memory.block(persona, room.room_id)
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     at = clock.now()
 
                     async def post_room(room: Room) -> None:
@@ -247,19 +251,19 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
                         async with trio.open_nursery() as nursery:
                             for room in rooms:
                                 nursery.start_soon(post_room, room)
-                    t1 = time.perf_counter()
+                    t1, c1 = time.perf_counter(), time.process_time()
                     if args.profile and round_no == args.rounds - 1:
                         profiler = cProfile.Profile()
                         profiler.enable()
                     for room in rooms:
                         await memory.send(pm.RoomWentQuiet(room_id=room.room_id))
                     await memory.drain()
-                    t2 = time.perf_counter()
+                    t2, c2 = time.perf_counter(), time.process_time()
                     if args.profile and round_no == args.rounds - 1:
                         profiler.disable()
                         profiler.dump_stats(args.profile)
                     n = sum(len(v) for v in lines.values())
-                    evenings.append(Evening(n, t1 - t0, t2 - t1, rows_written["rows"] - before))
+                    evenings.append(Evening(n, t1 - t0, t2 - t1, rows_written["rows"] - before, c1 - c0, c2 - c1))
                     for room in rooms:
                         await memory.send(pm.RoomArchived(room_id=room.room_id))
                     await memory.drain()
@@ -286,6 +290,11 @@ def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.N
     print(f"{'total':>8} {lines:>7} {post:>8.2f} {write:>8.2f} {lines / (post + write):>15,.0f} "
           f"{lines / write:>15,.0f} {sum(e.rows for e in evenings):>6}")
     print(f"lines/s end to end (post + write path): {lines / (post + write):,.0f}")
+    post_cpu = sum(e.post_cpu for e in evenings)
+    write_cpu = sum(e.write_cpu for e in evenings)
+    print(f"CPU per line (every thread, process_time): posting {1e6 * post_cpu / lines:,.0f} µs, "
+          f"write path {1e6 * write_cpu / lines:,.0f} µs; CPU / wall: posting {post_cpu / post:.2f}, "
+          f"write path {write_cpu / write:.2f}")
     print("breakdown of the write path, summed over all slices (they overlap; waits included):")
     total = sum(timers.seconds.values()) or 1.0
     for part, seconds in sorted(timers.seconds.items(), key=lambda kv: -kv[1]):
