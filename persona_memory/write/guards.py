@@ -115,14 +115,25 @@ _SECRET_WORDS = ("pass", "pwd", "code", "otp", "cvv", "cvc", "pin", "key", "toke
                  "akia", "xox", "aiza")
 """Without a digit, only the keyword, API key and token patterns can match (every other one
 needs a digit), and each of those holds one of these: an ASCII text with no digit and none of
-them holds no secret, and is cleared without running the eleven patterns."""
+them holds no secret, and is cleared without running the eleven patterns.
+
+The digits of a short user id (``u:`` and at most five digits, ending where a key-like run
+could not go on) do not count: no pattern that needs a digit can be met by them alone — a
+card, an account, an SSN or an id number needs more digits in a row or around them, an IBAN
+a letter right before its digits, a key-like run a character the id's end excludes — so a
+row about ``u:1042`` with no other digit is cleared too. Longer ids count as digits."""
 
 
 _SECRET_WORD = re.compile("|".join(map(re.escape, _SECRET_WORDS)))  # a substring search, in C
+_SHORT_USER_ID = re.compile(r"(?<![\w:])u:\d{1,5}(?![\w/+=-])")
 
 
 def _may_hold_a_secret(text: str) -> bool:
-    if not text.isascii() or any(map(str.isdigit, text)):
+    if not text.isascii():
+        return True
+    if any(map(str.isdigit, text)) and (
+        "u:" not in text or any(map(str.isdigit, _SHORT_USER_ID.sub(" ", text)))
+    ):
         return True
     return _SECRET_WORD.search(text.lower()) is not None
 
