@@ -6,6 +6,7 @@ Run it::
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --personas 10 --rounds 1
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --profile out.prof   # cProfile, trio thread
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --url postgresql://…/empty_db  # on PostgreSQL
+    PYTHONPATH=. .venv/bin/python bench/write_bench.py --digest   # + a digest of every row written
 
 The default configuration (``load_settings(None)``: the offline mind, the bundled WordLlama
 embedder, SQLite) on a fresh file in a temporary directory, through the real ``open_memory``
@@ -20,12 +21,20 @@ rows already there. Lines come from ``chat_lines`` (templates written for this b
 
 It prints, per evening and in total: the lines posted; the time to post them; the time from
 the first ``RoomWentQuiet`` to ``drain()`` returning (the write path); lines/s end to end (post
-+ write path) and for the write path alone; rows written. Then a breakdown of the write path,
++ write path) and for the write path alone; rows written; the process's CPU time per line
+(``time.process_time``, every thread) for posting and for the write path, and CPU over wall
+time (about 1.0: one core, bound by the GIL; less: waiting for a core other work holds). Then a breakdown of the write path,
 summed over all personas' slices (they overlap: 100 lanes run at once, so the parts add up to
 more than the wall time, and each part includes its wait for the thread or connection it
 needs): extraction (the mind's call), embedding, routing (neighbour search and the router's
 calls), and storage (every ``store.read``/``store.write``/``store.lines``/``store.user_controls``
 the pipeline awaits). The timers wrap the pipeline's collaborators only; nothing is asserted.
+
+``--digest`` also prints two sha256 digests of every row in the file at the end: *rows* over
+the sorted ``(persona, subject, kind, text)``, and *rows+state* over the sorted ``(persona,
+subject, counterpart, kind, text, importance, valid_from, closed or open, witnessed,
+evidence)``. A speed change must leave both as they were (the output must not change); the
+chat is seeded, so the same options give the same digests on any machine.
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ from __future__ import annotations
 import argparse
 import collections
 import cProfile
+import hashlib
+import json
 import random
 import sys
 import tempfile
@@ -167,9 +178,26 @@ class Evening:
     post_seconds: float
     write_seconds: float
     rows: int
+    post_cpu: float = 0.0  # process CPU seconds (every thread) while posting
+    write_cpu: float = 0.0  # … and while the write path ran
 
 
-async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
+def digest_rows(conn) -> dict[str, str]:
+    """The two digests of every row in the file (see the module's docstring)."""
+    rows = conn.execute(
+        "SELECT persona, subject, counterpart, kind, text, importance, valid_from, valid_to IS NULL,"
+        " witnessed, evidence FROM persona_memory"
+    ).fetchall()
+    plain = sorted((r[0], r[1], r[3], r[4]) for r in rows)
+    full = sorted(tuple(r) for r in rows)
+
+    def sha(items) -> str:
+        return hashlib.sha256(json.dumps(items, ensure_ascii=False).encode()).hexdigest()
+
+    return {"rows": sha(plain), "rows+state": sha(full), "count": str(len(rows))}
+
+
+async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dict[str, str] | None]:
     rng = random.Random(args.seed)
     rooms = make_rooms(args.personas, args.privates, rng)
     timers = Timers()
@@ -211,7 +239,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
                     for room in rooms:
                         for persona in room.personas:
                             await memory.block(persona, room.room_id)
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     at = clock.now()
 
                     async def post_room(room: Room) -> None:
@@ -225,26 +253,27 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int]:
                         async with trio.open_nursery() as nursery:
                             for room in rooms:
                                 nursery.start_soon(post_room, room)
-                    t1 = time.perf_counter()
+                    t1, c1 = time.perf_counter(), time.process_time()
                     if args.profile and round_no == args.rounds - 1:
                         profiler = cProfile.Profile()
                         profiler.enable()
                     for room in rooms:
                         await memory.send(pm.RoomWentQuiet(room_id=room.room_id))
                     await memory.drain()
-                    t2 = time.perf_counter()
+                    t2, c2 = time.perf_counter(), time.process_time()
                     if args.profile and round_no == args.rounds - 1:
                         profiler.disable()
                         profiler.dump_stats(args.profile)
                     n = sum(len(v) for v in lines.values())
-                    evenings.append(Evening(n, t1 - t0, t2 - t1, rows_written["rows"] - before))
+                    evenings.append(Evening(n, t1 - t0, t2 - t1, rows_written["rows"] - before, c1 - c0, c2 - c1))
                     for room in rooms:
                         await memory.send(pm.RoomArchived(room_id=room.room_id))
                     await memory.drain()
                     clock.advance(days=7)
+                digests = await memory._store.read(digest_rows) if args.digest else None
         finally:
             pm_memory.WritePipeline = original_pipeline
-    return evenings, timers, len(rooms)
+    return evenings, timers, len(rooms), digests
 
 
 def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.Namespace) -> None:
@@ -263,6 +292,11 @@ def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.N
     print(f"{'total':>8} {lines:>7} {post:>8.2f} {write:>8.2f} {lines / (post + write):>15,.0f} "
           f"{lines / write:>15,.0f} {sum(e.rows for e in evenings):>6}")
     print(f"lines/s end to end (post + write path): {lines / (post + write):,.0f}")
+    post_cpu = sum(e.post_cpu for e in evenings)
+    write_cpu = sum(e.write_cpu for e in evenings)
+    print(f"CPU per line (every thread, process_time): posting {1e6 * post_cpu / lines:,.0f} µs, "
+          f"write path {1e6 * write_cpu / lines:,.0f} µs; CPU / wall: posting {post_cpu / post:.2f}, "
+          f"write path {write_cpu / write:.2f}")
     print("breakdown of the write path, summed over all slices (they overlap; waits included):")
     total = sum(timers.seconds.values()) or 1.0
     for part, seconds in sorted(timers.seconds.items(), key=lambda kv: -kv[1]):
@@ -282,6 +316,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="post one room after another, or every room at once (each in order)")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the last evening's write path (trio thread)")
     parser.add_argument("--url", help="store in this empty PostgreSQL database instead of a fresh SQLite file")
+    parser.add_argument("--digest", action="store_true",
+                        help="print sha256 digests of every row written (a speed change must not move them)")
     args = parser.parse_args(argv)
     if args.personas < 1 or args.privates < 1 or args.rounds < 1:
         parser.error("--personas, --privates and --rounds must be at least 1")
@@ -290,8 +326,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    evenings, timers, rooms = trio.run(run, args)
+    evenings, timers, rooms, digests = trio.run(run, args)
     report(evenings, timers, rooms, args)
+    if digests is not None:
+        print(f"rows in the file: {digests['count']}")
+        print(f"digest rows       (persona, subject, kind, text): {digests['rows']}")
+        print(f"digest rows+state (… importance, valid_from, open, witnessed, evidence): {digests['rows+state']}")
 
 
 if __name__ == "__main__":

@@ -81,6 +81,24 @@ def test_talk_about_secrets_without_a_secret_passes(text: str) -> None:
     assert refused(text) is None
 
 
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        # the digits of a user id are not a secret's digits ...
+        ("u:1042 keeps a spare key under the flowerpot.", None),
+        ("u:7 said the iban form confused them.", None),
+        # ... but what surrounds a short id still is checked as before
+        ("u:1234-abcdefghijklmnopqrstuvw", "a key-like string"),  # the id runs on into a key
+        ("u:12 wrote down the bank account number 4471 2290 0183.", "a bank account number"),
+        ("u:9 noted a social security number 219-09-9999 for a form.", "a social security number"),
+        # a long id's digits count as digits
+        ("u:4111111111111111 collects stamps.", "a card number"),
+    ],
+)
+def test_user_ids_do_not_make_a_row_a_secret_and_hide_none(text: str, found: str | None) -> None:
+    assert guards.secret(text) == found
+
+
 def test_only_luhn_valid_digit_runs_are_card_numbers() -> None:
     assert guards.secret("order 4111 1111 1111 1111 arrived") == "a card number"
     assert guards.secret("order 4111 1111 1111 1112 arrived") is None

@@ -57,6 +57,15 @@ def test_openers_and_addresses_are_peeled_off() -> None:
     assert strip_address("Quick update: I sold the flat.", NAMES) == "I sold the flat."
 
 
+def test_an_address_is_found_in_any_case_and_beyond_ascii() -> None:
+    names = ("Priya Shah", "Zoë")
+    assert strip_address("Oh PRIYA, I finally sold the van.", names) == "I finally sold the van."
+    assert strip_address("shah! I finally sold the van.", names) == "I finally sold the van."
+    assert strip_address("Well ZOË, I moved to Leeds.", names) == "I moved to Leeds."
+    assert strip_address("I moved to Leeds, Zoë.", names) == "I moved to Leeds."
+    assert strip_address("I moved to Leeds near the canal.", names) == "I moved to Leeds near the canal."
+
+
 def test_a_short_name_is_an_address_only_where_an_address_stands() -> None:
     assert strip_address("Hey Pri! I finally replaced the bathroom tiles", NAMES) == (
         "I finally replaced the bathroom tiles"

@@ -190,6 +190,17 @@ def configure(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
     Call it after ``check_ours``/``migrate``: ``synchronous`` reads the file's header, so on a
     file that is not a database it would fail before the check could name the problem. (WAL
     is a property of the file, set once by ``migrate``.)
+
+    What ``synchronous = NORMAL`` in WAL mode promises: a commit appends to the WAL file and
+    returns without an fsync (the WAL is synced at each checkpoint), so a commit costs no disk
+    flush — the write benchmark's slices spend no time in fsync. A process killed (SIGKILL,
+    a crash) loses nothing it committed: the WAL is in the operating system's cache and the
+    next open replays it, so nothing is lost or doubled (the crash tests' 250 kills). A power
+    loss or an OS crash may lose the last transactions committed before it — the newest ones,
+    never some in the middle, and the file stays whole (recovery replays the WAL up to its
+    last complete, checksummed transaction). A slice's rows and its cursor commit together, so
+    a slice lost so is written again from its transcript lines when those survived. ``FULL``
+    would sync every commit: one flush per transcript line posted and per slice written.
     """
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
     conn.execute("PRAGMA foreign_keys = ON")

@@ -53,6 +53,7 @@ chat lines.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -114,14 +115,27 @@ _SECRET_WORDS = ("pass", "pwd", "code", "otp", "cvv", "cvc", "pin", "key", "toke
                  "akia", "xox", "aiza")
 """Without a digit, only the keyword, API key and token patterns can match (every other one
 needs a digit), and each of those holds one of these: an ASCII text with no digit and none of
-them holds no secret, and is cleared without running the eleven patterns."""
+them holds no secret, and is cleared without running the eleven patterns.
+
+The digits of a short user id (``u:`` and at most five digits, ending where a key-like run
+could not go on) do not count: no pattern that needs a digit can be met by them alone — a
+card, an account, an SSN or an id number needs more digits in a row or around them, an IBAN
+a letter right before its digits, a key-like run a character the id's end excludes — so a
+row about ``u:1042`` with no other digit is cleared too. Longer ids count as digits."""
+
+
+_SECRET_WORD = re.compile("|".join(map(re.escape, _SECRET_WORDS)))  # a substring search, in C
+_SHORT_USER_ID = re.compile(r"(?<![\w:])u:\d{1,5}(?![\w/+=-])")
 
 
 def _may_hold_a_secret(text: str) -> bool:
-    if not text.isascii() or any(ch.isdigit() for ch in text):
+    if not text.isascii():
         return True
-    low = text.lower()
-    return any(word in low for word in _SECRET_WORDS)
+    if any(map(str.isdigit, text)) and (
+        "u:" not in text or any(map(str.isdigit, _SHORT_USER_ID.sub(" ", text)))
+    ):
+        return True
+    return _SECRET_WORD.search(text.lower()) is not None
 
 
 def secret(text: str) -> str | None:
@@ -236,8 +250,7 @@ _AI_WORD = re.compile(r"\bais?\b", re.IGNORECASE)
 def _may_be_an_order(text: str) -> bool:
     if not text.isascii():
         return True
-    low = text.lower()
-    return any(word in low for word in _ORDER_WORDS) or _AI_WORD.search(text) is not None
+    return any(map(text.lower().__contains__, _ORDER_WORDS)) or _AI_WORD.search(text) is not None
 
 
 def order_or_authority(text: str) -> str | None:
@@ -362,9 +375,14 @@ def other_user_named(text: str, allowed: int | None, known_names: Mapping[int, s
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def name_regex(name: str) -> re.Pattern[str]:
     """How a display name (or one word of it) is found in a text: as a whole word, in any case —
-    except a name that is also a common word ("Will", "May", "Hope"), found only capitalised."""
+    except a name that is also a common word ("Will", "May", "Hope"), found only capitalised.
+
+    Cached per name: ``re``'s own cache (512 patterns, oldest out first) is shared by every
+    slice in flight, and a hundred personas' names overran it, so each sentence compiled its
+    names again (a third of the offline reader's time in the write benchmark)."""
     if name.casefold() in _STOPWORDS or name.casefold() in _WORD_NAMES:
         return re.compile(rf"(?<![\w:]){re.escape(name[:1].upper() + name[1:])}(?!\w)")
     return re.compile(rf"(?<![\w:]){re.escape(name)}(?!\w)", re.IGNORECASE)
@@ -474,8 +492,17 @@ def content_stems(text: str, *, leave_out: Iterable[str] = ()) -> set[str]:
     return stems
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _line_stems(line: str) -> frozenset[str]:
+    """``content_stems`` of an evidence line, remembered: a line is the evidence of each row
+    made from it."""
+    return frozenset(content_stems(line))
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
-    """A light stem: "moved", "moving", "move" and "moves" all give "mov"."""
+    """A light stem: "moved", "moving", "move" and "moves" all give "mov" (remembered: the
+    same words come back in every row and evidence line)."""
     if word in _IRREGULAR:
         return _IRREGULAR[word]
     if word.isdigit():
@@ -504,7 +531,7 @@ def unsupported(text: str, authors: Sequence[str], leave_out: Iterable[str] = ()
         return "it has no content word to check against its evidence"
     said: set[str] = set()
     for line in authors:
-        said |= content_stems(line)
+        said |= _line_stems(line)
     if stems & said:
         return None
     shown = ", ".join(sorted(stems)[:4])

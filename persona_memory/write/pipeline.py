@@ -50,7 +50,7 @@ import trio
 
 from ..clock import WallClock
 from ..core.audience import may_write_about
-from ..embedding import Embedder, quantize
+from ..embedding import Embedder
 from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
@@ -60,6 +60,7 @@ from ..settings import WriteSettings
 from ..storage import writes
 from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among, persona_version
 from .plan import Vector, WritePlan, make_plan
+from .quantized import quantize_rows
 from .route_index import RouteIndex, RouteSource
 from .routing import Decision, Event, RoutingRefused, exact_duplicate, interpret, neighbours
 from .validation import Candidate, Dropped, SliceFacts, check_candidates
@@ -261,10 +262,7 @@ class WritePipeline:
             return [], [], {}
         embedder = self._embedder
         matrix = await embedder.embed([c.text for c in candidates])
-        vectors = {}
-        for i, vector in enumerate(matrix):
-            blob, scale = quantize(vector)
-            vectors[i] = Vector(blob, scale, embedder.name)
+        vectors = {i: Vector(blob, scale, embedder.name) for i, (blob, scale) in enumerate(quantize_rows(matrix))}
         index = known.current()
         if index is None and known.source is not None:
             index = known.loaded(await trio.to_thread.run_sync(known.source.build))

@@ -81,7 +81,10 @@ class _Hit:
 def resolve_dates(sentence: str, today: date, tense: Tense) -> Dated:
     """Resolve every time phrase of ``sentence`` against ``today`` (see the module rules)."""
     hits: list[_Hit] = []
-    for pattern, handler in _RULES:
+    cues = _cues(sentence)
+    for (pattern, handler), needs in zip(_RULES, _NEEDS):
+        if not needs <= cues:
+            continue  # a word every match of this rule holds is not in the sentence
         for match in pattern.finditer(sentence):
             if any(match.start() < hit.end and hit.start < match.end() for hit in hits):
                 continue
@@ -378,3 +381,57 @@ _RULES: tuple[tuple[re.Pattern[str], _Handler], ...] = (
         _year,
     ),
 )
+
+
+# -- what each rule needs ---------------------------------------------------------------------
+#
+# Every match of a rule holds certain words, so a sentence without them skips the rule's pass
+# (most sentences name no time at all). The cues are tested on an ASCII sentence only: with
+# other letters about, case-insensitive matching may fold them into ASCII ones ("ſ" into "s"),
+# so every rule runs.
+
+_DIGIT = re.compile(r"\d")
+_MONTH_STEMS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_WEEKDAY_STEMS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_RELATIVE_DAYS = ("yesterday", "last night", "today", "tonight", "this", "tomorrow")
+_UNITS = ("day", "week", "month", "year")
+_ALL_CUES = frozenset({"digit", "month", "weekday", "relative", "ago", "unit"})
+_NEEDS: tuple[frozenset[str], ...] = tuple(
+    frozenset(cues.split())
+    for cues in (
+        "digit",  # 2026-07-17
+        "digit month",  # 17 July
+        "digit month",  # July 17
+        "digit month",  # July 2023
+        "relative",  # yesterday, this morning
+        "ago unit",  # three days ago
+        "unit",  # in two weeks
+        "unit",  # for four years
+        "unit",  # last week, next month
+        "month",  # in March
+        "weekday",  # on Thursday
+        "digit",  # in 2019
+    )
+)
+assert len(_NEEDS) == len(_RULES)
+
+
+def _cues(sentence: str) -> frozenset[str]:
+    """The cues of ``_NEEDS`` that ``sentence`` holds."""
+    if not sentence.isascii():
+        return _ALL_CUES
+    low = sentence.lower()
+    found = set()
+    if _DIGIT.search(sentence):
+        found.add("digit")
+    if any(stem in sentence for stem in _MONTH_STEMS):
+        found.add("month")
+    if any(stem in sentence for stem in _WEEKDAY_STEMS):
+        found.add("weekday")
+    if any(word in low for word in _RELATIVE_DAYS):
+        found.add("relative")
+    if "ago" in low:
+        found.add("ago")
+    if any(unit in low for unit in _UNITS):
+        found.add("unit")
+    return frozenset(found)

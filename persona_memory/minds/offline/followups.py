@@ -92,9 +92,26 @@ def follow_ups(sentence: str) -> list[FollowUp]:
     return found
 
 
+_CUES = (
+    ("ask me ",),
+    ("remind me ",),
+    ("check in ", "check back "),
+    ("let you know", "keep you ", "update you", "tell you", "report back"),
+)
+"""Per pattern, the words one of which every match holds: a sentence with none of them skips
+the pattern's search (tested on ASCII text only, where case folding cannot turn another
+letter into an ASCII one)."""
+assert len(_CUES) == len(_PATTERNS)
+
+
 def _first_follow_up(text: str) -> tuple[re.Match[str], str] | None:
     """The earliest follow-up request in ``text``, with the template that renders it."""
-    hits = [(m, t) for p, t in _PATTERNS if (m := p.search(text)) is not None]
+    low = text.lower() if text.isascii() else None
+    hits = [
+        (m, t)
+        for (p, t), cues in zip(_PATTERNS, _CUES)
+        if (low is None or any(cue in low for cue in cues)) and (m := p.search(text)) is not None
+    ]
     return min(hits, key=lambda hit: hit[0].start()) if hits else None
 
 

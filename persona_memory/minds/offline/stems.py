@@ -12,6 +12,8 @@ Rules:
 
 from __future__ import annotations
 
+import functools
+
 import re
 
 from .lexicon import STOPWORDS
@@ -57,8 +59,9 @@ _IRREGULAR = {
 }
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A crude, consistent stem of one lower-case word."""
+    """A crude, consistent stem of one lower-case word (remembered: chat repeats its words)."""
     word = word.removesuffix("'s")
     if word in _IRREGULAR:
         return _IRREGULAR[word]
@@ -77,8 +80,10 @@ def stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def content_stems(text: str) -> frozenset[str]:
-    """The stems that carry a sentence's meaning (see the module rules)."""
+    """The stems that carry a sentence's meaning (see the module rules). Remembered for the
+    last few thousand texts: a reader asks it of each row twice (is it known, is it unique)."""
     out: set[str] = set()
     lowered = text.casefold().replace("’", "'")
     for word in _WORD.findall(lowered):
