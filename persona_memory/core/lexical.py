@@ -14,6 +14,10 @@ Rules:
   over the candidates only — the rows this room may show — so a row the room may not see
   never changes how the others score.
 - A query's repeated terms count once; a term no candidate has scores nothing.
+- What a term adds to each candidate depends on the candidates alone, not on the query it is in
+  (its df and idf, the length terms): it is worked out once per set of candidates and term
+  (``Counted.weighed``) and summed per query in the query's term order, so a cached term and a
+  fresh one give the same bits.
 """
 
 from __future__ import annotations
@@ -89,15 +93,45 @@ def terms(text: str) -> list[str]:
 
 
 @attrs.frozen(eq=False)
+class Weighed:
+    """What one term adds over one set of candidates: the candidates that hold it (their
+    positions in the index, ascending, and their slots in the candidates' order), the BM25
+    weight it gives each of them, and what it adds to a query's ceiling (``relevance``)."""
+
+    positions: np.ndarray
+    slots: np.ndarray
+    weights: np.ndarray
+    ceiling: float
+
+
+WEIGHED_LIMIT = 4096
+"""How many terms a ``Counted`` remembers what they add before forgetting all of them."""
+
+
+@attrs.frozen(eq=False)
 class Counted:
     """What BM25 counts over one set of candidates, whatever the query: the candidates, which
     texts they are (a mask over the index), their average length, and each text's length
-    term ``k1 · (1 - b + b · length / average)``. ``LexicalIndex.over``."""
+    term ``k1 · (1 - b + b · length / average)``. ``LexicalIndex.over``.
+
+    ``weighed`` remembers, per term, what it adds over these candidates (``Weighed``; ``None``
+    for a term none of them holds): it depends on nothing but the index and the candidates.
+    """
 
     positions: np.ndarray
     inside: np.ndarray
     average: float
     norms: np.ndarray
+    weighed: dict[str, Weighed | None] = attrs.field(factory=dict, repr=False)
+    _slots: list[np.ndarray] = attrs.field(factory=list, repr=False)
+
+    def slot_of(self, positions: np.ndarray) -> np.ndarray:
+        """Where each of ``positions`` (all candidates) stands in the candidates' order."""
+        if not self._slots:
+            slots = np.zeros(self.inside.size, dtype=np.int64)
+            slots[self.positions] = np.arange(self.positions.size, dtype=np.int64)
+            self._slots.append(slots)
+        return self._slots[0][positions]
 
 
 @attrs.frozen(eq=False)
@@ -176,34 +210,67 @@ class LexicalIndex:
         out, ceiling = self._bm25(query, counted)
         return out / ceiling if ceiling > 0 else out
 
-    def _bm25(self, query: Sequence[str], counted: Counted) -> tuple[np.ndarray, float]:
-        """The scores and the query's ceiling (see ``relevance``), every term at once: the
-        postings of the query's terms are laid end to end, term after term, and summed per
-        text in that order (so a text's score adds its terms up in query order)."""
+    def candidate_relevance(self, query: Sequence[str], counted: Counted) -> np.ndarray:
+        """``relevance(query, counted)[counted.positions]``, the same bits: one value per
+        candidate, in the candidates' order, without a value for every text."""
+        found, ceiling = self._weighed(query, counted)
         n = int(counted.positions.size)
-        if n == 0 or not query:
-            return np.zeros(len(self), dtype=np.float64), 0.0
-        found = [p for t in dict.fromkeys(query) if (p := self.postings.get(t)) is not None]
+        if not found:
+            return np.zeros(n, dtype=np.float64)
+        if len(found) == 1:
+            slots, weights = found[0].slots, found[0].weights
+        else:
+            slots = np.concatenate([w.slots for w in found])
+            weights = np.concatenate([w.weights for w in found])
+        out = np.bincount(slots, weights=weights, minlength=n)
+        return out / ceiling if ceiling > 0 else out
+
+    def _bm25(self, query: Sequence[str], counted: Counted) -> tuple[np.ndarray, float]:
+        """The scores of every text and the query's ceiling (see ``relevance``): the weights
+        of the query's terms laid end to end, term after term, and summed per text in that
+        order (so a text's score adds its terms up in query order)."""
+        found, ceiling = self._weighed(query, counted)
         if not found:
             return np.zeros(len(self), dtype=np.float64), 0.0
-        mask = counted.inside
         if len(found) == 1:
-            positions, counts = found[0]
-            term = np.zeros(positions.size, dtype=np.int64)
+            positions, weights = found[0].positions, found[0].weights
         else:
-            positions = np.concatenate([p for p, _ in found])
-            counts = np.concatenate([c for _, c in found])
-            term = np.repeat(np.arange(len(found)), [p.size for p, _ in found])
-        inside = mask[positions]
-        positions, counts, term = positions[inside], counts[inside], term[inside]
-        df = np.bincount(term, minlength=len(found))
-        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        norm = counted.norms[positions]
-        out = np.bincount(
-            positions, weights=idf[term] * counts * (K1 + 1.0) / (counts + norm), minlength=len(self)
-        )
+            positions = np.concatenate([w.positions for w in found])
+            weights = np.concatenate([w.weights for w in found])
+        return np.bincount(positions, weights=weights, minlength=len(self)), ceiling
+
+    def _weighed(self, query: Sequence[str], counted: Counted) -> tuple[list[Weighed], float]:
+        """What each term of ``query`` (repeats once, in order) adds over ``counted``, for the
+        terms some candidate holds, and the query's ceiling."""
+        if not counted.positions.size or not query:
+            return [], 0.0
+        known = counted.weighed
+        found: list[Weighed] = []
         ceiling = 0.0
-        for found_in, weight in zip(df.tolist(), idf.tolist()):
-            if found_in:
-                ceiling += weight * (K1 + 1.0)
-        return out, ceiling
+        for term in dict.fromkeys(query):
+            if term in known:
+                weighed = known[term]
+            else:
+                if len(known) >= WEIGHED_LIMIT:
+                    known.clear()
+                weighed = known[term] = self._weigh(term, counted)
+            if weighed is not None:
+                found.append(weighed)
+                ceiling += weighed.ceiling
+        return found, ceiling
+
+    def _weigh(self, term: str, counted: Counted) -> Weighed | None:
+        """BM25's weight of ``term`` for each candidate that holds it (``None``: none does)."""
+        posting = self.postings.get(term)
+        if posting is None:
+            return None
+        positions, counts = posting
+        inside = counted.inside[positions]
+        positions, counts = positions[inside], counts[inside]
+        if not positions.size:
+            return None
+        n = int(counted.positions.size)
+        df = np.array([positions.size], dtype=np.int64)
+        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        weights = idf * counts * (K1 + 1.0) / (counts + counted.norms[positions])
+        return Weighed(positions, counted.slot_of(positions), weights, idf.tolist()[0] * (K1 + 1.0))

@@ -56,7 +56,8 @@ MEMO_LIMIT = 64
 class Among:
     """The rows of some groups of a table (``RowTable.among``): their positions ascending, the
     group of each (its index in the keys asked for), the shortest line among them, what BM25
-    counts over them, and their importance term (``ranking.normalise`` over them)."""
+    counts over them, their importance term (``ranking.normalise`` over them), and where each
+    group's rows lie once sorted by group (``segments[i]``: ``(start, end)`` of ``keys[i]``)."""
 
     keys: tuple[int | None, ...]
     positions: np.ndarray
@@ -64,6 +65,21 @@ class Among:
     shortest: int
     counted: Counted
     importance: np.ndarray
+    segments: tuple[tuple[int, int], ...] = ()
+    plans: dict[str, Gather] = attrs.field(factory=dict, repr=False)
+
+
+@attrs.frozen(eq=False)
+class Gather:
+    """How one embedder's cosines reach a set of candidates (``RowTable.candidate_cosine``):
+    the matrix spans to multiply (``RowTable.cosine_at``'s, for the same groups), and for each
+    candidate where its value lands in those products laid end to end — or ``missing``, the
+    candidates with no vector in that space (their cosine is 0)."""
+
+    spans: tuple[tuple[int, int], ...]
+    rows: int
+    at: np.ndarray
+    missing: np.ndarray | None
 
 
 @attrs.frozen(eq=False)
@@ -181,7 +197,9 @@ class RowTable:
         labels = np.repeat(np.arange(len(parts)), [part.size for part in parts])[order]
         shortest = int(self.length_array[positions].min()) if positions.size else 0
         importance = normalise(self.importance[positions])
-        return Among(keys, positions, labels, shortest, self.lexical.over(positions), importance)
+        ends = np.cumsum([part.size for part in parts]).tolist()
+        segments = tuple((ends[n - 1] if n else 0, end) for n, end in enumerate(ends))
+        return Among(keys, positions, labels, shortest, self.lexical.over(positions), importance, segments)
 
     def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
         """``cosine(topic)[positions]``; with ``keys`` (the groups ``positions`` come from),
@@ -199,6 +217,44 @@ class RowTable:
             for start, end in spans:
                 out[where[start:end]] = matrix[start:end] @ topic.vector
         return out[positions]
+
+    def candidate_cosine(self, topic: Topic, among: Among) -> np.ndarray:
+        """``cosine_at(topic, among.positions, among.keys)``, the same bits: the same products,
+        whose values are then taken straight to the candidates by a plan made once per set of
+        candidates and embedder (``Gather``)."""
+        space = self.spaces.get(topic.embedder)
+        if space is None:
+            return np.zeros(among.positions.size, dtype=np.float64)
+        matrix = space[1]
+        plan = among.plans.get(topic.embedder)
+        if plan is None:
+            plan = among.plans[topic.embedder] = self._gather(topic.embedder, among)
+        if not plan.rows:
+            return np.zeros(among.positions.size, dtype=np.float64)
+        with one_thread(plan.rows):
+            if len(plan.spans) == 1:
+                start, end = plan.spans[0]
+                products = matrix[start:end] @ topic.vector
+            else:
+                products = np.concatenate([matrix[start:end] @ topic.vector for start, end in plan.spans])
+        out = products[plan.at].astype(np.float64)
+        if plan.missing is not None:
+            out[plan.missing] = 0.0
+        return out
+
+    def _gather(self, embedder: str, among: Among) -> Gather:
+        where = self.spaces[embedder][0]
+        spans = [(0, len(where))]
+        if len(where) >= SPLIT_FROM:
+            groups, tail = self.slices[embedder]
+            spans = _merged([*(groups[k] for k in among.keys if k in groups), (tail, len(where))])
+        laid = np.concatenate([where[start:end] for start, end in spans]) if spans else EMPTY
+        slot = np.full(len(self.ids), -1, dtype=np.int64)
+        slot[laid] = np.arange(laid.size, dtype=np.int64)
+        at = slot[among.positions]
+        lost = at < 0
+        missing = np.flatnonzero(lost) if lost.any() else None
+        return Gather(tuple(spans), int(laid.size), np.where(lost, 0, at), missing)
 
     def extended(
         self,
