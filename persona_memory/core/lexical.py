@@ -82,13 +82,26 @@ def stem(word: str) -> str:
     return word
 
 
+STEMS_KEPT = 65536
+"""How many words' terms ``terms`` remembers (``_term_of``) before forgetting them all: a
+chat's vocabulary repeats, and a word's term is a pure function of the word."""
+
+_term_of: dict[str, str | None] = {}
+
+
 def terms(text: str) -> list[str]:
     """The BM25 terms of ``text``, in order, repeats kept."""
     out = []
+    known = _term_of
     for word in _WORD.findall(text.lower()):
-        if len(word) < 2 or word in STOP_WORDS or word.startswith("u:"):
-            continue
-        out.append(stem(word))
+        term = known.get(word, "")
+        if term == "":
+            if len(known) >= STEMS_KEPT:
+                known.clear()
+            skip = len(word) < 2 or word in STOP_WORDS or word.startswith("u:")
+            term = known[word] = None if skip else stem(word)
+        if term is not None:
+            out.append(term)
     return out
 
 
