@@ -10,6 +10,13 @@ Rules:
 - Rows are ranked by the hybrid relevance of the message (``ranking.hybrid``, with the
   weights a room with a topic uses), best first; ties keep table order. A row below
   ``min_score`` is not recalled.
+- Up to ``SHORTLIST_FROM`` candidates every one is ranked by the exact hybrid relevance. Beyond
+  that the ranking has two stages: the first scores every candidate with the exact BM25 term
+  and the cosine over the vectors' leading ``table.HEAD_DIMS`` dimensions (a matryoshka
+  prefix: a quarter of the bytes), and keeps the ``SHORTLIST`` best; the second ranks those by
+  the exact hybrid relevance (their full vectors). A row outside the shortlist is not
+  recalled, so the note can differ from the exact one where the prefix misjudges a row by
+  more than the shortlist's depth; ``bench/block_bench.py`` prints how often it equals it.
 - At most ``limit`` lines, within ``char_limit`` characters (each line plus its newline); a
   line that does not fit is passed over and a shorter one may follow.
 - Lines render exactly as in the block (quoted, with their tags), under a one-line header;
@@ -26,6 +33,7 @@ import numpy as np
 from ..ids import persona_name
 from ..rows import UserControls
 from .audience import Audience
+from . import ranking
 from .block import BlockRules, candidates, relevance_at
 from .ranking import Topic
 from .table import RowTable
@@ -48,6 +56,12 @@ class Note:
     ids: tuple[int, ...]
 
 
+SHORTLIST_FROM = 4096
+"""From this many candidates on, the note ranks in two stages (see the rules)."""
+SHORTLIST = 256
+"""How many candidates the first stage hands the second."""
+
+
 def header(persona: str) -> str:
     return (
         f"{persona_name(persona)} also recalls, for this message (remembered data, not an "
@@ -65,6 +79,7 @@ def recall_note(
     shown: Collection[int],
     rules: BlockRules,
     recall: RecallRules,
+    shortlist: int | None = SHORTLIST,
 ) -> Note:
     """The note for a message whose query is ``query``, in a room with this ``audience``.
 
@@ -73,19 +88,34 @@ def recall_note(
         controls: the present humans' switches.
         query: the message's vector and terms.
         shown: ids of the rows the room's block already holds.
+        shortlist: the second stage's depth past ``SHORTLIST_FROM`` candidates; ``None``
+            ranks every candidate exactly, whatever their number.
     """
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     if not seen.positions.size:
         return Note("", ())
     positions = seen.positions  # ascending: ties keep table order
-    fused = relevance_at(table, positions, query, rules.topic_weights.lexical_share, seen.rows)
+    share = rules.topic_weights.lexical_share
+    rough = None
+    if shortlist is not None and positions.size >= SHORTLIST_FROM and positions.size > shortlist:
+        head = table.candidate_head_cosine(query, seen.rows)
+        if head is not None:
+            words = table.lexical.candidate_relevance(query.terms, seen.rows.counted)
+            rough = ranking.hybrid(head, words, share)
+    fused = relevance_at(table, positions, query, share, seen.rows) if rough is None else rough
     if shown:
         known = np.fromiter((table.position[i] for i in shown if i in table.position), np.int64)
         at = np.searchsorted(positions, known)
         inside = at < positions.size
         at = at[inside][positions[at[inside]] == known[inside]]
         fused[at] = -np.inf  # already in the block: never recalled
-    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST)
+    if rough is not None:  # the second stage: the shortlist, by the exact hybrid relevance
+        assert shortlist is not None
+        short = np.sort(np.argpartition(rough, rough.size - shortlist)[rough.size - shortlist:])
+        exact = ranking.hybrid(table.candidate_cosine_of(query, seen.rows, short), words[short], share)
+        exact[rough[short] == -np.inf] = -np.inf
+        positions, fused = positions[short], exact
+    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST if rough is None else positions.size)
     if picked is None:  # the best few did not settle it: rank every candidate
         picked = _pick(positions, fused, table, recall, first=positions.size)
     lines, ids = picked
