@@ -258,32 +258,44 @@ class LexicalIndex:
         if not counted.positions.size or not query:
             return [], 0.0
         known = counted.weighed
+        unique = dict.fromkeys(query)
+        new = [term for term in unique if term not in known]
+        if new:
+            if len(known) + len(new) > WEIGHED_LIMIT:
+                known.clear()
+                new = list(unique)
+            known.update(self._weigh(new, counted))
         found: list[Weighed] = []
         ceiling = 0.0
-        for term in dict.fromkeys(query):
-            if term in known:
-                weighed = known[term]
-            else:
-                if len(known) >= WEIGHED_LIMIT:
-                    known.clear()
-                weighed = known[term] = self._weigh(term, counted)
+        for term in unique:
+            weighed = known[term]
             if weighed is not None:
                 found.append(weighed)
                 ceiling += weighed.ceiling
         return found, ceiling
 
-    def _weigh(self, term: str, counted: Counted) -> Weighed | None:
-        """BM25's weight of ``term`` for each candidate that holds it (``None``: none does)."""
-        posting = self.postings.get(term)
-        if posting is None:
-            return None
-        positions, counts = posting
+    def _weigh(self, new: list[str], counted: Counted) -> dict[str, Weighed | None]:
+        """BM25's weight of each term in ``new`` for each candidate that holds it (``None``:
+        none does), all terms in one pass: their postings laid end to end, term after term."""
+        out: dict[str, Weighed | None] = dict.fromkeys(new)
+        held = [(t, p) for t in new if (p := self.postings.get(t)) is not None]
+        if not held:
+            return out
+        positions = np.concatenate([p for _, (p, _) in held])
+        counts = np.concatenate([c for _, (_, c) in held])
+        term = np.repeat(np.arange(len(held)), [p.size for _, (p, _) in held])
         inside = counted.inside[positions]
-        positions, counts = positions[inside], counts[inside]
-        if not positions.size:
-            return None
+        positions, counts, term = positions[inside], counts[inside], term[inside]
         n = int(counted.positions.size)
-        df = np.array([positions.size], dtype=np.int64)
+        df = np.bincount(term, minlength=len(held))
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        weights = idf * counts * (K1 + 1.0) / (counts + counted.norms[positions])
-        return Weighed(positions, counted.slot_of(positions), weights, idf.tolist()[0] * (K1 + 1.0))
+        weights = idf[term] * counts * (K1 + 1.0) / (counts + counted.norms[positions])
+        slots = counted.slot_of(positions)
+        ends = np.cumsum(df).tolist()
+        for k, ((name, _), found_in, weight) in enumerate(zip(held, df.tolist(), idf.tolist())):
+            if found_in:
+                start = ends[k] - found_in
+                out[name] = Weighed(
+                    positions[start:ends[k]], slots[start:ends[k]], weights[start:ends[k]], weight * (K1 + 1.0)
+                )
+        return out
