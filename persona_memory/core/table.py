@@ -287,13 +287,14 @@ class RowTable:
         plan = self._plan(topic.embedder, among)
         if not plan.rows or norm == 0.0:
             return np.zeros(among.positions.size, dtype=np.float64)
+        query = query / np.float32(norm)
         with one_thread(plan.rows):
             if len(plan.spans) == 1:
                 start, end = plan.spans[0]
                 products = matrix[start:end] @ query
             else:
                 products = np.concatenate([matrix[start:end] @ query for start, end in plan.spans])
-        out = products[plan.at].astype(np.float64) / norm
+        out = products[plan.at].astype(np.float64)
         if plan.missing is not None:
             out[plan.missing] = 0.0
         return out
@@ -306,7 +307,7 @@ class RowTable:
         if space is None or not picks.size:
             return np.zeros(picks.size, dtype=np.float64)
         plan = self._plan(topic.embedder, among)
-        out = (space[1][plan.matrix_rows[picks]] @ topic.vector).astype(np.float64)
+        out = (np.take(space[1], plan.matrix_rows[picks], axis=0) @ topic.vector).astype(np.float64)
         if plan.missing is not None:
             out[plan.lost[picks]] = 0.0
         return out
