@@ -34,7 +34,7 @@ from ..ids import persona_name
 from ..rows import UserControls
 from .audience import Audience
 from . import ranking
-from .block import BlockRules, candidates, relevance_at
+from .block import BlockRules, Candidates, candidates, relevance_at
 from .ranking import Topic
 from .table import RowTable
 
@@ -88,16 +88,31 @@ def recall_note(
         controls: the present humans' switches.
         query: the message's vector and terms.
         shown: ids of the rows the room's block already holds.
-        shortlist: the second stage's depth past ``SHORTLIST_FROM`` candidates; ``None``
+        shortlist: the second stage's depth past ``SHORTLIST_FROM`` candidates; ``None`` (or 0)
             ranks every candidate exactly, whatever their number.
     """
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     if not seen.positions.size:
         return Note("", ())
-    positions = seen.positions  # ascending: ties keep table order
-    share = rules.topic_weights.lexical_share
+    positions, fused, everyone = _ranked(table, seen, query, shown, rules.topic_weights.lexical_share, shortlist)
+    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST if everyone else positions.size)
+    if picked is None:  # the best few did not settle it: rank every candidate
+        picked = _pick(positions, fused, table, recall, first=positions.size)
+    lines, ids = picked
+    if not lines:
+        return Note("", ())
+    return Note("\n".join([header(persona), *lines]), tuple(ids))
+
+
+def _ranked(
+    table: RowTable, seen: Candidates, query: Topic, shown: Collection[int], share: float, shortlist: int | None
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The candidates the note walks (positions ascending: ties keep table order), their hybrid
+    relevance (``-inf`` for rows already in the block), and whether that is every candidate
+    (exact) or the second stage's shortlist."""
+    positions = seen.positions
     rough = None
-    if shortlist is not None and positions.size >= SHORTLIST_FROM and positions.size > shortlist:
+    if shortlist and positions.size >= SHORTLIST_FROM and positions.size > shortlist:
         head = table.candidate_head_cosine(query, seen.rows)
         if head is not None:
             words = table.lexical.candidate_relevance(query.terms, seen.rows.counted)
@@ -109,19 +124,12 @@ def recall_note(
         inside = at < positions.size
         at = at[inside][positions[at[inside]] == known[inside]]
         fused[at] = -np.inf  # already in the block: never recalled
-    if rough is not None:  # the second stage: the shortlist, by the exact hybrid relevance
-        assert shortlist is not None
-        short = np.sort(np.argpartition(rough, rough.size - shortlist)[rough.size - shortlist:])
-        exact = ranking.hybrid(table.candidate_cosine_of(query, seen.rows, short), words[short], share)
-        exact[rough[short] == -np.inf] = -np.inf
-        positions, fused = positions[short], exact
-    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST if rough is None else positions.size)
-    if picked is None:  # the best few did not settle it: rank every candidate
-        picked = _pick(positions, fused, table, recall, first=positions.size)
-    lines, ids = picked
-    if not lines:
-        return Note("", ())
-    return Note("\n".join([header(persona), *lines]), tuple(ids))
+    if rough is None or shortlist is None:
+        return positions, fused, True
+    short = np.sort(np.argpartition(rough, rough.size - shortlist)[rough.size - shortlist:])
+    exact = ranking.hybrid(table.candidate_cosine_of(query, seen.rows, short), words[short], share)
+    exact[rough[short] == -np.inf] = -np.inf
+    return positions[short], exact, False
 
 
 SORTED_FIRST = 64
