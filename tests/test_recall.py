@@ -264,8 +264,10 @@ def test_past_many_candidates_the_shortlist_finds_what_the_exact_ranking_finds(m
     64 dimensions of its vector, the second ranks the shortlist by the whole vectors. Here the
     prefix alone would put the wrong row first, and one row is found by its words alone."""
     from persona_memory.core import recall as recall_module
+    from persona_memory.core import table as table_module
 
     monkeypatch.setattr(recall_module, "SHORTLIST_FROM", 8)
+    monkeypatch.setattr(table_module, "HEADS_FROM", 8)
     name = "wordllama-test-128"  # the table keeps a 64-d head for a matryoshka embedder's vectors
 
     def unit(head: list[float], tail: list[float]) -> np.ndarray:
@@ -307,3 +309,9 @@ def test_past_many_candidates_the_shortlist_finds_what_the_exact_ranking_finds(m
     assert worded.id in exact  # found by its words: the first stage counts BM25 exactly
     assert recall(4) == exact
     assert recall(1) != exact  # a shortlist too short to hold the best row misses it
+    # A write appends to the head as to the matrix: the same as a head made from scratch.
+    more = row("Dan fixed the shed roof too.", unit([0.3], [1.0, 0.2]))
+    grown = table.extended([more], {more.id: vectors[more.id]}, {}, [filler[0].id])
+    matrix = grown.spaces[name][1]
+    assert np.array_equal(grown.heads[name], table_module._head(matrix))
+    assert grown.heads[name].shape == (matrix.shape[0], 64)

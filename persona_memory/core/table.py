@@ -18,8 +18,9 @@ Rules:
   the rows ``extended`` appends form a tail after the groups, which every product reads.
 - For a matryoshka embedder (``MATRYOSHKA``: its vectors' leading columns are an embedding of
   their own, as the bundled WordLlama's are), each matrix of more than ``HEAD_DIMS`` columns
-  also keeps its leading ``HEAD_DIMS`` columns as a contiguous matrix, each row scaled to unit
-  norm there (``heads``): the recall note's first stage reads a quarter of the bytes
+  and at least ``HEADS_FROM`` rows also keeps its leading ``HEAD_DIMS`` columns as a contiguous
+  matrix, each row scaled to unit norm there (``heads``; a smaller table never has enough
+  candidates for two stages): the recall note's first stage reads a quarter of the bytes
   (``core.recall``). Other embedders' prefixes say too little (measured: a hashing embedder's
   two-stage note equalled the exact one 43 times in 60) and get no head.
 - A table never changes after it is made, so what it derives for a set of groups (``among``:
@@ -56,6 +57,9 @@ SPLIT_FROM = 4096
 hundred vectors more costs less than a product and a scatter per group."""
 MEMO_LIMIT = 64
 HEAD_DIMS = 64
+HEADS_FROM = 4096
+"""Tables with fewer of an embedder's vectors keep no head for them (``core.recall`` ranks
+exactly below this many candidates)."""
 MATRYOSHKA = ("wordllama-",)
 """Name prefixes of the embedders whose vectors' leading ``HEAD_DIMS`` columns are an
 embedding of their own (WordLlama's table is matryoshka-trained: ``embedding.wordllama``)."""
@@ -121,6 +125,7 @@ class RowTable:
     rides: np.ndarray
     slices: Mapping[str, tuple[Mapping[int | None, tuple[int, int]], int]]
     heads: Mapping[str, np.ndarray] = attrs.field(factory=dict)
+    rows_of: Mapping[str, np.ndarray] = attrs.field(factory=dict)  # position → matrix row, -1: none
     memo: dict[tuple[int | None, ...], Among] = attrs.field(factory=dict, repr=False)
 
     @classmethod
@@ -152,11 +157,7 @@ class RowTable:
                 positions.append(pos)
                 stack.append(vector)
         grouped = {name: _by_group(p, s, about) for name, (p, s) in spaces.items()}
-        heads = {
-            name: _head(matrix)
-            for name, (_, matrix, _) in grouped.items()
-            if matrix.shape[1] > HEAD_DIMS and name.startswith(MATRYOSHKA)
-        }
+        heads = {name: _head(matrix) for name, (_, matrix, _) in grouped.items() if _keeps_head(name, matrix)}
         return cls(
             ids=tuple(r.id for r in open_rows),  # type: ignore[misc]
             kinds=tuple(r.kind for r in open_rows),
@@ -175,6 +176,7 @@ class RowTable:
             kind_codes=np.fromiter((KIND_CODES[r.kind] for r in open_rows), np.int64, len(open_rows)),
             rides=np.fromiter((r.kind in ALWAYS_RIDE for r in open_rows), bool, len(open_rows)),
             heads=heads,
+            rows_of={name: _rows_of(positions, len(open_rows)) for name, (positions, _, _) in grouped.items()},
         )
 
     def __len__(self) -> int:
@@ -218,7 +220,8 @@ class RowTable:
         importance = normalise(self.importance[positions])
         ends = np.cumsum([part.size for part in parts]).tolist()
         segments = tuple((ends[n - 1] if n else 0, end) for n, end in enumerate(ends))
-        return Among(keys, positions, labels, shortest, self.lexical.over(positions), importance, segments)
+        counted = self.lexical.over(positions, ascending=True)
+        return Among(keys, positions, labels, shortest, counted, importance, segments)
 
     def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
         """``cosine(topic)[positions]``; with ``keys`` (the groups ``positions`` come from),
@@ -265,15 +268,21 @@ class RowTable:
         if len(where) >= SPLIT_FROM:
             groups, tail = self.slices[embedder]
             spans = _merged([*(groups[k] for k in among.keys if k in groups), (tail, len(where))])
-        laid = np.concatenate([where[start:end] for start, end in spans]) if spans else EMPTY
-        rows = np.concatenate([np.arange(start, end) for start, end in spans]) if spans else EMPTY
-        slot = np.full(len(self.ids), -1, dtype=np.int64)
-        slot[laid] = np.arange(laid.size, dtype=np.int64)
-        at = slot[among.positions]
-        lost = at < 0
+        rows = self.rows_of[embedder][among.positions]  # every candidate's row lies in a span
+        lost = rows < 0
         missing = np.flatnonzero(lost) if lost.any() else None
-        at = np.where(lost, 0, at)
-        return Gather(tuple(spans), int(laid.size), at, missing, rows[at] if rows.size else at, lost)
+        if missing is not None:
+            rows = np.where(lost, 0, rows)
+        at = rows
+        if spans != [(0, len(where))] and spans:
+            starts = np.array([start for start, _ in spans], dtype=np.int64)
+            offsets = np.cumsum([0] + [end - start for start, end in spans[:-1]])
+            span = np.searchsorted(starts, rows, side="right") - 1
+            at = rows - starts[span] + offsets[span]
+            if missing is not None:
+                at[missing] = 0
+        size = sum(end - start for start, end in spans)
+        return Gather(tuple(spans), size, at, missing, rows, lost)
 
     def candidate_head_cosine(self, topic: Topic, among: Among) -> np.ndarray | None:
         """Each candidate's cosine to ``topic`` over the leading ``HEAD_DIMS`` dimensions alone
@@ -337,10 +346,6 @@ class RowTable:
             about[key] = np.concatenate([old, new.by_about.get(key, EMPTY) + base])
         spaces = dict(self.spaces)
         slices = dict(self.slices)
-        heads = dict(self.heads)
-        for name, head in new.heads.items():
-            old_head = heads.get(name)
-            heads[name] = head if old_head is None else np.concatenate([old_head, head])
         for name, (positions, matrix) in new.spaces.items():
             if name in spaces:  # appended after the groups: the tail every product reads
                 old_positions, old_matrix = spaces[name]
@@ -351,6 +356,14 @@ class RowTable:
             else:
                 spaces[name] = (positions + base, matrix)
                 slices[name] = new.slices[name]
+        heads = {}
+        for name, (_, matrix) in spaces.items():
+            old_head = self.heads.get(name)
+            if old_head is not None:  # the new rows' head only
+                grown = matrix.shape[0] > old_head.shape[0]
+                heads[name] = np.concatenate([old_head, _head(matrix[old_head.shape[0]:])]) if grown else old_head
+            elif _keeps_head(name, matrix):
+                heads[name] = _head(matrix)
         position = dict(self.position)
         position.update((row_id, pos + base) for row_id, pos in new.position.items())
         return RowTable(
@@ -369,6 +382,7 @@ class RowTable:
             rides=np.concatenate([self.rides, new.rides]),
             slices=slices,
             heads=heads,
+            rows_of={name: _rows_of(positions, base + len(new)) for name, (positions, _) in spaces.items()},
         )
 
     def touched(self, stamps: Mapping[int, datetime]) -> RowTable:
@@ -394,6 +408,18 @@ def _by_group(
     groups = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(about)}
     matrix = np.stack(vectors).astype(np.float32, copy=False)[order]
     return where[order], matrix, groups
+
+
+def _keeps_head(name: str, matrix: np.ndarray) -> bool:
+    return matrix.shape[0] >= HEADS_FROM and matrix.shape[1] > HEAD_DIMS and name.startswith(MATRYOSHKA)
+
+
+def _rows_of(positions: np.ndarray, size: int) -> np.ndarray:
+    """For each of ``size`` positions, its row in a matrix whose row ``i`` is ``positions[i]``
+    (-1: none)."""
+    rows = np.full(size, -1, dtype=np.int64)
+    rows[positions] = np.arange(positions.size, dtype=np.int64)
+    return rows
 
 
 def _head(matrix: np.ndarray) -> np.ndarray:
