@@ -597,3 +597,27 @@ def test_the_plans_remembered_per_audience_give_the_same_scores_as_the_direct_pa
                         direct = block_module.scores_at(t, among.positions, topic=topic, now=NOW, weights=weights)
                         assert np.array_equal(fast, direct)
                     assert fast.size and np.ptp(fast) > 0
+
+
+def test_extended_tables_grow_their_matrix_in_place_without_changing_any_earlier_table() -> None:
+    rng = np.random.default_rng(3)
+
+    def rows_with_vectors(count: int) -> tuple[list[MemoryRow], dict[int, np.ndarray]]:
+        made = [make_row(text=f"Dan noted item {n}.", vector=rng.normal(size=4)) for n in range(count)]
+        return made, {r.id: rng.normal(size=4).astype(np.float32) for r in made}
+
+    rows, vectors = rows_with_vectors(5)
+    parent = RowTable.from_rows(rows, vectors, {})
+    before = parent.spaces[EMBEDDER][1].copy()
+    chain = [(parent, dict(vectors))]
+    for _ in range(40):  # enough writes to fill a buffer and move to a bigger one
+        table, known = chain[-1]
+        more, more_vectors = rows_with_vectors(int(rng.integers(1, 4)))
+        chain.append((table.extended(more, more_vectors, {}, []), {**known, **more_vectors}))
+    sibling_rows, sibling_vectors = rows_with_vectors(2)
+    sibling = chain[10][0].extended(sibling_rows, sibling_vectors, {}, [])  # a second child of an older table
+    assert np.array_equal(parent.spaces[EMBEDDER][1], before)
+    for table, known in [*chain, (sibling, {**chain[10][1], **sibling_vectors})]:
+        where, matrix = table.spaces[EMBEDDER]
+        expected = np.stack([known[table.ids[p]] for p in where.tolist()])
+        assert np.array_equal(matrix, expected)

@@ -29,7 +29,10 @@ Rules:
   what was (none of it depends on the stamps).
 - The actor's own write changes a few rows: ``extended`` returns a table with the new rows
   appended (prepared as above) and the closed ones taken out of every group, without
-  preparing the others again. A closed row keeps its position until the next full load: it
+  preparing the others again. Its matrices grow in place (``appended``): a table's matrix is
+  a view of the first rows of a larger buffer, and the rows after them are written once, by
+  the first table extended from it; so no table's rows ever change, and a write does not copy
+  every vector. A closed row keeps its position until the next full load: it
   belongs to no group, so no build sees it.
 """
 
@@ -126,6 +129,7 @@ class RowTable:
     slices: Mapping[str, tuple[Mapping[int | None, tuple[int, int]], int]]
     heads: Mapping[str, np.ndarray] = attrs.field(factory=dict)
     rows_of: Mapping[str, np.ndarray] = attrs.field(factory=dict)  # position → matrix row, -1: none
+    rooms: Mapping[object, Room] = attrs.field(factory=dict, repr=False)  # where matrices grow
     memo: dict[tuple[int | None, ...], Among] = attrs.field(factory=dict, repr=False)
 
     @classmethod
@@ -339,20 +343,23 @@ class RowTable:
         base = len(self)
         gone = np.fromiter((self.position[i] for i in closed if i in self.position), np.int64)
         about: dict[int | None, np.ndarray] = {}
+        stays = None
+        if gone.size:
+            stays = np.ones(base, dtype=bool)
+            stays[gone] = False
         for key in set(self.by_about) | set(new.by_about):
             old = self.by_about.get(key, EMPTY)
-            if gone.size:
-                old = old[~np.isin(old, gone)]
+            if stays is not None:
+                old = old[stays[old]]
             about[key] = np.concatenate([old, new.by_about.get(key, EMPTY) + base])
         spaces = dict(self.spaces)
         slices = dict(self.slices)
+        rooms = dict(self.rooms)
         for name, (positions, matrix) in new.spaces.items():
             if name in spaces:  # appended after the groups: the tail every product reads
                 old_positions, old_matrix = spaces[name]
-                spaces[name] = (
-                    np.concatenate([old_positions, positions + base]),
-                    np.concatenate([old_matrix, matrix]),
-                )
+                grown, rooms[name] = appended(old_matrix, self.rooms.get(name), matrix)
+                spaces[name] = (np.concatenate([old_positions, positions + base]), grown)
             else:
                 spaces[name] = (positions + base, matrix)
                 slices[name] = new.slices[name]
@@ -360,8 +367,12 @@ class RowTable:
         for name, (_, matrix) in spaces.items():
             old_head = self.heads.get(name)
             if old_head is not None:  # the new rows' head only
-                grown = matrix.shape[0] > old_head.shape[0]
-                heads[name] = np.concatenate([old_head, _head(matrix[old_head.shape[0]:])]) if grown else old_head
+                if matrix.shape[0] > old_head.shape[0]:
+                    heads[name], rooms[("head", name)] = appended(
+                        old_head, self.rooms.get(("head", name)), _head(matrix[old_head.shape[0]:])
+                    )
+                else:
+                    heads[name] = old_head
             elif _keeps_head(name, matrix):
                 heads[name] = _head(matrix)
         position = dict(self.position)
@@ -383,6 +394,7 @@ class RowTable:
             slices=slices,
             heads=heads,
             rows_of={name: _rows_of(positions, base + len(new)) for name, (positions, _) in spaces.items()},
+            rooms=rooms,
         )
 
     def touched(self, stamps: Mapping[int, datetime]) -> RowTable:
@@ -408,6 +420,33 @@ def _by_group(
     groups = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(about)}
     matrix = np.stack(vectors).astype(np.float32, copy=False)[order]
     return where[order], matrix, groups
+
+
+@attrs.define(eq=False)
+class Room:
+    """A buffer a matrix grows in (``appended``), and how many of its rows are written."""
+
+    buffer: np.ndarray
+    filled: int
+
+
+GROWTH = 1.25
+
+
+def appended(matrix: np.ndarray, room: Room | None, rows: np.ndarray) -> tuple[np.ndarray, Room]:
+    """``np.concatenate([matrix, rows])`` (the same values) and the room it lies in: written
+    after ``matrix`` in its room's buffer when ``matrix`` is that buffer's whole written part
+    (the newest table's) and the rows fit, else into a new buffer with room for ``GROWTH``
+    times as many rows."""
+    n, k = matrix.shape[0], rows.shape[0]
+    if room is not None and room.filled == n and n + k <= room.buffer.shape[0]:
+        room.buffer[n : n + k] = rows
+        room.filled = n + k
+        return room.buffer[: n + k], room
+    buffer = np.empty((max(int((n + k) * GROWTH), n + k + 64), *matrix.shape[1:]), dtype=matrix.dtype)
+    buffer[:n] = matrix
+    buffer[n : n + k] = rows
+    return buffer[: n + k], Room(buffer, n + k)
 
 
 def _keeps_head(name: str, matrix: np.ndarray) -> bool:
