@@ -135,14 +135,11 @@ class Counted:
     inside: np.ndarray
     average: float
     norms: np.ndarray
-    ascending: bool = False
     weighed: dict[str, Weighed | None] = attrs.field(factory=dict, repr=False)
     _slots: list[np.ndarray] = attrs.field(factory=list, repr=False)
 
     def slot_of(self, positions: np.ndarray) -> np.ndarray:
         """Where each of ``positions`` (all candidates) stands in the candidates' order."""
-        if self.ascending:
-            return np.searchsorted(self.positions, positions)
         if not self._slots:
             slots = np.zeros(self.inside.size, dtype=np.int64)
             slots[self.positions] = np.arange(self.positions.size, dtype=np.int64)
@@ -195,13 +192,12 @@ class LexicalIndex:
                 postings[term] = (np.concatenate([old[0], positions + base]), np.concatenate([old[1], counts]))
         return LexicalIndex(postings=postings, lengths=np.concatenate([self.lengths, more.lengths]))
 
-    def over(self, candidates: np.ndarray, *, ascending: bool = False) -> Counted:
-        """What BM25 counts over ``candidates``, for any number of queries over them
-        (``ascending``: the candidates are in ascending order, which finds their slots faster)."""
+    def over(self, candidates: np.ndarray) -> Counted:
+        """What BM25 counts over ``candidates``, for any number of queries over them."""
         inside = np.zeros(len(self), dtype=bool)
         inside[candidates] = True
         average = (float(self.lengths[candidates].mean()) if candidates.size else 0.0) or 1.0
-        return Counted(candidates, inside, average, K1 * (1.0 - B + B * self.lengths / average), ascending)
+        return Counted(candidates, inside, average, K1 * (1.0 - B + B * self.lengths / average))
 
     def scores(self, query: Sequence[str], candidates: np.ndarray) -> np.ndarray:
         """BM25 of every text against the ``query`` terms, counted over ``candidates``.

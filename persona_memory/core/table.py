@@ -224,7 +224,7 @@ class RowTable:
         importance = normalise(self.importance[positions])
         ends = np.cumsum([part.size for part in parts]).tolist()
         segments = tuple((ends[n - 1] if n else 0, end) for n, end in enumerate(ends))
-        counted = self.lexical.over(positions, ascending=True)
+        counted = self.lexical.over(positions)
         return Among(keys, positions, labels, shortest, counted, importance, segments)
 
     def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
