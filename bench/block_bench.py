@@ -615,7 +615,8 @@ def report(results: list[SizeResult], args: argparse.Namespace) -> None:
             equal, two, asked = r.two_stage
             print(
                 f"  {r.rows:>6,} rows: the note ranked in two stages (past {recall_module.SHORTLIST_FROM:,} candidates, "
-                f"shortlist {recall_module.SHORTLIST}); equal to the exact note (same ids, same order) for {equal}/{two} questions"
+                f"shortlist {recall_module.SHORTLIST} or 1/{getattr(recall_module, 'SHORTLIST_SHARE', 1)} of them); "
+                f"equal to the exact note (same ids, same order) for {equal}/{two} questions"
             )
         elif r.two_stage is not None:
             print(f"  {r.rows:>6,} rows: the note ranked every candidate exactly")
