@@ -59,14 +59,15 @@ SPLIT_FROM = 4096
 """A product over fewer vectors than this is one product over all of them: reading a few
 hundred vectors more costs less than a product and a scatter per group."""
 MEMO_LIMIT = 64
+"""How many sets of groups a table remembers its rows for (``among``) before forgetting all."""
 HEAD_DIMS = 64
+"""The leading dimensions a head keeps (the recall note's first stage)."""
 HEADS_FROM = 4096
 """Tables with fewer of an embedder's vectors keep no head for them (``core.recall`` ranks
 exactly below this many candidates)."""
 MATRYOSHKA = ("wordllama-",)
 """Name prefixes of the embedders whose vectors' leading ``HEAD_DIMS`` columns are an
 embedding of their own (WordLlama's table is matryoshka-trained: ``embedding.wordllama``)."""
-"""How many sets of groups a table remembers its rows for (``among``) before forgetting all."""
 
 
 @attrs.frozen(eq=False)
