@@ -29,7 +29,10 @@ embedded in batches and int8-quantised — then, through the real ``open_memory`
 - open after a write: a human's line in an open room, ``RoomWentQuiet`` and ``drain`` (the
   offline mind's write path commits a row through the actor's own writer; untimed), then a
   cold open, timed; then a cold open right after it, for the ratio.
-- the recall note: ``memory.recall`` for short questions cycled, in the open room.
+- the recall note: ``memory.recall`` for short questions cycled, in the open room; and, on the
+  pure table, how often the note that ranks in two stages (past ``recall.SHORTLIST_FROM``
+  candidates) equals the exact note (``shortlist=None``) for the same questions: same ids,
+  same order.
 - cached ``block()``: the same room asked again and again.
 
 The room is a group room with four humans present and ``scope.v1_proven = false``, so personal
@@ -86,6 +89,16 @@ try:
     from persona_memory.core.block import build_from_table  # the prepared-table path, if present
 except ImportError:
     build_from_table = None
+try:  # the two-stage recall note, if present
+    from persona_memory.compose import recall_rules
+    from persona_memory.core import recall as recall_module
+    from persona_memory.core.block import candidates as block_candidates
+    from persona_memory.core.recall import recall_note
+
+    if "shortlist" not in inspect.signature(recall_note).parameters:
+        recall_note = None
+except ImportError:
+    recall_note = None
 from persona_memory.storage.store import StoredRoom
 
 from seed_rows import PERSONA, PRESENT, TOPIC, make_rows
@@ -231,6 +244,7 @@ class SizeResult:
     write_how: dict[str, int] = attrs.field(factory=dict)
     recall: list[float] = attrs.field(factory=list)
     recall_hits: int = 0
+    two_stage: tuple[int, int, int] | None = None  # (equal to the exact note, two-stage notes, questions)
     cached: list[float] = attrs.field(factory=list)
     parts: dict[str, list[float]] = attrs.field(factory=dict)
     steps: dict[str, tuple[list[float], int]] = attrs.field(factory=dict)
@@ -426,6 +440,8 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
         result.parts[PREPARE] = prepared
     result.steps = step_timings(build, reps)
     result.visible = len(visible_memories(PERSONA, room_audience(), index.open_rows.values(), controls, v1_proven=False))
+    if table is not None and recall_note is not None:
+        result.two_stage = two_stage_agreement(table, embedder, controls, rules, build)
 
     if profile:
         profiler = cProfile.Profile()
@@ -436,6 +452,24 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
         buffer = io.StringIO()
         pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(18)
         result.profile = buffer.getvalue()
+
+
+def two_stage_agreement(table, embedder, controls, rules, build) -> tuple[int, int, int]:
+    """How often the recall note past ``SHORTLIST_FROM`` candidates (two stages) equals the
+    exact note (``shortlist=None``): same ids, same order, for each of ``QUESTIONS`` in the
+    bench's room, with that room's block left out as in ``memory.recall``. Returns (equal,
+    notes that took the two stages, questions)."""
+    shown = build().loaded_ids
+    seen = block_candidates(PERSONA, room_audience(), table, controls, v1_proven=rules.v1_proven)
+    two = seen.positions.size >= getattr(recall_module, "SHORTLIST_FROM", float("inf"))
+    equal = 0
+    for question in QUESTIONS:
+        query = ranking.Topic.of(question, embedder.embed_sync([question])[0], embedder.name)
+        args = dict(controls=controls, query=query, shown=shown, rules=rules, recall=recall_rules(settings_for(Path("x.db"))))
+        fast = recall_note(PERSONA, room_audience(), table, **args)
+        exact = recall_note(PERSONA, room_audience(), table, **args, shortlist=None) if two else fast
+        equal += fast.ids == exact.ids
+    return equal, len(QUESTIONS) if two else 0, len(QUESTIONS)
 
 
 def room_audience() -> Audience:
@@ -576,6 +610,16 @@ def report(results: list[SizeResult], args: argparse.Namespace) -> None:
             f"{len(r.after_write):>5}   {fmt(pct(r.recall, 50)) if r.recall else '-':>10} "
             f"{fmt(pct(r.recall, 95)) if r.recall else '-':>10} {f'{r.recall_hits}/{len(r.recall)}':>9}"
         )
+    for r in results:
+        if r.two_stage is not None and r.two_stage[1]:
+            equal, two, asked = r.two_stage
+            print(
+                f"  {r.rows:>6,} rows: the note ranked in two stages (past {recall_module.SHORTLIST_FROM:,} candidates, "
+                f"shortlist {recall_module.SHORTLIST} or 1/{getattr(recall_module, 'SHORTLIST_SHARE', 1)} of them); "
+                f"equal to the exact note (same ids, same order) for {equal}/{two} questions"
+            )
+        elif r.two_stage is not None:
+            print(f"  {r.rows:>6,} rows: the note ranked every candidate exactly")
     hows = {}
     for r in results:
         for how, n in r.write_how.items():

@@ -545,3 +545,79 @@ def test_pruning_the_groups_never_changes_the_block(monkeypatch) -> None:
     whole = [build_from_table("warren", a, table, controls={}, topic=t, names={}, now=NOW, rules=r) for a, t, r in cases]
     assert [b.text for b in pruned] == [b.text for b in whole]
     assert all(b.loaded_ids for b in pruned)
+
+
+def test_the_plans_remembered_per_audience_give_the_same_scores_as_the_direct_path() -> None:
+    """The build ranks through what the table remembers per set of groups (the products' gather
+    plan, each term's BM25 weights); the direct path recomputes both. They agree to the bit,
+    before and after the table is extended, above and below the size where products split."""
+    rng = np.random.default_rng(11)
+    humans = [DAN, CARA, 5, 6, 9]
+    words = ["garden", "loan", "cello", "trip", "exam", "boat", "rain", "ferry", "piano"]
+
+    def rows_from(start: int, count: int) -> tuple[list[MemoryRow], dict[int, np.ndarray]]:
+        rows, vectors = [], {}
+        for n in range(start, start + count):
+            subject = str(rng.choice(["world", "self", *(f"u:{h}" for h in humans)]))
+            extra = {"counterpart": f"u:{rng.choice(humans)}"} if subject == "self" else {}
+            kind = str(rng.choice(["promise", "open_loop"])) if subject == "self" else str(rng.choice(KINDS))
+            text = " ".join(rng.choice(words, size=int(rng.integers(1, 9))))
+            vector = rng.normal(size=8)
+            vector /= np.linalg.norm(vector)
+            has = rng.random()  # most rows have a vector; some none, some from another embedder
+            row = make_row(
+                subject=subject, kind=kind, text=f"Row {n}: {text}.", importance=int(rng.integers(1, 11)),
+                created=NOW - timedelta(days=float(rng.uniform(0, 200))),
+                **({"vector": vector} if has < 0.9 else {}), **({"embedder": "other"} if 0.85 < has < 0.9 else {}),
+                **extra,
+            )
+            rows.append(row)
+            if has < 0.9:
+                vectors[row.id] = vector.astype(np.float32)
+        return rows, vectors
+
+    topics = [
+        Topic.of("the garden in the rain", rng.normal(size=8).astype(np.float32), EMBEDDER),
+        Topic.of("a ferry trip and a piano exam", rng.normal(size=8).astype(np.float32), EMBEDDER),
+        Topic.of("nothing shared", rng.normal(size=8).astype(np.float32), "other"),
+    ]
+    weights = BlockRules().topic_weights
+    for count in (300, 4500):  # one product over every vector / one per group seen
+        rows, vectors = rows_from(0, count)
+        table = RowTable.from_rows(rows, vectors, {})
+        more, more_vectors = rows_from(count, 40)
+        grown = table.extended(more, more_vectors, {}, [rows[0].id, rows[5].id, rows[-1].id])
+        for t in (table, grown):
+            for k in (1, 2, 5):
+                keys = (*sorted(humans[:k]), None)
+                among = t.among(keys)
+                for topic in topics:
+                    for _ in range(2):  # the second time from what the table remembered
+                        fast = block_module.scores_at(t, among.positions, topic=topic, now=NOW, weights=weights, among=among)
+                        direct = block_module.scores_at(t, among.positions, topic=topic, now=NOW, weights=weights)
+                        assert np.array_equal(fast, direct)
+                    assert fast.size and np.ptp(fast) > 0
+
+
+def test_extended_tables_grow_their_matrix_in_place_without_changing_any_earlier_table() -> None:
+    rng = np.random.default_rng(3)
+
+    def rows_with_vectors(count: int) -> tuple[list[MemoryRow], dict[int, np.ndarray]]:
+        made = [make_row(text=f"Dan noted item {n}.", vector=rng.normal(size=4)) for n in range(count)]
+        return made, {r.id: rng.normal(size=4).astype(np.float32) for r in made}
+
+    rows, vectors = rows_with_vectors(5)
+    parent = RowTable.from_rows(rows, vectors, {})
+    before = parent.spaces[EMBEDDER][1].copy()
+    chain = [(parent, dict(vectors))]
+    for _ in range(40):  # enough writes to fill a buffer and move to a bigger one
+        table, known = chain[-1]
+        more, more_vectors = rows_with_vectors(int(rng.integers(1, 4)))
+        chain.append((table.extended(more, more_vectors, {}, []), {**known, **more_vectors}))
+    sibling_rows, sibling_vectors = rows_with_vectors(2)
+    sibling = chain[10][0].extended(sibling_rows, sibling_vectors, {}, [])  # a second child of an older table
+    assert np.array_equal(parent.spaces[EMBEDDER][1], before)
+    for table, known in [*chain, (sibling, {**chain[10][1], **sibling_vectors})]:
+        where, matrix = table.spaces[EMBEDDER]
+        expected = np.stack([known[table.ids[p]] for p in where.tolist()])
+        assert np.array_equal(matrix, expected)

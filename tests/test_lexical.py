@@ -56,3 +56,25 @@ def test_the_hybrid_is_a_convex_mix_of_the_clipped_cosine_and_the_lexical_releva
 def test_a_topic_carries_its_terms() -> None:
     topic = ranking.Topic.of("Any word on the interviews?", np.zeros(3), "e")
     assert topic.terms == tuple(lexical.terms("Any word on the interviews?")) == ("word", "interview")
+
+
+def test_what_a_term_adds_is_remembered_per_candidates_and_gives_the_same_bits() -> None:
+    texts = ["the ferry to the island", "ferry ferry tickets", "a quiet island walk", "tickets for the ferry", "rain"]
+    index = lexical.LexicalIndex.from_texts(texts)
+    among = np.array([0, 1, 3, 4])
+    counted = index.over(among)
+    query = lexical.terms("ferry tickets to the island, island")
+    first = index.candidate_relevance(query, counted)
+    assert set(counted.weighed) == {"ferri", "ticket", "island"}
+    again = index.candidate_relevance(query[::-1], counted)  # the same terms, now remembered
+    fresh = index.relevance(query, among)  # a new count over the same candidates
+    assert np.array_equal(first, fresh[among])
+    assert again == pytest.approx(first, rel=1e-15)
+    # By hand: BM25 over the four candidates; "island" is in one of them, text 2 is not counted.
+    lengths = np.array([2.0, 3.0, 2.0, 1.0])  # terms of texts 0, 1, 3, 4 (stop words out)
+    average = lengths.mean()
+    norm = 1.2 * (1 - 0.75 + 0.75 * lengths / average)
+    idf = {t: np.log(1 + (4 - df + 0.5) / (df + 0.5)) for t, df in {"ferri": 3, "ticket": 2, "island": 1}.items()}
+    counts = {"ferri": [1, 2, 1, 0], "ticket": [0, 1, 1, 0], "island": [1, 0, 0, 0]}
+    expected = sum(idf[t] * np.array(c) * 2.2 / (np.array(c) + norm) for t, c in counts.items())
+    assert first == pytest.approx(expected / sum(v * 2.2 for v in idf.values()), rel=1e-12)

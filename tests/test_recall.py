@@ -257,3 +257,61 @@ def test_the_note_is_the_greedy_walk_down_the_whole_ranking() -> None:
                 expected.append(rows[pos].id)
                 used += table.lengths[pos] + 1
         assert got.ids == tuple(expected), case
+
+
+def test_past_many_candidates_the_shortlist_finds_what_the_exact_ranking_finds(monkeypatch) -> None:
+    """Two stages: the first scores every candidate by its words (exact BM25) and the leading
+    64 dimensions of its vector, the second ranks the shortlist by the whole vectors. Here the
+    prefix alone would put the wrong row first, and one row is found by its words alone."""
+    from persona_memory.core import recall as recall_module
+    from persona_memory.core import table as table_module
+
+    monkeypatch.setattr(recall_module, "SHORTLIST_FROM", 8)
+    monkeypatch.setattr(table_module, "HEADS_FROM", 8)
+    name = "wordllama-test-128"  # the table keeps a 64-d head for a matryoshka embedder's vectors
+
+    def unit(head: list[float], tail: list[float]) -> np.ndarray:
+        vector = np.zeros(128)
+        vector[: len(head)] = head
+        vector[64 : 64 + len(tail)] = tail
+        return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+    vectors: dict[int, np.ndarray] = {}
+
+    def row(text: str, vector: np.ndarray) -> MemoryRow:
+        made = make_row(text=text, vector=vector, embedder=name)
+        vectors[made.id] = vector
+        return made
+
+    query = unit([1.0], [1.0])  # the message: half in the prefix, half beyond it
+    best = row("Dan repaired the old shed.", unit([0.2, 0.3], [1.0]))
+    prefix_only = row("Dan paints in the evening.", unit([1.0], [0.0, 1.0]))
+    worded = row("Dan keeps a boat called Wren.", unit([0.0, 1.0], [0.0, 0.0, 1.0]))
+    rng = np.random.default_rng(5)
+    filler = [
+        row(f"Dan mentioned thing {n}.", unit(list(rng.normal(size=64) * 0.1), list(rng.normal(size=64))))
+        for n in range(20)
+    ]
+    table = RowTable.from_rows([*filler, prefix_only, best, worded], vectors, {})
+    topic = Topic.of("Is Wren still afloat?", query, name)
+
+    def recall(shortlist: int | None) -> tuple[int, ...]:
+        return recall_note(
+            "warren", PRIVATE_WITH_DAN, table, controls={}, query=topic, shown=(), rules=BlockRules(),
+            recall=RecallRules(limit=3, min_score=0.15), shortlist=shortlist,
+        ).ids
+
+    exact = recall(None)
+    head = table.candidate_head_cosine(topic, table.among((DAN, None)))
+    assert head is not None
+    by_prefix = [table.ids[p] for p in table.among((DAN, None)).positions[np.argsort(-head, kind="stable")]]
+    assert by_prefix[0] == prefix_only.id and exact[0] == best.id  # the prefix alone misjudges
+    assert worded.id in exact  # found by its words: the first stage counts BM25 exactly
+    assert recall(4) == exact
+    assert recall(1) != exact  # a shortlist too short to hold the best row misses it
+    # A write appends to the head as to the matrix: the same as a head made from scratch.
+    more = row("Dan fixed the shed roof too.", unit([0.3], [1.0, 0.2]))
+    grown = table.extended([more], {more.id: vectors[more.id]}, {}, [filler[0].id])
+    matrix = grown.spaces[name][1]
+    assert np.array_equal(grown.heads[name], table_module._head(matrix))
+    assert grown.heads[name].shape == (matrix.shape[0], 64)

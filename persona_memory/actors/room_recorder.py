@@ -15,7 +15,9 @@ Rules:
   owner per persona); a record found in the file with the other flag when it comes to be
   written is left as it is, and the refused open is logged.
 - What is handed over is written ``GATHER_SECONDS`` later (at once when someone waits for it,
-  or at close), in one transaction with whatever else arrived meanwhile.
+  or at close), in one transaction with whatever else arrived meanwhile. Handing over wakes
+  no task: it sets the deadline of the recorder's idle wait, so an open's block is built
+  before the recorder runs at all.
 - A write that fails (read-only file, disk full) is logged, never raised into ``send``: what
   it carried stays pending and is tried again after a backoff (1 s, doubling to 60 s), or at
   once when someone waits for it (``flush``).
@@ -27,6 +29,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+import math
 from datetime import datetime
 from typing import Mapping
 
@@ -78,7 +81,9 @@ class RoomRecorder:
         self._written = 0  # how many of them are in the file
         self._tried = 0  # how many of them the last finished write carried
         self._error: StorageError | None = None
-        self._wake = trio.Event()  # something to write, or closing
+        self._idle: trio.CancelScope | None = None  # the recorder's wait while nothing is pending
+        self._gathering = False  # something was handed over since the last write began
+        self._due = -math.inf  # trio time what is pending is to be written
         self._hurry = trio.Event()  # someone waits: cut the backoff short
         self._attempt = trio.Event()  # set when a write finishes, then replaced
         self._closed = False
@@ -123,7 +128,11 @@ class RoomRecorder:
             case _:
                 return
         self._handed += 1
-        self._wake.set()
+        if not self._gathering:  # the first since the last write began: due in GATHER_SECONDS
+            self._gathering = True
+            self._due = trio.current_time() + GATHER_SECONDS
+            if self._idle is not None:
+                self._idle.deadline = self._due  # the recorder wakes then, not now
 
     def _put(self, room_id: str, pending: PendingRoom) -> None:
         self._rooms[room_id] = then(self._rooms.get(room_id), pending)
@@ -148,7 +157,6 @@ class RoomRecorder:
     async def aclose(self) -> None:
         """Write what is pending (one try), then end the task."""
         self._closed = True
-        self._wake.set()
         self._hurry.set()
         await self._done.wait()
 
@@ -160,11 +168,12 @@ class RoomRecorder:
                 if self._written == self._handed:
                     if self._closed:
                         return
-                    await self._wake.wait()
-                    self._wake = trio.Event()
+                    with trio.CancelScope() as self._idle:  # ``record`` sets its deadline
+                        await self._hurry.wait()
+                    self._idle = None
                     continue
                 if not (self._closed or self._hurry.is_set()):
-                    with trio.move_on_after(GATHER_SECONDS):  # let the blocks build first
+                    with trio.move_on_at(self._due):  # let the blocks build first
                         await self._hurry.wait()
                 if await self._write_pending():
                     self._hurry = trio.Event()
@@ -188,6 +197,7 @@ class RoomRecorder:
         """One write of everything pending; whether it landed. A failure puts it all back."""
         rooms, names, upto = self._rooms, self._names, self._handed
         self._rooms, self._names = {}, {}
+        self._gathering = False
         opened = [(p.room, p.opened) for p in rooms.values() if p.room is not None and p.opened is not None]
         archived = [(room_id, p.archived) for room_id, p in rooms.items() if p.archived is not None]
         try:

@@ -122,9 +122,9 @@ def relevance_at(
     if among is None:
         cosine = table.cosine_at(topic, positions)
         words = table.lexical.relevance(topic.terms, positions)[positions]
-    else:
-        cosine = table.cosine_at(topic, positions, among.keys)
-        words = table.lexical.relevance(topic.terms, among.counted)[positions]
+    else:  # the same bits, by the plans remembered for these candidates
+        cosine = table.candidate_cosine(topic, among)
+        words = table.lexical.candidate_relevance(topic.terms, among.counted)
     return ranking.hybrid(cosine, words, lexical_share)
 
 
@@ -228,9 +228,12 @@ def best_of_group(
     each kind (the diversity pass may pull them forward); the ``riders`` best of the rows
     that ride (``rides``).
     """
-    if order.size <= keep:
+    size = order.size
+    if size <= keep:
         return order
-    best = int(np.searchsorted(-ranked, -ranked[keep - 1], side="right"))
+    best, last = keep, ranked[keep - 1]
+    if ranked[keep] == last:  # ties with the last kept row stay too (sorted best first)
+        best = int(np.searchsorted(-ranked, -last, side="right"))
     if not per_kind and not riders:
         return order[:best]
     kept = np.zeros(order.size, dtype=bool)
@@ -262,11 +265,9 @@ def build_from_table(
     candidate_scores = scores_at(table, idx, topic=topic, now=now, weights=shape.weights, among=seen.rows)
     # One stable sort by group, then score: each group's rows side by side, best first, ties
     # in table order (as a stable sort of each group alone would give).
-    labels = seen.rows.labels
-    by_group = np.lexsort((-candidate_scores, labels))
+    by_group = np.lexsort((-candidate_scores, seen.rows.labels))
     grouped_positions, grouped_scores = idx[by_group], candidate_scores[by_group]
-    ends = np.cumsum(np.bincount(labels, minlength=len(seen.admitted))).tolist()
-    segment = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(seen.admitted)}
+    segment = dict(zip(seen.admitted, seen.rows.segments))
 
     shortest = seen.rows.shortest
     fit = rules.char_limit // (shortest + 1) if idx.size else 0

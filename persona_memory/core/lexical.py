@@ -15,6 +15,10 @@ Rules:
   over the candidates only — the rows this room may show — so a row the room may not see
   never changes how the others score.
 - A query's repeated terms count once; a term no candidate has scores nothing.
+- What a term adds to each candidate depends on the candidates alone, not on the query it is in
+  (its df and idf, the length terms): it is worked out once per set of candidates and term
+  (``Counted.weighed``) and summed per query in the query's term order, so a cached term and a
+  fresh one give the same bits.
 """
 
 from __future__ import annotations
@@ -79,26 +83,69 @@ def stem(word: str) -> str:
     return word
 
 
+STEMS_KEPT = 65536
+"""How many words' terms ``terms`` remembers (``_term_of``) before forgetting them all: a
+chat's vocabulary repeats, and a word's term is a pure function of the word."""
+
+_term_of: dict[str, str | None] = {}
+
+
 def terms(text: str) -> list[str]:
     """The BM25 terms of ``text``, in order, repeats kept."""
     out = []
+    known = _term_of
     for word in _WORD.findall(text.lower()):
-        if len(word) < 2 or word in STOP_WORDS or word.startswith("u:"):
-            continue
-        out.append(stem(word))
+        term = known.get(word, "")
+        if term == "":
+            if len(known) >= STEMS_KEPT:
+                known.clear()
+            skip = len(word) < 2 or word in STOP_WORDS or word.startswith("u:")
+            term = known[word] = None if skip else stem(word)
+        if term is not None:
+            out.append(term)
     return out
+
+
+@attrs.frozen(eq=False)
+class Weighed:
+    """What one term adds over one set of candidates: the candidates that hold it (their
+    positions in the index, ascending, and their slots in the candidates' order), the BM25
+    weight it gives each of them, and what it adds to a query's ceiling (``relevance``)."""
+
+    positions: np.ndarray
+    slots: np.ndarray
+    weights: np.ndarray
+    ceiling: float
+
+
+WEIGHED_LIMIT = 4096
+"""How many terms a ``Counted`` remembers what they add before forgetting all of them."""
 
 
 @attrs.frozen(eq=False)
 class Counted:
     """What BM25 counts over one set of candidates, whatever the query: the candidates, which
     texts they are (a mask over the index), their average length, and each text's length
-    term ``k1 · (1 - b + b · length / average)``. ``LexicalIndex.over``."""
+    term ``k1 · (1 - b + b · length / average)``. ``LexicalIndex.over``.
+
+    ``weighed`` remembers, per term, what it adds over these candidates (``Weighed``; ``None``
+    for a term none of them holds): it depends on nothing but the index and the candidates.
+    """
 
     positions: np.ndarray
     inside: np.ndarray
     average: float
     norms: np.ndarray
+    weighed: dict[str, Weighed | None] = attrs.field(factory=dict, repr=False)
+    _slots: list[np.ndarray] = attrs.field(factory=list, repr=False)
+
+    def slot_of(self, positions: np.ndarray) -> np.ndarray:
+        """Where each of ``positions`` (all candidates) stands in the candidates' order."""
+        if not self._slots:
+            slots = np.zeros(self.inside.size, dtype=np.int64)
+            slots[self.positions] = np.arange(self.positions.size, dtype=np.int64)
+            self._slots.append(slots)
+        return self._slots[0][positions]
 
 
 @attrs.frozen(eq=False)
@@ -177,34 +224,79 @@ class LexicalIndex:
         out, ceiling = self._bm25(query, counted)
         return out / ceiling if ceiling > 0 else out
 
-    def _bm25(self, query: Sequence[str], counted: Counted) -> tuple[np.ndarray, float]:
-        """The scores and the query's ceiling (see ``relevance``), every term at once: the
-        postings of the query's terms are laid end to end, term after term, and summed per
-        text in that order (so a text's score adds its terms up in query order)."""
+    def candidate_relevance(self, query: Sequence[str], counted: Counted) -> np.ndarray:
+        """``relevance(query, counted)[counted.positions]``, the same bits: one value per
+        candidate, in the candidates' order, without a value for every text."""
+        found, ceiling = self._weighed(query, counted)
         n = int(counted.positions.size)
-        if n == 0 or not query:
-            return np.zeros(len(self), dtype=np.float64), 0.0
-        found = [p for t in dict.fromkeys(query) if (p := self.postings.get(t)) is not None]
+        if not found:
+            return np.zeros(n, dtype=np.float64)
+        if len(found) == 1:
+            slots, weights = found[0].slots, found[0].weights
+        else:
+            slots = np.concatenate([w.slots for w in found])
+            weights = np.concatenate([w.weights for w in found])
+        out = np.bincount(slots, weights=weights, minlength=n)
+        return out / ceiling if ceiling > 0 else out
+
+    def _bm25(self, query: Sequence[str], counted: Counted) -> tuple[np.ndarray, float]:
+        """The scores of every text and the query's ceiling (see ``relevance``): the weights
+        of the query's terms laid end to end, term after term, and summed per text in that
+        order (so a text's score adds its terms up in query order)."""
+        found, ceiling = self._weighed(query, counted)
         if not found:
             return np.zeros(len(self), dtype=np.float64), 0.0
-        mask = counted.inside
         if len(found) == 1:
-            positions, counts = found[0]
-            term = np.zeros(positions.size, dtype=np.int64)
+            positions, weights = found[0].positions, found[0].weights
         else:
-            positions = np.concatenate([p for p, _ in found])
-            counts = np.concatenate([c for _, c in found])
-            term = np.repeat(np.arange(len(found)), [p.size for p, _ in found])
-        inside = mask[positions]
-        positions, counts, term = positions[inside], counts[inside], term[inside]
-        df = np.bincount(term, minlength=len(found))
-        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        norm = counted.norms[positions]
-        out = np.bincount(
-            positions, weights=idf[term] * counts * (K1 + 1.0) / (counts + norm), minlength=len(self)
-        )
+            positions = np.concatenate([w.positions for w in found])
+            weights = np.concatenate([w.weights for w in found])
+        return np.bincount(positions, weights=weights, minlength=len(self)), ceiling
+
+    def _weighed(self, query: Sequence[str], counted: Counted) -> tuple[list[Weighed], float]:
+        """What each term of ``query`` (repeats once, in order) adds over ``counted``, for the
+        terms some candidate holds, and the query's ceiling."""
+        if not counted.positions.size or not query:
+            return [], 0.0
+        known = counted.weighed
+        unique = dict.fromkeys(query)
+        new = [term for term in unique if term not in known]
+        if new:
+            if len(known) + len(new) > WEIGHED_LIMIT:
+                known.clear()
+                new = list(unique)
+            known.update(self._weigh(new, counted))
+        found: list[Weighed] = []
         ceiling = 0.0
-        for found_in, weight in zip(df.tolist(), idf.tolist()):
+        for term in unique:
+            weighed = known[term]
+            if weighed is not None:
+                found.append(weighed)
+                ceiling += weighed.ceiling
+        return found, ceiling
+
+    def _weigh(self, new: list[str], counted: Counted) -> dict[str, Weighed | None]:
+        """BM25's weight of each term in ``new`` for each candidate that holds it (``None``:
+        none does), all terms in one pass: their postings laid end to end, term after term."""
+        out: dict[str, Weighed | None] = dict.fromkeys(new)
+        held = [(t, p) for t in new if (p := self.postings.get(t)) is not None]
+        if not held:
+            return out
+        positions = np.concatenate([p for _, (p, _) in held])
+        counts = np.concatenate([c for _, (_, c) in held])
+        term = np.repeat(np.arange(len(held)), [p.size for _, (p, _) in held])
+        inside = counted.inside[positions]
+        positions, counts, term = positions[inside], counts[inside], term[inside]
+        n = int(counted.positions.size)
+        df = np.bincount(term, minlength=len(held))
+        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        weights = idf[term] * counts * (K1 + 1.0) / (counts + counted.norms[positions])
+        slots = counted.slot_of(positions)
+        ends = np.cumsum(df).tolist()
+        for k, ((name, _), found_in, weight) in enumerate(zip(held, df.tolist(), idf.tolist())):
             if found_in:
-                ceiling += weight * (K1 + 1.0)
-        return out, ceiling
+                start = ends[k] - found_in
+                out[name] = Weighed(
+                    positions[start:ends[k]], slots[start:ends[k]], weights[start:ends[k]], weight * (K1 + 1.0)
+                )
+        return out

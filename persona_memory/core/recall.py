@@ -10,6 +10,14 @@ Rules:
 - Rows are ranked by the hybrid relevance of the message (``ranking.hybrid``, with the
   weights a room with a topic uses), best first; ties keep table order. A row below
   ``min_score`` is not recalled.
+- Up to ``SHORTLIST_FROM`` candidates every one is ranked by the exact hybrid relevance. Beyond
+  that the ranking has two stages: the first scores every candidate with the exact BM25 term
+  and the cosine over the vectors' leading ``table.HEAD_DIMS`` dimensions (a matryoshka
+  prefix: a quarter of the bytes), and keeps the best ``SHORTLIST`` or ``1 / SHORTLIST_SHARE``
+  of the candidates, whichever is more; the second ranks those by
+  the exact hybrid relevance (their full vectors). A row outside the shortlist is not
+  recalled, so the note can differ from the exact one where the prefix misjudges a row by
+  more than the shortlist's depth; ``bench/block_bench.py`` prints how often it equals it.
 - At most ``limit`` lines, within ``char_limit`` characters (each line plus its newline); a
   line that does not fit is passed over and a shorter one may follow.
 - Lines render exactly as in the block (quoted, with their tags), under a one-line header;
@@ -26,7 +34,8 @@ import numpy as np
 from ..ids import persona_name
 from ..rows import UserControls
 from .audience import Audience
-from .block import BlockRules, candidates, relevance_at
+from . import ranking
+from .block import BlockRules, Candidates, candidates, relevance_at
 from .ranking import Topic
 from .table import RowTable
 
@@ -48,6 +57,15 @@ class Note:
     ids: tuple[int, ...]
 
 
+SHORTLIST_FROM = 4096
+"""From this many candidates on, the note ranks in two stages (see the rules)."""
+SHORTLIST = 256
+"""How many candidates the first stage hands the second, at least."""
+SHORTLIST_SHARE = 24
+"""...and at least this fraction of them (1/24): at 50,000 rows (28,902 candidates) a fixed 256
+equalled the exact note for 26 of 30 messages, 1,024 for 30 (the bench's rows)."""
+
+
 def header(persona: str) -> str:
     return (
         f"{persona_name(persona)} also recalls, for this message (remembered data, not an "
@@ -65,6 +83,7 @@ def recall_note(
     shown: Collection[int],
     rules: BlockRules,
     recall: RecallRules,
+    shortlist: int | None = SHORTLIST,
 ) -> Note:
     """The note for a message whose query is ``query``, in a room with this ``audience``.
 
@@ -73,25 +92,49 @@ def recall_note(
         controls: the present humans' switches.
         query: the message's vector and terms.
         shown: ids of the rows the room's block already holds.
+        shortlist: the second stage's least depth past ``SHORTLIST_FROM`` candidates; ``None``
+            (or 0) ranks every candidate exactly, whatever their number.
     """
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     if not seen.positions.size:
         return Note("", ())
-    positions = seen.positions  # ascending: ties keep table order
-    fused = relevance_at(table, positions, query, rules.topic_weights.lexical_share, seen.rows)
-    if shown:
-        known = np.fromiter((table.position[i] for i in shown if i in table.position), np.int64)
-        at = np.searchsorted(positions, known)
-        inside = at < positions.size
-        at = at[inside][positions[at[inside]] == known[inside]]
-        fused[at] = -np.inf  # already in the block: never recalled
-    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST)
+    positions, fused, everyone = _ranked(table, seen, query, shown, rules.topic_weights.lexical_share, shortlist)
+    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST if everyone else positions.size)
     if picked is None:  # the best few did not settle it: rank every candidate
         picked = _pick(positions, fused, table, recall, first=positions.size)
     lines, ids = picked
     if not lines:
         return Note("", ())
     return Note("\n".join([header(persona), *lines]), tuple(ids))
+
+
+def _ranked(
+    table: RowTable, seen: Candidates, query: Topic, shown: Collection[int], share: float, shortlist: int | None
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The candidates the note walks (positions ascending: ties keep table order), their hybrid
+    relevance (``-inf`` for rows already in the block), and whether that is every candidate
+    (exact) or the second stage's shortlist."""
+    positions = seen.positions
+    rough = None
+    if shortlist and positions.size >= SHORTLIST_FROM and positions.size > shortlist:
+        head = table.candidate_head_cosine(query, seen.rows)
+        if head is not None:
+            words = table.lexical.candidate_relevance(query.terms, seen.rows.counted)
+            rough = ranking.hybrid(head, words, share)
+    fused = relevance_at(table, positions, query, share, seen.rows) if rough is None else rough
+    if shown:
+        known = np.fromiter((table.position[i] for i in shown if i in table.position), np.int64)
+        at = np.searchsorted(positions, known)
+        inside = at < positions.size
+        at = at[inside][positions[at[inside]] == known[inside]]
+        fused[at] = -np.inf  # already in the block: never recalled
+    if rough is None or shortlist is None:
+        return positions, fused, True
+    depth = max(shortlist, rough.size // SHORTLIST_SHARE)
+    short = np.sort(np.argpartition(rough, rough.size - depth)[rough.size - depth:])
+    exact = ranking.hybrid(table.candidate_cosine_of(query, seen.rows, short), words[short], share)
+    exact[rough[short] == -np.inf] = -np.inf
+    return positions[short], exact, False
 
 
 SORTED_FIRST = 64

@@ -22,13 +22,23 @@ Rules:
 - Each embedder's vectors are stacked group by group (whom the row concerns; rows of no group
   last), each group's span kept, so a room's product multiplies only the groups it may see;
   the rows ``extended`` appends form a tail after the groups, which every product reads.
+- For a matryoshka embedder (``MATRYOSHKA``: its vectors' leading columns are an embedding of
+  their own, as the bundled WordLlama's are), each matrix of more than ``HEAD_DIMS`` columns
+  and at least ``HEADS_FROM`` rows also keeps its leading ``HEAD_DIMS`` columns as a contiguous
+  matrix, each row scaled to unit norm there (``heads``; a smaller table never has enough
+  candidates for two stages): the recall note's first stage reads a quarter of the bytes
+  (``core.recall``). Other embedders' prefixes say too little (measured: a hashing embedder's
+  two-stage note equalled the exact one 43 times in 60) and get no head.
 - A table never changes after it is made, so what it derives for a set of groups (``among``:
   their rows, their shortest line, BM25's counts and the importance term over them) is
   remembered on it; a load or a write starts a table with nothing remembered, a touch keeps
   what was (none of it depends on the stamps).
 - The actor's own write changes a few rows: ``extended`` returns a table with the new rows
   appended (prepared as above) and the closed ones taken out of every group, without
-  preparing the others again. A closed row keeps its position until the next full load: it
+  preparing the others again. Its matrices grow in place (``appended``): a table's matrix is
+  a view of the first rows of a larger buffer, and the rows after them are written once, by
+  the first table extended from it; so no table's rows ever change, and a write does not copy
+  every vector. A closed row keeps its position until the next full load: it
   belongs to no group, so no build sees it.
 """
 
@@ -62,13 +72,22 @@ SPLIT_FROM = 4096
 hundred vectors more costs less than a product and a scatter per group."""
 MEMO_LIMIT = 64
 """How many sets of groups a table remembers its rows for (``among``) before forgetting all."""
+HEAD_DIMS = 64
+"""The leading dimensions a head keeps (the recall note's first stage)."""
+HEADS_FROM = 4096
+"""Tables with fewer of an embedder's vectors keep no head for them (``core.recall`` ranks
+exactly below this many candidates)."""
+MATRYOSHKA = ("wordllama-",)
+"""Name prefixes of the embedders whose vectors' leading ``HEAD_DIMS`` columns are an
+embedding of their own (WordLlama's table is matryoshka-trained: ``embedding.wordllama``)."""
 
 
 @attrs.frozen(eq=False)
 class Among:
     """The rows of some groups of a table (``RowTable.among``): their positions ascending, the
     group of each (its index in the keys asked for), the shortest line among them, what BM25
-    counts over them, and their importance term (``ranking.normalise`` over them)."""
+    counts over them, their importance term (``ranking.normalise`` over them), and where each
+    group's rows lie once sorted by group (``segments[i]``: ``(start, end)`` of ``keys[i]``)."""
 
     keys: tuple[int | None, ...]
     positions: np.ndarray
@@ -76,6 +95,23 @@ class Among:
     shortest: int
     counted: Counted
     importance: np.ndarray
+    segments: tuple[tuple[int, int], ...] = ()
+    plans: dict[str, Gather] = attrs.field(factory=dict, repr=False)
+
+
+@attrs.frozen(eq=False)
+class Gather:
+    """How one embedder's cosines reach a set of candidates (``RowTable.candidate_cosine``):
+    the matrix spans to multiply (``RowTable.cosine_at``'s, for the same groups), and for each
+    candidate where its value lands in those products laid end to end — or ``missing``, the
+    candidates with no vector in that space (their cosine is 0)."""
+
+    spans: tuple[tuple[int, int], ...]
+    rows: int
+    at: np.ndarray
+    missing: np.ndarray | None
+    matrix_rows: np.ndarray  # each candidate's row in the matrix (any row for a missing one)
+    lost: np.ndarray  # whether each candidate is missing
 
 
 @attrs.frozen(eq=False)
@@ -104,6 +140,9 @@ class RowTable:
     kind_codes: np.ndarray
     rides: np.ndarray
     slices: Mapping[str, tuple[Mapping[int | None, tuple[int, int]], int]]
+    heads: Mapping[str, np.ndarray] = attrs.field(factory=dict)
+    rows_of: Mapping[str, np.ndarray] = attrs.field(factory=dict)  # position → matrix row, -1: none
+    rooms: Mapping[object, Room] = attrs.field(factory=dict, repr=False)  # where matrices grow
     memo: dict[tuple[int | None, ...], Among] = attrs.field(factory=dict, repr=False)
 
     @classmethod
@@ -137,6 +176,7 @@ class RowTable:
                 positions.append(pos)
                 stack.append(vector)
         grouped = {name: _by_group(p, s, about) for name, (p, s) in spaces.items()}
+        heads = {name: _head(matrix) for name, (_, matrix, _) in grouped.items() if _keeps_head(name, matrix)}
         return cls(
             ids=tuple(r.id for r in open_rows),  # type: ignore[misc]
             kinds=tuple(r.kind for r in open_rows),
@@ -154,6 +194,8 @@ class RowTable:
             lexical=LexicalIndex.from_texts(searched(r, said) for r in open_rows),
             kind_codes=np.fromiter((KIND_CODES[r.kind] for r in open_rows), np.int64, len(open_rows)),
             rides=np.fromiter((r.kind in ALWAYS_RIDE for r in open_rows), bool, len(open_rows)),
+            heads=heads,
+            rows_of={name: _rows_of(positions, len(open_rows)) for name, (positions, _, _) in grouped.items()},
         )
 
     def __len__(self) -> int:
@@ -195,7 +237,10 @@ class RowTable:
         labels = np.repeat(np.arange(len(parts)), [part.size for part in parts])[order]
         shortest = int(self.length_array[positions].min()) if positions.size else 0
         importance = normalise(self.importance[positions])
-        return Among(keys, positions, labels, shortest, self.lexical.over(positions), importance)
+        ends = np.cumsum([part.size for part in parts]).tolist()
+        segments = tuple((ends[n - 1] if n else 0, end) for n, end in enumerate(ends))
+        counted = self.lexical.over(positions)
+        return Among(keys, positions, labels, shortest, counted, importance, segments)
 
     def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
         """``cosine(topic)[positions]``; with ``keys`` (the groups ``positions`` come from),
@@ -214,6 +259,93 @@ class RowTable:
                 out[where[start:end]] = matrix[start:end] @ topic.vector
         return out[positions]
 
+    def candidate_cosine(self, topic: Topic, among: Among) -> np.ndarray:
+        """``cosine_at(topic, among.positions, among.keys)``, the same bits: the same products,
+        whose values are then taken straight to the candidates by a plan made once per set of
+        candidates and embedder (``Gather``)."""
+        space = self.spaces.get(topic.embedder)
+        if space is None:
+            return np.zeros(among.positions.size, dtype=np.float64)
+        matrix = space[1]
+        plan = self._plan(topic.embedder, among)
+        if not plan.rows:
+            return np.zeros(among.positions.size, dtype=np.float64)
+        with one_thread(plan.rows):
+            if len(plan.spans) == 1:
+                start, end = plan.spans[0]
+                products = matrix[start:end] @ topic.vector
+            else:
+                products = np.concatenate([matrix[start:end] @ topic.vector for start, end in plan.spans])
+        out = products[plan.at].astype(np.float64)
+        if plan.missing is not None:
+            out[plan.missing] = 0.0
+        return out
+
+    def _gather(self, embedder: str, among: Among) -> Gather:
+        where = self.spaces[embedder][0]
+        spans = [(0, len(where))]
+        if len(where) >= SPLIT_FROM:
+            groups, tail = self.slices[embedder]
+            spans = _merged([*(groups[k] for k in among.keys if k in groups), (tail, len(where))])
+        rows = self.rows_of[embedder][among.positions]  # every candidate's row lies in a span
+        lost = rows < 0
+        missing = np.flatnonzero(lost) if lost.any() else None
+        if missing is not None:
+            rows = np.where(lost, 0, rows)
+        at = rows
+        if spans != [(0, len(where))] and spans:
+            starts = np.array([start for start, _ in spans], dtype=np.int64)
+            offsets = np.cumsum([0] + [end - start for start, end in spans[:-1]])
+            span = np.searchsorted(starts, rows, side="right") - 1
+            at = rows - starts[span] + offsets[span]
+            if missing is not None:
+                at[missing] = 0
+        size = sum(end - start for start, end in spans)
+        return Gather(tuple(spans), size, at, missing, rows, lost)
+
+    def candidate_head_cosine(self, topic: Topic, among: Among) -> np.ndarray | None:
+        """Each candidate's cosine to ``topic`` over the leading ``HEAD_DIMS`` dimensions alone
+        (both vectors cut there, each at its own norm; 0 where there is no vector): a quarter
+        of ``candidate_cosine``'s bytes. ``None`` when this embedder's vectors have no head."""
+        matrix = self.heads.get(topic.embedder)
+        if matrix is None:
+            return None
+        query = topic.vector[:HEAD_DIMS]
+        norm = float(np.sqrt(query @ query))
+        plan = self._plan(topic.embedder, among)
+        if not plan.rows or norm == 0.0:
+            return np.zeros(among.positions.size, dtype=np.float64)
+        query = query / np.float32(norm)
+        with one_thread(plan.rows):
+            if len(plan.spans) == 1:
+                start, end = plan.spans[0]
+                products = matrix[start:end] @ query
+            else:
+                products = np.concatenate([matrix[start:end] @ query for start, end in plan.spans])
+        out = products[plan.at].astype(np.float64)
+        if plan.missing is not None:
+            out[plan.missing] = 0.0
+        return out
+
+    def candidate_cosine_of(self, topic: Topic, among: Among, picks: np.ndarray) -> np.ndarray:
+        """``candidate_cosine(topic, among)[picks]`` for a few candidates (indexes into
+        ``among.positions``), from their own vectors: the same values to float rounding (a
+        product's sum may round differently from one matrix layout to another)."""
+        space = self.spaces.get(topic.embedder)
+        if space is None or not picks.size:
+            return np.zeros(picks.size, dtype=np.float64)
+        plan = self._plan(topic.embedder, among)
+        out = (np.take(space[1], plan.matrix_rows[picks], axis=0) @ topic.vector).astype(np.float64)
+        if plan.missing is not None:
+            out[plan.lost[picks]] = 0.0
+        return out
+
+    def _plan(self, embedder: str, among: Among) -> Gather:
+        plan = among.plans.get(embedder)
+        if plan is None:
+            plan = among.plans[embedder] = self._gather(embedder, among)
+        return plan
+
     def extended(
         self,
         rows: Iterable[MemoryRow],
@@ -227,23 +359,38 @@ class RowTable:
         base = len(self)
         gone = np.fromiter((self.position[i] for i in closed if i in self.position), np.int64)
         about: dict[int | None, np.ndarray] = {}
+        stays = None
+        if gone.size:
+            stays = np.ones(base, dtype=bool)
+            stays[gone] = False
         for key in set(self.by_about) | set(new.by_about):
             old = self.by_about.get(key, EMPTY)
-            if gone.size:
-                old = old[~np.isin(old, gone)]
+            if stays is not None:
+                old = old[stays[old]]
             about[key] = np.concatenate([old, new.by_about.get(key, EMPTY) + base])
         spaces = dict(self.spaces)
         slices = dict(self.slices)
+        rooms = dict(self.rooms)
         for name, (positions, matrix) in new.spaces.items():
             if name in spaces:  # appended after the groups: the tail every product reads
                 old_positions, old_matrix = spaces[name]
-                spaces[name] = (
-                    np.concatenate([old_positions, positions + base]),
-                    np.concatenate([old_matrix, matrix]),
-                )
+                grown, rooms[name] = appended(old_matrix, self.rooms.get(name), matrix)
+                spaces[name] = (np.concatenate([old_positions, positions + base]), grown)
             else:
                 spaces[name] = (positions + base, matrix)
                 slices[name] = new.slices[name]
+        heads = {}
+        for name, (_, matrix) in spaces.items():
+            old_head = self.heads.get(name)
+            if old_head is not None:  # the new rows' head only
+                if matrix.shape[0] > old_head.shape[0]:
+                    heads[name], rooms[("head", name)] = appended(
+                        old_head, self.rooms.get(("head", name)), _head(matrix[old_head.shape[0]:])
+                    )
+                else:
+                    heads[name] = old_head
+            elif _keeps_head(name, matrix):
+                heads[name] = _head(matrix)
         position = dict(self.position)
         position.update((row_id, pos + base) for row_id, pos in new.position.items())
         return RowTable(
@@ -261,6 +408,9 @@ class RowTable:
             kind_codes=np.concatenate([self.kind_codes, new.kind_codes]),
             rides=np.concatenate([self.rides, new.rides]),
             slices=slices,
+            heads=heads,
+            rows_of={name: _rows_of(positions, base + len(new)) for name, (positions, _) in spaces.items()},
+            rooms=rooms,
         )
 
     def touched(self, stamps: Mapping[int, datetime]) -> RowTable:
@@ -286,6 +436,54 @@ def _by_group(
     groups = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(about)}
     matrix = np.stack(vectors).astype(np.float32, copy=False)[order]
     return where[order], matrix, groups
+
+
+@attrs.define(eq=False)
+class Room:
+    """A buffer a matrix grows in (``appended``), and how many of its rows are written."""
+
+    buffer: np.ndarray
+    filled: int
+
+
+GROWTH = 1.25
+
+
+def appended(matrix: np.ndarray, room: Room | None, rows: np.ndarray) -> tuple[np.ndarray, Room]:
+    """``np.concatenate([matrix, rows])`` (the same values) and the room it lies in: written
+    after ``matrix`` in its room's buffer when ``matrix`` is that buffer's whole written part
+    (the newest table's) and the rows fit, else into a new buffer with room for ``GROWTH``
+    times as many rows."""
+    n, k = matrix.shape[0], rows.shape[0]
+    if room is not None and room.filled == n and n + k <= room.buffer.shape[0]:
+        room.buffer[n : n + k] = rows
+        room.filled = n + k
+        return room.buffer[: n + k], room
+    buffer = np.empty((max(int((n + k) * GROWTH), n + k + 64), *matrix.shape[1:]), dtype=matrix.dtype)
+    buffer[:n] = matrix
+    buffer[n : n + k] = rows
+    return buffer[: n + k], Room(buffer, n + k)
+
+
+def _keeps_head(name: str, matrix: np.ndarray) -> bool:
+    return matrix.shape[0] >= HEADS_FROM and matrix.shape[1] > HEAD_DIMS and name.startswith(MATRYOSHKA)
+
+
+def _rows_of(positions: np.ndarray, size: int) -> np.ndarray:
+    """For each of ``size`` positions, its row in a matrix whose row ``i`` is ``positions[i]``
+    (-1: none)."""
+    rows = np.full(size, -1, dtype=np.int64)
+    rows[positions] = np.arange(positions.size, dtype=np.int64)
+    return rows
+
+
+def _head(matrix: np.ndarray) -> np.ndarray:
+    """A matrix's leading ``HEAD_DIMS`` columns, contiguous, each row scaled to unit norm there
+    (a row that is 0 there stays 0)."""
+    head = np.ascontiguousarray(matrix[:, :HEAD_DIMS], dtype=np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", head, head))
+    inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    return head * inverse[:, None]
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
