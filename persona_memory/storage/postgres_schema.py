@@ -255,10 +255,14 @@ def check_ours(conn: psycopg.Connection) -> int:
         psycopg.Error: the database could not be read for another reason.
     """
     name = conn.info.dbname
-    if not _has_version_table(conn):
-        tables = conn.execute(
-            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
-        ).fetchone()[0]
+    # One statement, one snapshot: another process migrating meanwhile (several workers
+    # starting at once) is seen as done or not begun, never as tables without their version.
+    ours, tables = conn.execute(
+        "SELECT coalesce(bool_or(tablename = %s), false), count(*) FROM pg_tables "
+        "WHERE schemaname = current_schema()",
+        (VERSION_TABLE,),
+    ).fetchone()
+    if not ours:
         if tables:
             raise ForeignDatabase(
                 f"PostgreSQL database {name!r} has {tables} tables of another program (no "
