@@ -197,6 +197,16 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE rooms ADD COLUMN title text CHECK (title IS NULL OR char_length(title) BETWEEN 1 AND 200);
     """,
+    # 7 — a lease per persona (``leases.py``): owner (a worker id; NULL once released), the
+    #     epoch of the latest grant, and when it runs out, in the server's time.
+    """
+    CREATE TABLE persona_leases (
+        persona    text   PRIMARY KEY,
+        owner      text,
+        epoch      bigint NOT NULL CHECK (epoch >= 1),
+        expires_at timestamptz NOT NULL
+    );
+    """,
 )
 
 LATEST = len(MIGRATIONS)
@@ -243,6 +253,7 @@ DIALECT = Dialect(
         ("persona_memory", "created"), ("persona_memory", "last_recalled"), ("rooms", "opened"),
         ("rooms", "archived"), ("transcript_lines", "at"), ("notices", "created"),
         ("notices", "undone"), ("parked_slices", "retry_at"), ("user_names", "updated"),
+        ("persona_leases", "expires_at"),
     }),
 )  # fmt: skip
 
