@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+import attrs
 import pytest
 import trio
 
@@ -143,6 +144,26 @@ async def test_renewing_after_expiry_fails_even_when_nobody_took_the_lease(worke
     assert lost.value.expired and lost.value.current == 1 and "expired" in str(lost.value)
     again = await acquire(worker_a, "iris", "worker-a")  # granted anew: a new epoch
     assert again is not None and again.epoch == 2
+
+
+async def test_a_renewal_round_renews_what_is_still_held_and_names_what_was_lost(
+    worker_a: Store, worker_b: Store
+) -> None:
+    short = await acquire(worker_a, "iris", "worker-a", SHORT)
+    kept = [await acquire(worker_a, persona, "worker-a", SHORT * 4) for persona in ("otto", "basil")]
+    assert short is not None and None not in kept
+    await trio.sleep(PAST_SHORT)
+    assert await acquire(worker_b, "iris", "worker-b")  # iris ran out and went to worker b
+
+    renewed, lost = await worker_a.write(lambda c: leases.renew_many(c, [short, *kept], 60))
+
+    assert lost == [short]
+    assert [(l.persona, l.epoch) for l in renewed] == [("basil", 1), ("otto", 1)]
+    assert all(l.expires_at - k.expires_at > timedelta(seconds=50) for l, k in zip(renewed, sorted(kept, key=lambda l: l.persona)))
+    assert await held_by(worker_a, "worker-a") == renewed
+    assert await worker_a.write(lambda c: leases.renew_many(c, [], 60)) == ([], [])
+    with pytest.raises(InvalidInput, match="one worker"):
+        await worker_a.write(lambda c: leases.renew_many(c, [renewed[0], attrs.evolve(renewed[1], owner="x")], 60))
 
 
 async def test_a_released_lease_is_free_and_its_epoch_goes_on(worker_a: Store, worker_b: Store) -> None:

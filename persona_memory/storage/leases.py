@@ -17,6 +17,12 @@ already in flight on the worker's *other* connections. A row with an expiry in t
 time frees the persona after a known delay whatever the owner does, and the epoch makes the
 fencing check one comparison inside each write's own transaction, on any of its connections.
 
+Why here, in ``storage``: a lease is a table and its queries, run on the store's connections
+and — for the fencing check — inside the store's own write transactions, exactly as
+``writes.py``'s are; ``writes.py`` and ``store.py`` call ``check_held``, and nothing in storage
+may import upwards. The rule for who *should* own what is pure and lives in
+``cluster/spread.py``; the worker that acquires and renews will live in ``cluster`` too.
+
 Rules:
 - Time is the database server's (``now()``), never the worker's clock: a worker whose clock
   is skewed can neither steal a live lease nor keep an expired one. ``now()`` is the start of
@@ -32,6 +38,8 @@ Rules:
   fencing check needs only the epoch.
 - ``renew`` extends a lease only while its owner holds it at its epoch and before it
   expired; otherwise it raises ``LeaseLost``: the worker must stop writing for the persona.
+  ``renew_many`` does the same for all of a worker's leases in one statement, and says
+  which were lost instead of raising.
 - ``check_held`` runs inside the write's transaction and locks the lease row ``FOR SHARE``
   until that transaction ends. A grant to another worker is an ``UPDATE`` of that row, so it
   waits for every fenced write in flight to commit or roll back: a write at epoch N either
@@ -49,6 +57,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from collections.abc import Iterable
 from datetime import datetime
 
 import attrs
@@ -110,6 +119,33 @@ def renew(conn: sqlite3.Connection, lease: Lease, seconds: float) -> Lease:
     if found is None:
         raise _lost(conn, lease.persona, lease.epoch)
     return attrs.evolve(lease, expires_at=datetime.fromisoformat(found[0]))
+
+
+def renew_many(conn: sqlite3.Connection, held: Iterable[Lease], seconds: float) -> tuple[list[Lease], list[Lease]]:
+    """``renew`` for all the leases one worker holds, in one statement (a worker's renewal
+    round); ``(renewed, lost)``, each by persona. A lost lease is one ``renew`` would have
+    raised ``LeaseLost`` for: the worker must stop writing for its persona.
+
+    Raises:
+        InvalidInput: leases of more than one owner, a bad duration, or a SQLite store.
+    """
+    _check_postgres(conn)
+    held = sorted(held, key=lambda lease: lease.persona)
+    if not held:
+        return [], []
+    owners = {lease.owner for lease in held}
+    if len(owners) != 1:
+        raise InvalidInput(f"renew_many renews one worker's leases; got owners {sorted(owners)!r}")
+    found = conn.execute(
+        "UPDATE persona_leases AS l SET expires_at = now() + make_interval(secs => ?) "
+        "FROM unnest(?::text[], ?::bigint[]) AS h(persona, epoch) "
+        "WHERE l.persona = h.persona AND l.epoch = h.epoch AND l.owner = ? AND l.expires_at > now() "
+        "RETURNING l.persona, l.expires_at",
+        (_check_seconds(seconds), [lease.persona for lease in held], [lease.epoch for lease in held], owners.pop()),
+    ).fetchall()
+    until = {r[0]: datetime.fromisoformat(r[1]) for r in found}
+    renewed = [attrs.evolve(lease, expires_at=until[lease.persona]) for lease in held if lease.persona in until]
+    return renewed, [lease for lease in held if lease.persona not in until]
 
 
 def release(conn: sqlite3.Connection, lease: Lease) -> bool:
