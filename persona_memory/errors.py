@@ -17,6 +17,7 @@
     │   ├── ProviderRefused             the endpoint said no (401, 403, 404, 400): fix the config
     │   │   └── ProviderInputTooLong    the request was too long for the model: send less
     │   └── ProviderNonsense            the answer was not the JSON we asked for
+    ├── LeaseLost                       this worker no longer owns the persona: nothing committed
     ├── WriterCrashedTooOften           a persona's writer kept failing: the supervisor escalates
     ├── MemoryClosed                    the memory was shut down; the call came too late
     └── NotOnTrio (RuntimeError)        open_memory was entered outside trio: use open_memory_in_thread
@@ -90,6 +91,35 @@ class ProviderInputTooLong(ProviderRefused):
 
 class ProviderNonsense(ProviderError):
     """The endpoint answered, but not with the JSON shape asked for (malformed or truncated)."""
+
+
+class LeaseLost(PersonaMemoryError):
+    """A write carried the epoch of a lease this worker no longer holds (``storage/leases.py``).
+
+    Nobody's bug: the worker was paused or cut off past its lease, and another worker may own
+    the persona now. Nothing of the transaction committed. The worker must stop writing for
+    the persona; it may write again only after acquiring a new lease (a new epoch).
+
+    ``held`` is the epoch the writer carried; ``current`` the lease's epoch now and ``owner``
+    its owner now (``None``: no lease row, or released); ``expired``: the lease at ``held``
+    ran out before the write.
+    """
+
+    def __init__(self, persona: str, held: int, current: int | None, owner: str | None, *, expired: bool = False) -> None:
+        self.persona = persona
+        self.held = held
+        self.current = current
+        self.owner = owner
+        self.expired = expired
+        if current == held and owner is not None and expired:
+            why = "it expired before this write; acquire the lease again (a new epoch) to write"
+        elif current is None:
+            why = "there is no lease for it"
+        elif owner is None:
+            why = f"its lease was released at epoch {current}"
+        else:
+            why = f"the lease is at epoch {current} now, owned by {owner!r}"
+        super().__init__(f"lost the lease of persona {persona!r} held at epoch {held}: {why}; nothing was committed")
 
 
 class WriterCrashedTooOften(PersonaMemoryError):

@@ -197,6 +197,16 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE rooms ADD COLUMN title text CHECK (title IS NULL OR char_length(title) BETWEEN 1 AND 200);
     """,
+    # 7 — a lease per persona (``leases.py``): owner (a worker id; NULL once released), the
+    #     epoch of the latest grant, and when it runs out, in the server's time.
+    """
+    CREATE TABLE persona_leases (
+        persona    text   PRIMARY KEY,
+        owner      text,
+        epoch      bigint NOT NULL CHECK (epoch >= 1),
+        expires_at timestamptz NOT NULL
+    );
+    """,
 )
 
 LATEST = len(MIGRATIONS)
@@ -243,6 +253,7 @@ DIALECT = Dialect(
         ("persona_memory", "created"), ("persona_memory", "last_recalled"), ("rooms", "opened"),
         ("rooms", "archived"), ("transcript_lines", "at"), ("notices", "created"),
         ("notices", "undone"), ("parked_slices", "retry_at"), ("user_names", "updated"),
+        ("persona_leases", "expires_at"),
     }),
 )  # fmt: skip
 
@@ -255,10 +266,14 @@ def check_ours(conn: psycopg.Connection) -> int:
         psycopg.Error: the database could not be read for another reason.
     """
     name = conn.info.dbname
-    if not _has_version_table(conn):
-        tables = conn.execute(
-            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
-        ).fetchone()[0]
+    # One statement, one snapshot: another process migrating meanwhile (several workers
+    # starting at once) is seen as done or not begun, never as tables without their version.
+    ours, tables = conn.execute(
+        "SELECT coalesce(bool_or(tablename = %s), false), count(*) FROM pg_tables "
+        "WHERE schemaname = current_schema()",
+        (VERSION_TABLE,),
+    ).fetchone()
+    if not ours:
         if tables:
             raise ForeignDatabase(
                 f"PostgreSQL database {name!r} has {tables} tables of another program (no "

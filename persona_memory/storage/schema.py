@@ -179,6 +179,17 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE rooms ADD COLUMN title TEXT CHECK (title IS NULL OR length(title) BETWEEN 1 AND 200);
     """,
+    # 7 — a lease per persona, for workers sharing one PostgreSQL (``leases.py``): who owns the
+    #     persona's writes, at which epoch, until when. A single process never writes it; it is
+    #     here so both schemas stay one (``postgres_schema.py``).
+    """
+    CREATE TABLE persona_leases (
+        persona    TEXT    PRIMARY KEY,
+        owner      TEXT,
+        epoch      INTEGER NOT NULL CHECK (epoch >= 1),
+        expires_at TEXT    NOT NULL
+    );
+    """,
 )
 
 LATEST = len(MIGRATIONS)

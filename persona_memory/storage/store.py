@@ -17,6 +17,10 @@ Rules:
   is checked and moved by one compare-and-set (``writes.post_plan``).
 - A persona's rows are written only by that persona's actor; this module does not enforce
   ownership, it offers the operations. The users' own fields are written by the facade.
+  Across workers sharing one PostgreSQL, the actor's writes (rows, touches, deletes, undo)
+  take a keyword-only ``epoch``: the lease its worker holds, checked inside the same
+  transaction (``leases.check_held``); a lost lease raises ``LeaseLost`` and nothing commits.
+  With no epoch (SQLite, one process) nothing extra runs.
 - Values cross this boundary as ``MemoryRow`` / ``UserControls``, never as raw tuples. A value
   is validated on its way in; rows read back from our own file are trusted
   (``MemoryRow.from_rows``, which checks nothing again).
@@ -232,33 +236,45 @@ class Store:
 
         return await self.read(query)
 
-    async def insert_memories(self, rows: Iterable[MemoryRow]) -> list[MemoryRow]:
-        """Insert rows in one transaction; return them with their ids."""
+    async def insert_memories(self, rows: Iterable[MemoryRow], *, epoch: int | None = None) -> list[MemoryRow]:
+        """Insert rows in one transaction; return them with their ids. With ``epoch``: only
+        while the lease of every persona among the rows stands at it (else ``LeaseLost``)."""
         rows = list(rows)
 
         def insert(conn: sqlite3.Connection) -> list[MemoryRow]:
             return [insert_memory(conn, row) for row in rows]
 
+        for persona in sorted({row.persona for row in rows}) if epoch is not None else ():
+            insert = _fenced(insert, persona, epoch)
         return await self.write(insert)
 
-    async def touch(self, stamps: Mapping[int, tuple[datetime, int]]) -> None:
+    async def touch(
+        self, stamps: Mapping[int, tuple[datetime, int]], *, persona: str | None = None, epoch: int | None = None
+    ) -> None:
         """Reinforce rows that loaded into blocks, in one write.
 
         ``stamps`` maps a row id to (when it last loaded, how many times it loaded): the row
-        gets ``last_recalled = when`` and ``recall_count + times``.
+        gets ``last_recalled = when`` and ``recall_count + times``. With ``persona``, only
+        that persona's rows are stamped; with ``epoch`` too, only while its lease stands at
+        it (else ``LeaseLost``, nothing stamped).
+
+        Raises:
+            InvalidInput: an ``epoch`` without the ``persona`` it is the lease of.
         """
+        if epoch is not None and persona is None:
+            raise InvalidInput("touch(epoch=...) needs the persona whose lease it is: pass persona=")
         if not stamps:
             return
         params = [(as_utc(when).isoformat(), times, row_id) for row_id, (when, times) in stamps.items()]
+        sql = "UPDATE persona_memory SET last_recalled = ?, recall_count = recall_count + ? WHERE id = ?"
+        if persona is not None:
+            sql += " AND persona = ?"
+            params = [(*p, persona) for p in params]
 
         def update(conn: sqlite3.Connection) -> None:
-            conn.executemany(
-                "UPDATE persona_memory SET last_recalled = ?, recall_count = recall_count + ? "
-                "WHERE id = ?",
-                params,
-            )
+            conn.executemany(sql, params)
 
-        await self._write_unread(update)  # recall stamps: no version, no switch
+        await self._write_unread(_fenced(update, persona, epoch))  # recall stamps: no version, no switch
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
         """Every row, open and closed, about ``u:<user_id>`` or with them as counterpart."""
@@ -274,16 +290,21 @@ class Store:
 
         return await self.read(query)
 
-    async def delete_memory(self, user_id: int, memory_id: int, *, persona: str | None = None) -> MemoryRow:
+    async def delete_memory(
+        self, user_id: int, memory_id: int, *, persona: str | None = None, epoch: int | None = None
+    ) -> MemoryRow:
         """Physically delete one row about ``user_id`` (kept by ``persona``, if named);
-        return what was deleted.
+        return what was deleted. With ``epoch``: only while ``persona``'s lease stands at it.
 
         Raises:
             NotYourMemory: no such row, or it is not about this user. Nothing changes.
+            LeaseLost: ``epoch`` is not the lease's any more. Nothing changes.
         """
         ref = user_ref(user_id)
         if isinstance(memory_id, bool) or not isinstance(memory_id, int) or not 0 < memory_id < 2**63:
             raise InvalidInput(f"memory_id must be a positive int, got {memory_id!r}")
+        if epoch is not None and persona is None:
+            raise InvalidInput("delete_memory(epoch=...) needs the persona whose lease it is: pass persona=")
 
         def delete(conn: sqlite3.Connection) -> MemoryRow:
             found = conn.execute(
@@ -295,7 +316,7 @@ class Store:
             conn.execute("DELETE FROM persona_memory WHERE id = ?", (memory_id,))
             return MemoryRow.from_row(found)
 
-        return await self.write(delete)
+        return await self.write(_fenced(delete, persona, epoch))
 
     async def memory_persona(self, user_id: int, memory_id: int) -> str:
         """The persona holding ``memory_id``, if the row is about ``user_id``.
@@ -305,19 +326,23 @@ class Store:
         """
         return await self.read(lambda conn: writes.memory_persona(conn, user_id, memory_id))
 
-    async def undo(self, user_id: int, notice_id: int, now: datetime, *, persona: str) -> list[int]:
+    async def undo(
+        self, user_id: int, notice_id: int, now: datetime, *, persona: str, epoch: int | None = None
+    ) -> list[int]:
         """Undo one of ``persona``'s notices to the user: delete exactly the rows it announced,
         reopen what they closed, mark it undone (one transaction). Returns the ids deleted.
+        With ``epoch``: only while ``persona``'s lease stands at it.
 
         Raises:
             NotYourNotice: no such notice of this persona to this user, or it was undone.
+            LeaseLost: ``epoch`` is not the lease's any more. Nothing changes.
         """
         def undo(conn: sqlite3.Connection) -> list[int]:
             if writes.notice_persona(conn, user_id, notice_id) != persona:
                 raise NotYourNotice(f"notice {notice_id} does not exist, is not u:{user_id}'s, or was undone")
             return writes.undo(conn, user_id, notice_id, now)
 
-        return await self.write(undo)
+        return await self.write(_fenced(undo, persona, epoch))
 
     async def notice_persona(self, user_id: int, notice_id: int) -> str:
         """The persona whose notice to ``user_id`` this is (not undone).
@@ -331,9 +356,12 @@ class Store:
         """The user's notices not undone, newest first."""
         return await self.read(lambda conn: writes.notices(conn, user_id))
 
-    async def clear_about(self, user_id: int, persona: str, now: datetime) -> int:
-        """Delete every row ``persona`` keeps about the user (one transaction); how many went."""
-        return await self.write(lambda conn: humans.delete_all_about(conn, user_id, persona, now))
+    async def clear_about(self, user_id: int, persona: str, now: datetime, *, epoch: int | None = None) -> int:
+        """Delete every row ``persona`` keeps about the user (one transaction); how many went.
+        With ``epoch``: only while ``persona``'s lease stands at it (else ``LeaseLost``)."""
+        return await self.write(
+            _fenced(lambda conn: humans.delete_all_about(conn, user_id, persona, now), persona, epoch)
+        )
 
     async def holders_of_rows_about(self, user_id: int) -> list[str]:
         """The personas that keep rows about the user."""
@@ -518,6 +546,19 @@ class Store:
         most ``limit`` of them)."""
 
         return await self.read(lambda conn: lines_after(conn, room_id, after_id, limit))
+
+
+def _fenced(fn: Callable[[sqlite3.Connection], T], persona: str | None, epoch: int | None) -> Callable[[sqlite3.Connection], T]:
+    """``fn``, first checking in its transaction that ``persona``'s lease stands at ``epoch``
+    (``leases.check_held``); ``fn`` itself when no epoch is given."""
+    if epoch is None:
+        return fn
+
+    def fenced(conn: sqlite3.Connection) -> T:
+        leases.check_held(conn, persona, epoch)
+        return fn(conn)
+
+    return fenced
 
 
 def lines_after(conn: sqlite3.Connection, room_id: str, after_id: int, limit: int | None) -> list[TranscriptLine]:
@@ -782,4 +823,4 @@ async def _opened(writer: Callable, reader: Callable, read_connections: int) -> 
 
 
 # The query modules build on the values above (and import them), so they come last.
-from . import humans, writes  # noqa: E402
+from . import humans, leases, writes  # noqa: E402

@@ -9,6 +9,9 @@ Rules:
   together or not at all, and only while the cursor is where the plan started — a replay of a
   slice that was already posted adds nothing. The check is a compare-and-set on the cursor row
   (``_moved_cursor``), so it holds on PostgreSQL with writers in parallel as well.
+- A write for a persona may carry the ``epoch`` of the lease its worker holds (PostgreSQL,
+  several workers: ``leases.py``); it is checked first, in the same transaction, and a lost
+  lease raises ``LeaseLost`` before anything is written. No epoch: no check, nothing extra.
 - Undo deletes exactly the rows its notice announced that are about its user, reopens what
   they had closed, and marks the notice undone. It is the human's delete: physical.
 """
@@ -26,6 +29,7 @@ from ..errors import NotYourMemory, NotYourNotice
 from ..ids import user_ref
 from ..rows import MemoryRow
 from ..write.plan import WritePlan
+from . import leases
 from .dialect import dialect_of
 from .store import StoredRoom, insert_memory, persona_version, said_of
 
@@ -85,8 +89,11 @@ def last_kit(conn: sqlite3.Connection, room_id: str, up_to: int) -> str | None:
     return found[0] if found else None
 
 
-def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime) -> Posted:
-    """Write ``plan`` (inside the caller's transaction)."""
+def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime, *, epoch: int | None = None) -> Posted:
+    """Write ``plan`` (inside the caller's transaction); with ``epoch``, only while the
+    persona's lease stands at it (``leases.check_held``: else ``LeaseLost``)."""
+    if epoch is not None:
+        leases.check_held(conn, plan.persona, epoch)
     if not _moved_cursor(conn, plan):
         return Posted((), (), replay=True)
     before = persona_version(conn, plan.persona)
@@ -237,8 +244,13 @@ def undo(conn: sqlite3.Connection, user_id: int, notice_id: int, now: datetime) 
     return deleted
 
 
-def park(conn: sqlite3.Connection, persona: str, room_id: str, error: str, retry_at: datetime) -> int:
-    """Record a failing slice; return how many times in a row it has failed."""
+def park(
+    conn: sqlite3.Connection, persona: str, room_id: str, error: str, retry_at: datetime, *, epoch: int | None = None
+) -> int:
+    """Record a failing slice; return how many times in a row it has failed. With ``epoch``:
+    only while the persona's lease stands at it (as ``post_plan``)."""
+    if epoch is not None:
+        leases.check_held(conn, persona, epoch)
     conn.execute(
         "INSERT INTO parked_slices (persona, room_id, error, attempts, retry_at) VALUES (?, ?, ?, 1, ?) "
         "ON CONFLICT (persona, room_id) DO UPDATE SET error = excluded.error, "
