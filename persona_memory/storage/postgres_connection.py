@@ -1,23 +1,17 @@
 """PostgreSQL connections, each owned by one dedicated thread, and a pool of them, driven from trio.
 
-The twin of ``connection.py``. psycopg 3's async API runs on asyncio only, so from trio we
-drive its blocking API the way we drive ``sqlite3``: each connection lives on its own worker
-thread and the trio side hands it whole units of work — a function of the connection —
-through a queue. One unit is one thread hop, never one per statement, so a transaction runs
-start to finish in the worker without the event loop in between. A pool holds a configured
-number of such connections and lends a free one to each unit.
+The twin of ``connection.py``: psycopg 3's async API runs on asyncio only, so from trio we
+drive its blocking API the way we drive ``sqlite3`` — the thread, the queue of units and the
+cancellation rules are ``worker_thread``'s. A pool holds a configured number of such
+connections and lends a free one to each unit.
 
 Rules:
-- Only the worker thread touches its ``psycopg.Connection``. Connections are in autocommit
-  mode, as ``connection.py``'s SQLite connections are (``isolation_level=None``): a unit that
-  only reads runs each statement on its own snapshot; ``write()`` — or a unit's own
-  ``BEGIN`` … ``COMMIT`` — makes one transaction of several.
+- Connections are in autocommit mode, as ``connection.py``'s SQLite connections are
+  (``isolation_level=None``): a unit that only reads runs each statement on its own snapshot;
+  ``write()`` — or a unit's own ``BEGIN`` … ``COMMIT`` — makes one transaction of several.
 - Units on one connection run in the order they were submitted. The pool promises no order
-  between units that it lends different connections.
-- A unit that started is not interrupted: the awaiting task cannot be cancelled out of it, so
-  a write either commits or rolls back, never half-runs. A cancellation that arrives meanwhile
-  is delivered at the caller's next checkpoint, after the unit's result was returned. Waiting
-  for a free connection of the pool is an ordinary wait: cancelled there, nothing was sent.
+  between units that it lends different connections. Waiting for a free connection of the
+  pool is an ordinary wait: cancelled there, nothing was sent.
 - A unit never leaves a transaction open behind it: the worker rolls back whatever a unit left
   open, so the next unit starts clean; a unit that returned normally with its transaction
   open fails with ``StorageError``.
@@ -29,14 +23,10 @@ Rules:
   the unit that met it with ``StorageError``; nothing is retried behind the caller's back (a
   write whose ``COMMIT`` was in flight may or may not have committed). The worker connects
   again before its next unit; if that fails, that unit fails, and the next one tries again.
-- The worker answers every unit it accepted, even when a caller's trio run has ended, so no
-  task waits forever on a unit that was silently dropped.
 """
 
 from __future__ import annotations
 
-import queue
-import threading
 from contextlib import asynccontextmanager
 from typing import AsyncIterator, Callable, TypeVar
 
@@ -46,12 +36,12 @@ import trio
 from psycopg.pq import TransactionStatus
 
 from ..errors import InvalidInput, StorageError
+from .worker_thread import ThreadedConnection, rolled_back
 
 T = TypeVar("T")
 
 Connect = Callable[[], psycopg.Connection]
 
-_STOP = object()
 _OPEN = (TransactionStatus.INTRANS, TransactionStatus.INERROR)
 
 
@@ -82,110 +72,27 @@ async def open_postgres(name: str, connect: Connect) -> PostgresConnection:
     return await trio.to_thread.run_sync(PostgresConnection, name, connect)
 
 
-class PostgresConnection:
-    """A connection on a dedicated thread. Create with ``open_postgres``; close with ``aclose``.
+class PostgresConnection(ThreadedConnection[psycopg.Connection]):
+    """A PostgreSQL connection on a dedicated thread. Create with ``open_postgres``; close
+    with ``aclose`` (see ``worker_thread.ThreadedConnection``)."""
 
-    The constructor blocks until ``connect`` has run on the new thread and raises what
-    ``connect`` raised (``psycopg.Error`` translated into ``StorageError``); from trio, call
-    ``open_postgres`` instead.
-    """
+    LABEL = "PostgreSQL"
+    PREFIX = "postgres"
+    ERRORS = (psycopg.Error,)
 
-    def __init__(self, name: str, connect: Connect) -> None:
-        self.name = name
-        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self._closed = False
-        opened: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread = threading.Thread(
-            target=self._serve, args=(connect, opened), name=f"postgres-{name}", daemon=True
-        )
-        self._thread.start()
-        failure = opened.get()
-        if failure is not None:
-            self._thread.join()
-            if isinstance(failure, psycopg.Error):
-                raise StorageError(f"PostgreSQL ({name} connection) could not open: {failure}") from failure
-            raise failure
-
-    @property
-    def thread_id(self) -> int | None:
-        """The id of the worker thread (``threading.get_ident()`` inside a unit)."""
-        return self._thread.ident
-
-    def _serve(self, connect: Connect, opened: queue.SimpleQueue) -> None:
-        try:
-            conn: psycopg.Connection | None = connect()
-        except BaseException as exc:  # reported to the opener, which raises it
-            opened.put(exc)
-            return
-        opened.put(None)
-        try:
-            while True:
-                job = self._jobs.get()
-                if job is _STOP:
-                    return
-                fn, deliver = job
-                if conn is None:
-                    try:
-                        conn = connect()
-                    except BaseException as exc:
-                        deliver(outcome.Error(exc))
-                        continue
-                result = outcome.capture(fn, conn)
-                if conn.broken or conn.closed:
-                    conn.close()
-                    conn = None  # connect again before the next unit
-                elif conn.info.transaction_status in _OPEN:
-                    result = _rolled_back(conn, result)
-                deliver(result)
-        finally:
-            if conn is not None:
-                conn.close()
-
-    async def run(self, fn: Callable[[psycopg.Connection], T]) -> T:
-        """Run ``fn(connection)`` on the worker thread and return its result.
-
-        Once submitted, the unit runs to the end even if the caller is cancelled meanwhile;
-        the cancellation then surfaces at the caller's next checkpoint.
-
-        Raises:
-            StorageError: PostgreSQL failed, the server dropped the connection, or the
-                connection is closed.
-        """
-        if self._closed:
-            raise StorageError(f"the {self.name} connection is closed")
-        await trio.lowlevel.checkpoint_if_cancelled()
-        task = trio.lowlevel.current_task()
-        token = trio.lowlevel.current_trio_token()
-
-        def deliver(result: outcome.Outcome) -> None:
-            try:
-                token.run_sync_soon(trio.lowlevel.reschedule, task, result)
-            except trio.RunFinishedError:
-                pass  # the caller's trio run is over; nobody is waiting for this answer
-
-        self._jobs.put((fn, deliver))
-        try:
-            return await trio.lowlevel.wait_task_rescheduled(
-                lambda _: trio.lowlevel.Abort.FAILED
-            )
-        except psycopg.Error as exc:
-            raise StorageError(f"PostgreSQL ({self.name} connection): {exc}") from exc
+    def _after(
+        self, conn: psycopg.Connection, result: outcome.Outcome
+    ) -> tuple[psycopg.Connection | None, outcome.Outcome]:
+        if conn.broken or conn.closed:
+            conn.close()
+            return None, result  # connect again before the next unit
+        if conn.info.transaction_status in _OPEN:
+            result = rolled_back(lambda: conn.execute("ROLLBACK"), self.ERRORS, result)
+        return conn, result
 
     async def write(self, fn: Callable[[psycopg.Connection], T]) -> T:
         """Run ``fn`` inside one ``BEGIN``/``COMMIT`` transaction: all of it commits, or none."""
         return await self.run(_transaction(fn))
-
-    async def aclose(self) -> None:
-        """Finish the units already queued, then close the connection and end the thread.
-
-        Idempotent; every caller returns only once the thread has ended. Shielded: the
-        queued units are finished even when the caller is being cancelled.
-        """
-        if not self._closed:
-            self._closed = True
-            self._jobs.put(_STOP)
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(self._thread.join)
 
 
 class PostgresPool:
@@ -260,22 +167,3 @@ def _transaction(fn: Callable[[psycopg.Connection], T]) -> Callable[[psycopg.Con
         return result
 
     return transaction
-
-
-def _rolled_back(conn: psycopg.Connection, result: outcome.Outcome) -> outcome.Outcome:
-    """Roll back what a unit left open.
-
-    A unit that failed keeps its own error. A unit that returned normally but left its
-    transaction open had a bug that would otherwise lose its writes silently: it fails.
-    """
-    try:
-        conn.execute("ROLLBACK")
-    except psycopg.Error as exc:
-        if isinstance(result, outcome.Value):
-            return outcome.Error(exc)
-        return result
-    if isinstance(result, outcome.Value):
-        return outcome.Error(
-            StorageError("a unit of work returned with its transaction still open; it was rolled back")
-        )
-    return result
