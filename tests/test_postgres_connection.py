@@ -1,7 +1,7 @@
 """The PostgreSQL worker: one thread per connection, whole units of work, all-or-nothing writes,
 and a pool of such connections.
 
-The twin of ``test_storage_connection.py``, against a fresh database on the suite's server
+The twin of ``test_storage_connection.py`` (what both share is in ``test_worker_thread.py``), against a fresh database on the suite's server
 (``postgres_url``). Where a test needs a unit to stay inside the worker thread, the unit blocks
 on a ``threading.Event`` that the test sets; the trio side waits with
 ``wait_all_tasks_blocked`` (a task awaiting the worker counts as blocked), never with sleeps.
@@ -86,48 +86,6 @@ def _sessions_once_gone(url: str, application_name: str) -> int:
     return left
 
 
-# ---- the thread ---------------------------------------------------------------------------
-
-
-async def test_every_unit_of_a_connection_runs_on_its_one_dedicated_thread(postgres_url: str) -> None:
-    first = await open_postgres("first", _connect(postgres_url))
-    second = await open_postgres("second", _connect(postgres_url))
-    try:
-        first_ids = {await first.run(lambda _: threading.get_ident()) for _ in range(5)}
-        first_ids.add(await first.write(lambda _: threading.get_ident()))
-        second_ids = {await second.run(lambda _: threading.get_ident()) for _ in range(3)}
-    finally:
-        await first.aclose()
-        await second.aclose()
-
-    assert len(first_ids) == 1 and len(second_ids) == 1
-    assert first_ids != second_ids
-    assert threading.get_ident() not in first_ids | second_ids
-    assert first_ids == {first.thread_id}
-
-
-async def test_units_run_in_the_order_they_were_submitted(conn: PostgresConnection) -> None:
-    gate = threading.Event()
-    ran: list[int] = []
-
-    def record(n: int):
-        def unit(_: psycopg.Connection) -> None:
-            ran.append(n)
-
-        return unit
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(conn.run, lambda _: _wait_in_thread(gate))
-        await trio.testing.wait_all_tasks_blocked()
-        for n in range(20):
-            nursery.start_soon(conn.run, record(n))
-            await trio.testing.wait_all_tasks_blocked()
-        assert ran == []
-        gate.set()
-
-    assert ran == list(range(20))
-
-
 # ---- writes are transactions ---------------------------------------------------------------
 
 
@@ -140,19 +98,6 @@ async def test_a_write_commits_all_its_statements(conn: PostgresConnection, post
     assert await conn.write(three) == "done"
     with psycopg.connect(postgres_url) as other:  # committed: another session sees it
         assert _items(other) == [1, 2, 3]
-
-
-async def test_a_write_that_raises_after_its_first_insert_leaves_nothing(conn: PostgresConnection) -> None:
-    def half(c: psycopg.Connection) -> None:
-        c.execute("INSERT INTO items (n) VALUES (1)")
-        raise RuntimeError("the unit broke half-way")
-
-    with pytest.raises(RuntimeError, match="half-way"):
-        await conn.write(half)
-
-    assert await conn.run(_items) == []
-    assert await conn.write(_insert(7)) == 7
-    assert await conn.run(_items) == [7]
 
 
 async def test_a_write_whose_second_statement_fails_in_postgres_leaves_nothing(conn: PostgresConnection) -> None:
@@ -213,18 +158,6 @@ async def test_a_write_whose_commit_fails_is_rolled_back_and_the_connection_stay
     assert await conn.run(_items) == [6]
 
 
-async def test_a_unit_that_leaves_a_transaction_open_fails_and_is_rolled_back(conn: PostgresConnection) -> None:
-    def forgets_to_commit(c: psycopg.Connection) -> None:
-        c.execute("BEGIN")
-        c.execute("INSERT INTO items (n) VALUES (1)")
-
-    with pytest.raises(StorageError, match="transaction still open"):
-        await conn.run(forgets_to_commit)
-
-    assert await conn.run(_items) == []
-    assert await conn.write(_insert(3)) == 3
-
-
 async def test_postgres_errors_come_out_as_storage_error(conn: PostgresConnection) -> None:
     with pytest.raises(StorageError, match='relation "nowhere" does not exist') as caught:
         await conn.run(lambda c: c.execute("SELECT * FROM nowhere").fetchall())
@@ -283,51 +216,6 @@ async def test_while_the_server_refuses_new_connections_units_fail_until_it_take
         await conn.aclose()
 
 
-# ---- cancellation ---------------------------------------------------------------------------
-
-
-async def test_a_unit_cannot_be_cancelled_half_way(conn: PostgresConnection) -> None:
-    """The caller is cancelled while its write waits in the worker: the write still commits,
-    ``write`` returns its result, and the caller meets ``Cancelled`` at its next checkpoint."""
-    inside = threading.Event()
-    release = threading.Event()
-    returned: list[str] = []
-
-    def slow(c: psycopg.Connection) -> str:
-        c.execute("INSERT INTO items (n) VALUES (1)")
-        inside.set()
-        _wait_in_thread(release)
-        c.execute("INSERT INTO items (n) VALUES (2)")
-        return "committed"
-
-    scope = trio.CancelScope()
-
-    async def caller() -> None:
-        with scope:
-            returned.append(await conn.write(slow))
-            await trio.sleep_forever()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(caller)
-        await trio.to_thread.run_sync(inside.wait)
-        scope.cancel()
-        await trio.testing.wait_all_tasks_blocked()
-        assert returned == []
-        release.set()
-
-    assert returned == ["committed"]
-    assert scope.cancelled_caught
-    assert await conn.run(_items) == [1, 2]
-
-
-async def test_a_cancelled_caller_does_not_submit_its_unit(conn: PostgresConnection) -> None:
-    with trio.CancelScope() as scope:
-        scope.cancel()
-        await conn.write(_insert(1))
-    assert scope.cancelled_caught
-    assert await conn.run(_items) == []
-
-
 # ---- closing --------------------------------------------------------------------------------
 
 
@@ -353,17 +241,6 @@ async def test_aclose_finishes_queued_units_first_and_closes_the_session(postgre
     with psycopg.connect(postgres_url) as check:
         assert _items(check) == [1, 2, 3]
     assert _sessions_once_gone(postgres_url, "pm-closing") == 0
-
-
-async def test_use_after_close_raises_storage_error(postgres_url: str) -> None:
-    conn = await open_postgres("closed", _connect(postgres_url))
-    await conn.aclose()
-    await conn.aclose()
-
-    with pytest.raises(StorageError, match="closed"):
-        await conn.run(_items)
-    with pytest.raises(StorageError, match="closed"):
-        await conn.write(_insert(1))
 
 
 # ---- the pool --------------------------------------------------------------------------------

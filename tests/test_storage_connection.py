@@ -1,4 +1,7 @@
-"""The SQLite worker: one thread per connection, whole units of work, all-or-nothing writes.
+"""The SQLite worker: all-or-nothing writes with ``BEGIN IMMEDIATE``, SQLite's errors, closing,
+readers beside the writer, the pragmas. What both backends share (one thread per connection,
+units in order, no cancelling a unit half-way) is tested once for both in
+``test_worker_thread.py``.
 
 These tests drive ``SqliteConnection`` directly on a file in ``tmp_path``. Where a test needs a
 unit to stay inside the worker thread, the unit blocks on a ``threading.Event`` that the test
@@ -64,48 +67,6 @@ def _wait_in_thread(event: threading.Event) -> None:
         raise AssertionError("the test never released the worker thread")
 
 
-# ---- the thread ---------------------------------------------------------------------------
-
-
-async def test_every_unit_of_a_connection_runs_on_its_one_dedicated_thread(tmp_path: Path) -> None:
-    first = await _open(tmp_path / "a.db", "first")
-    second = await _open(tmp_path / "b.db", "second")
-    try:
-        first_ids = {await first.run(lambda _: threading.get_ident()) for _ in range(5)}
-        first_ids.add(await first.write(lambda _: threading.get_ident()))
-        second_ids = {await second.run(lambda _: threading.get_ident()) for _ in range(3)}
-    finally:
-        await first.aclose()
-        await second.aclose()
-
-    assert len(first_ids) == 1 and len(second_ids) == 1
-    assert first_ids != second_ids
-    assert threading.get_ident() not in first_ids | second_ids
-    assert first_ids == {first.thread_id}
-
-
-async def test_units_run_in_the_order_they_were_submitted(conn: SqliteConnection) -> None:
-    gate = threading.Event()
-    ran: list[int] = []
-
-    def record(n: int):
-        def unit(_: sqlite3.Connection) -> None:
-            ran.append(n)
-
-        return unit
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(conn.run, lambda _: _wait_in_thread(gate))
-        await trio.testing.wait_all_tasks_blocked()
-        for n in range(20):
-            nursery.start_soon(conn.run, record(n))
-            await trio.testing.wait_all_tasks_blocked()
-        assert ran == []
-        gate.set()
-
-    assert ran == list(range(20))
-
-
 # ---- writes are transactions ---------------------------------------------------------------
 
 
@@ -117,19 +78,6 @@ async def test_a_write_commits_all_its_statements(conn: SqliteConnection) -> Non
 
     assert await conn.write(three) == "done"
     assert await conn.run(_items) == [1, 2, 3]
-
-
-async def test_a_write_that_raises_after_its_first_insert_leaves_nothing(conn: SqliteConnection) -> None:
-    def half(c: sqlite3.Connection) -> None:
-        c.execute("INSERT INTO items (n) VALUES (1)")
-        raise RuntimeError("the unit broke half-way")
-
-    with pytest.raises(RuntimeError, match="half-way"):
-        await conn.write(half)
-
-    assert await conn.run(_items) == []
-    assert await conn.write(_insert(7)) == 7
-    assert await conn.run(_items) == [7]
 
 
 async def test_a_write_whose_second_statement_fails_in_sqlite_leaves_nothing(conn: SqliteConnection) -> None:
@@ -173,18 +121,6 @@ async def test_a_write_whose_commit_fails_is_rolled_back_and_the_writer_stays_us
         assert (await store.user_controls([42]))[42].memory_note == "still writable"
 
 
-async def test_a_unit_that_leaves_a_transaction_open_fails_and_is_rolled_back(conn: SqliteConnection) -> None:
-    def forgets_to_commit(c: sqlite3.Connection) -> None:
-        c.execute("BEGIN")
-        c.execute("INSERT INTO items (n) VALUES (1)")
-
-    with pytest.raises(StorageError, match="transaction still open"):
-        await conn.run(forgets_to_commit)
-
-    assert await conn.run(_items) == []
-    assert await conn.write(_insert(3)) == 3
-
-
 async def test_sqlite_errors_come_out_as_storage_error(conn: SqliteConnection) -> None:
     with pytest.raises(StorageError, match="no such table: nowhere") as caught:
         await conn.run(lambda c: c.execute("SELECT * FROM nowhere").fetchall())
@@ -202,54 +138,6 @@ async def test_a_connection_that_cannot_open_raises_storage_error(tmp_path: Path
 
     with pytest.raises(StorageError, match="could not open"):
         await open_sqlite("broken", connect)
-
-
-# ---- cancellation ---------------------------------------------------------------------------
-
-
-async def test_a_unit_cannot_be_cancelled_half_way(conn: SqliteConnection, tmp_path: Path) -> None:
-    """The caller is cancelled while its write sleeps in the worker: the write still commits.
-
-    Trio's rule applies: a call that raises ``Cancelled`` did not happen; this one did, so
-    ``write`` returns its result and the caller meets ``Cancelled`` at its next checkpoint.
-    """
-    inside = threading.Event()
-    release = threading.Event()
-    returned: list[str] = []
-
-    def slow(c: sqlite3.Connection) -> str:
-        c.execute("INSERT INTO items (n) VALUES (1)")
-        inside.set()
-        _wait_in_thread(release)
-        c.execute("INSERT INTO items (n) VALUES (2)")
-        return "committed"
-
-    scope = trio.CancelScope()
-
-    async def caller() -> None:
-        with scope:
-            returned.append(await conn.write(slow))
-            await trio.sleep_forever()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(caller)
-        await trio.to_thread.run_sync(inside.wait)
-        scope.cancel()
-        await trio.testing.wait_all_tasks_blocked()
-        assert returned == []
-        release.set()
-
-    assert returned == ["committed"]
-    assert scope.cancelled_caught
-    assert await conn.run(_items) == [1, 2]
-
-
-async def test_a_cancelled_caller_does_not_submit_its_unit(conn: SqliteConnection) -> None:
-    with trio.CancelScope() as scope:
-        scope.cancel()
-        await conn.write(_insert(1))
-    assert scope.cancelled_caught
-    assert await conn.run(_items) == []
 
 
 # ---- closing --------------------------------------------------------------------------------
@@ -280,17 +168,6 @@ async def test_aclose_finishes_queued_units_first(tmp_path: Path) -> None:
         assert _items(check) == [1, 2, 3]
     finally:
         check.close()
-
-
-async def test_use_after_close_raises_storage_error(tmp_path: Path) -> None:
-    conn = await _open(tmp_path / "closed.db")
-    await conn.aclose()
-    await conn.aclose()
-
-    with pytest.raises(StorageError, match="closed"):
-        await conn.run(_items)
-    with pytest.raises(StorageError, match="closed"):
-        await conn.write(_insert(1))
 
 
 # ---- readers beside the writer (WAL) --------------------------------------------------------
