@@ -621,3 +621,18 @@ def test_extended_tables_grow_their_matrix_in_place_without_changing_any_earlier
         where, matrix = table.spaces[EMBEDDER]
         expected = np.stack([known[table.ids[p]] for p in where.tolist()])
         assert np.array_equal(matrix, expected)
+
+
+def test_lines_longer_than_the_whole_budget_never_crowd_out_a_shorter_one_that_fits() -> None:
+    """A tiny budget and one line per group: the best-ranked world facts are all too long to
+    fit at all, so the block passes over them to the short one below — however many there are
+    (the build's pruning keeps only a few lines per group; the long ones must not be those)."""
+    long_ones = [
+        make_row(subject="world", text=f"The harbour ferry timetable changes on the {n}th.", importance=9)
+        for n in range(10, 16)
+    ]
+    short = make_row(subject="world", text="Ferry.", importance=1)
+    rules = BlockRules(char_limit=12, per_human=1, per_kind_first=1, v1_proven=False)
+    block = build([*long_ones, short], Audience(present=frozenset()), rules=rules)
+    assert block.loaded_ids == (short.id,)
+    assert '- "Ferry."' in block.text

@@ -208,7 +208,9 @@ PRUNE_FACTOR = 2
 """Before the diversity and take passes a group keeps twice the lines it could
 show (its cap, or what the budget holds of its shortest line, whichever is less), plus the
 best of each kind and its riders, which may rank lower: the build's Python work grows with
-what the block shows, not with what the store holds."""
+what the block shows, not with what the store holds. A line longer than the whole budget is
+left out before that count — it can never be taken, so it must not push out a shorter line
+that can (a block is empty only when no line fits at all)."""
 
 
 def best_of_group(
@@ -272,14 +274,19 @@ def build_from_table(
     shortest = seen.rows.shortest
     fit = rules.char_limit // (shortest + 1) if idx.size else 0
     keep = max(1, PRUNE_FACTOR * min(shape.per_human, fit))
+    never_fit = seen.rows.longest >= rules.char_limit  # some line is longer than the whole budget
     best: list[np.ndarray] = []
     for key in seen.groups:
         if key not in segment:
             best.append(EMPTY)
             continue
         start, end = segment[key]
+        order, ranked = grouped_positions[start:end], grouped_scores[start:end]
+        if never_fit:  # it can never be taken: it must not take a place the pruning keeps
+            can = table.length_array[order] < rules.char_limit
+            order, ranked = order[can], ranked[can]
         best.append(best_of_group(
-            grouped_positions[start:end], grouped_scores[start:end], table.kind_codes, table.rides,
+            order, ranked, table.kind_codes, table.rides,
             keep=keep, per_kind=shape.per_kind_first, riders=shape.riders_per_human,
         ))
     groups = [

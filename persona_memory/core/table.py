@@ -86,8 +86,9 @@ embedding of their own (WordLlama's table is matryoshka-trained: ``embedding.wor
 class Among:
     """The rows of some groups of a table (``RowTable.among``): their positions ascending, the
     group of each (its index in the keys asked for), the shortest line among them, what BM25
-    counts over them, their importance term (``ranking.normalise`` over them), and where each
-    group's rows lie once sorted by group (``segments[i]``: ``(start, end)`` of ``keys[i]``)."""
+    counts over them, their importance term (``ranking.normalise`` over them), where each
+    group's rows lie once sorted by group (``segments[i]``: ``(start, end)`` of ``keys[i]``),
+    and the longest line among them."""
 
     keys: tuple[int | None, ...]
     positions: np.ndarray
@@ -96,6 +97,7 @@ class Among:
     counted: Counted
     importance: np.ndarray
     segments: tuple[tuple[int, int], ...] = ()
+    longest: int = 0
     plans: dict[str, Gather] = attrs.field(factory=dict, repr=False)
 
 
@@ -235,12 +237,14 @@ class RowTable:
         order = np.argsort(joined, kind="stable")
         positions = joined[order]
         labels = np.repeat(np.arange(len(parts)), [part.size for part in parts])[order]
-        shortest = int(self.length_array[positions].min()) if positions.size else 0
+        lengths = self.length_array[positions]
+        shortest = int(lengths.min()) if positions.size else 0
+        longest = int(lengths.max()) if positions.size else 0
         importance = normalise(self.importance[positions])
         ends = np.cumsum([part.size for part in parts]).tolist()
         segments = tuple((ends[n - 1] if n else 0, end) for n, end in enumerate(ends))
         counted = self.lexical.over(positions)
-        return Among(keys, positions, labels, shortest, counted, importance, segments)
+        return Among(keys, positions, labels, shortest, counted, importance, segments, longest)
 
     def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
         """``cosine(topic)[positions]``; with ``keys`` (the groups ``positions`` come from),
