@@ -1,8 +1,9 @@
 """A worker's lease loop: join the cluster, take this worker's share of the personas, keep it,
 hand over what another worker should own, and say when a persona is gained or lost.
 
-One ``Worker`` per worker process and store (PostgreSQL only). Every
-``cluster.renew_seconds`` it runs a round:
+One ``Worker`` per worker process and store (PostgreSQL only). At most every
+``cluster.renew_seconds`` (a random wait between half of it and all of it, see the rules) it
+runs a round:
 
 1. heartbeat (``storage/membership.py``, live for ``cluster.lease_seconds``) and list the live
    workers, in one transaction;
@@ -33,6 +34,11 @@ Rules:
   handover or a clean leave, before the release — so whoever writes for the persona can
   stop before another worker may start. It should be quick (start or stop a task); an error
   it raises stops the worker, as a crash would.
+- The wait between rounds is drawn between ``renew_seconds / 2`` and ``renew_seconds``:
+  workers started together would otherwise run their rounds in step, and a survivor's round
+  would then fall just before a dead worker's leases run out, every time — the failover
+  would take the whole ``lease + renew``. A lease is still renewed at least every
+  ``renew_seconds`` (plus a round's own time).
 - A round that fails on the database (``StorageError``) is skipped and the next one tried;
   the leases it could not renew lapse by the rule above. Bad input (``InvalidInput``) is
   raised: a SQLite store, a bad worker id or bad settings.
@@ -44,6 +50,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Union
@@ -130,7 +137,7 @@ class Worker:
             await self.run_round()
             task_status.started()
             while not self._leaving:
-                with trio.move_on_after(self._cluster.renew_seconds):
+                with trio.move_on_after(self._cluster.renew_seconds * random.uniform(0.5, 1.0)):
                     await self._wake.wait()
                 if not self._leaving:
                     await self.run_round()
