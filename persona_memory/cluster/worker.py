@@ -117,7 +117,6 @@ class Worker:
         self._leaving = False
         self._wake = trio.Event()
         self._stopped = trio.Event()
-        self.rounds = 0  # rounds completed, for tests and figures
 
     def owns(self, persona: str) -> int | None:
         """The epoch this worker holds ``persona`` at, or ``None`` (see the rules)."""
@@ -177,7 +176,6 @@ class Worker:
             await self._round()
         except StorageError as exc:
             log.warning("worker %s: lease round failed, trying again next round: %s", self.worker_id, exc)
-        self.rounds += 1
 
     async def _round(self) -> None:
         seconds = self._cluster.lease_seconds
