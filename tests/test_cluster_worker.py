@@ -12,19 +12,22 @@ that no persona is ever owned by two workers at once.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 import trio
 
 from persona_memory.cluster.spread import spread
-from persona_memory.cluster.worker import ACQUIRED, HANDED_OVER, LEFT, LOST, OwnershipChange, Worker, open_worker
+from persona_memory.cluster.worker import (
+    ACQUIRED, HANDED_OVER, LEFT, LOST, OwnershipChange, Worker, open_worker, personas_of,
+)
 from persona_memory.errors import InvalidInput
 from persona_memory.settings import ClusterSettings
 from persona_memory.storage import leases, membership
-from persona_memory.storage.store import Store, open_postgres_store, open_store
+from persona_memory.storage.store import StoredRoom, open_postgres_store, open_store
 
 CLUSTER = ClusterSettings(lease_seconds=0.6, renew_seconds=0.2)
 PERSONAS = [f"companion-{k:02d}" for k in range(12)]
@@ -244,6 +247,14 @@ async def test_personas_asked_each_round_are_taken_as_they_appear(postgres_url: 
     assert [(c.persona, c.why) for c in seen] == [
         ("companion-00", ACQUIRED), ("companion-01", ACQUIRED), ("companion-00", HANDED_OVER), ("companion-01", LEFT),
     ]  # fmt: skip
+
+
+async def test_a_worker_given_its_store_takes_the_personas_of_its_rooms(postgres_url: str) -> None:
+    async with open_postgres_store(postgres_url) as store:
+        await store.save_room(StoredRoom("garden", False, False, None, "tea", ("hazel", "otto"), frozenset({4})),
+                              datetime(2026, 11, 3, tzinfo=timezone.utc))
+        async with open_worker(store, "worker-a", CLUSTER, personas_of(store)) as worker:
+            assert worker.owned().keys() == {"hazel", "otto"}
 
 
 async def test_a_worker_on_a_sqlite_store_is_refused(tmp_path: Path) -> None:

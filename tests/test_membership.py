@@ -7,7 +7,7 @@ out with a real sleep, as in ``test_leases.py``.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import AsyncIterator
 
@@ -15,9 +15,11 @@ import pytest
 import trio
 
 from persona_memory.errors import InvalidInput
+from persona_memory.rows import MemoryRow
 from persona_memory.storage import membership
-from persona_memory.storage.store import Store, open_postgres_store, open_store
+from persona_memory.storage.store import Store, StoredRoom, open_postgres_store, open_store
 
+AT = datetime(2026, 11, 3, 18, 30, tzinfo=timezone.utc)
 SHORT = 0.3
 PAST_SHORT = 0.45
 LONG = 30.0
@@ -89,6 +91,19 @@ async def test_a_bad_worker_id_is_refused(store: Store, worker: object) -> None:
 async def test_a_bad_duration_is_refused(store: Store) -> None:
     with pytest.raises(InvalidInput, match="more than 0"):
         await store.write_cluster(lambda c: membership.join(c, "worker-a", 0))
+
+
+async def test_the_known_personas_are_those_with_rows_or_rooms(store: Store) -> None:
+    assert await store.read(membership.known_personas) == []
+    await store.insert_memories([MemoryRow(
+        persona="marlow", subject="u:12", kind="fact", text="Keeps bees on the roof of the bakery.",
+        importance=5, witnessed={12}, created=AT,
+    )])  # fmt: skip
+    await store.save_room(StoredRoom("porch", False, False, None, "evening", ("hazel", "marlow"), frozenset({12})), AT)
+    await store.save_room(StoredRoom("loft", False, False, None, "records", ("quill",), frozenset({12})), AT)
+    await store.archive_room("loft", AT)
+
+    assert await store.read(membership.known_personas) == ["hazel", "marlow", "quill"]
 
 
 async def test_a_sqlite_store_has_no_membership(tmp_path: Path) -> None:

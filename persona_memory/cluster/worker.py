@@ -7,7 +7,8 @@ runs a round:
 
 1. heartbeat (``storage/membership.py``, live for ``cluster.lease_seconds``) and list the live
    workers, in one transaction;
-2. ask which personas to consider (a fixed collection, or an async function called each round);
+2. ask which personas to consider (a fixed collection, or an async function called each
+   round — ``personas_of(store)``: every persona with rows or in a room);
 3. decide the round (``rounds.plan_round``: its share by ``spread``);
 4. renew what it keeps, all in one ``renew_many``; a lease reported lost is dropped;
 5. hand over what the spread now gives another live worker: drop it, tell the callback, then
@@ -225,6 +226,16 @@ class Worker:
     async def _tell(self, persona: str, epoch: int | None, why: str) -> None:
         if self._on_change is not None:
             await self._on_change(OwnershipChange(persona, epoch, why))
+
+
+def personas_of(store: Store) -> Callable[[], Awaitable[list[str]]]:
+    """A persona source for ``Worker``: every persona ``store`` knows, read again each round
+    (``membership.known_personas``: with rows or in a room)."""
+
+    async def known() -> list[str]:
+        return await store.read(membership.known_personas)
+
+    return known
 
 
 @asynccontextmanager

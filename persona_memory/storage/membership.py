@@ -13,6 +13,7 @@ Rules:
   says whether it had lapsed, so the worker knows the others may have taken its share.
 - Being listed grants nothing: who writes a persona is decided by its lease alone, and a
   worker listed as live may hold no lease at all. Membership only steers the spread.
+- ``known_personas`` lists the personas a worker may consider: those with rows or rooms.
 - A row that lapsed stays until the worker comes back or ``forget_lapsed`` deletes it; it is
   never listed as live.
 - PostgreSQL only: a SQLite file is owned by one process, so asking is ``InvalidInput``. The
@@ -97,6 +98,19 @@ def forget_lapsed(conn: sqlite3.Connection, older_than_seconds: float = MAX_LEAS
         "DELETE FROM workers WHERE expires_at <= now() - make_interval(secs => ?)",
         (_check_seconds(older_than_seconds),),
     ).rowcount
+
+
+def known_personas(conn: sqlite3.Connection) -> list[str]:
+    """Every persona the store knows — with memory rows, or in a room (archived or not) — sorted:
+    what a worker considers when it is not given a list (``cluster/worker.py``)."""
+    _check(conn, "-")
+    items = dialect_of(conn).items_of("rooms.personas", "p")
+    return [
+        r[0]
+        for r in conn.execute(
+            f"SELECT persona FROM persona_memory UNION SELECT p.value FROM rooms, {items} ORDER BY 1"
+        )
+    ]
 
 
 def _check(conn: object, worker: object) -> None:
