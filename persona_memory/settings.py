@@ -11,6 +11,9 @@ Rules:
   earlier layer set, so ``--db`` always means that file; a layer that sets both, with a
   non-empty URL, is refused. Once loaded, an SQLite choice reads ``url == ""`` with the file in
   ``path``; a PostgreSQL one keeps its ``postgresql://`` URL in ``url``.
+- ``cluster.renew_seconds`` is at most half of ``cluster.lease_seconds``: a worker renews each
+  lease at least twice before it could run out. The ``[cluster]`` keys do nothing unless the
+  store is PostgreSQL and the caller starts a worker (``cluster/worker.py``).
 """
 
 from __future__ import annotations
@@ -149,6 +152,14 @@ class SupervisorSettings:
 
 
 @attrs.frozen
+class ClusterSettings:
+    """Workers sharing one PostgreSQL (``cluster/worker.py``); unused unless a worker is started."""
+
+    lease_seconds: float
+    renew_seconds: float
+
+
+@attrs.frozen
 class ExamSettings:
     """``persona-memory exam``: the chat model of the leak exam's model half (design §4)."""
 
@@ -175,6 +186,7 @@ class Settings:
     actors: ActorSettings
     supervisor: SupervisorSettings
     web: WebSettings
+    cluster: ClusterSettings
     exam: ExamSettings
 
 
@@ -191,6 +203,7 @@ _SECTIONS: dict[str, type] = {
     "actors": ActorSettings,
     "supervisor": SupervisorSettings,
     "web": WebSettings,
+    "cluster": ClusterSettings,
     "exam": ExamSettings,
 }
 
@@ -260,6 +273,8 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     ),
     "web.login_link_minutes": _POSITIVE,
     "web.session_hours": _POSITIVE,
+    "cluster.lease_seconds": ((lambda v: 0 < v <= 3600), "more than 0 and at most 3600"),
+    "cluster.renew_seconds": _POSITIVE,
     "exam.kind": ((lambda v: v in ("off", "http")), "'off' or 'http'"),
     "exam.runs": _between(1, 100),
     "exam.turns": _between(1, 8),
@@ -318,6 +333,13 @@ def load_settings(
                 f"{section}.kind is 'http': set {section}.base_url (ending in /v1) and "
                 f"{section}.model too"
             )
+    cluster = values["cluster"]
+    if cluster["renew_seconds"] * 2 > cluster["lease_seconds"]:
+        raise ConfigError(
+            f"cluster.renew_seconds ({cluster['renew_seconds']:g}) must be at most half of "
+            f"cluster.lease_seconds ({cluster['lease_seconds']:g}), so a worker renews its leases "
+            "at least twice before they run out; lease/3 is a good choice"
+        )
     web = values["web"]
     if not web["public_url"]:
         host = web["host"] if ":" not in web["host"] else f"[{web['host']}]"

@@ -207,6 +207,15 @@ MIGRATIONS: tuple[str, ...] = (
         expires_at timestamptz NOT NULL
     );
     """,
+    # 8 — the live workers (``membership.py``): a worker id, when it joined, and until when its
+    #     last heartbeat keeps it live, in the server's time.
+    """
+    CREATE TABLE workers (
+        worker     text        PRIMARY KEY,
+        joined_at  timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL
+    );
+    """,
 )
 
 LATEST = len(MIGRATIONS)
@@ -253,7 +262,7 @@ DIALECT = Dialect(
         ("persona_memory", "created"), ("persona_memory", "last_recalled"), ("rooms", "opened"),
         ("rooms", "archived"), ("transcript_lines", "at"), ("notices", "created"),
         ("notices", "undone"), ("parked_slices", "retry_at"), ("user_names", "updated"),
-        ("persona_leases", "expires_at"),
+        ("persona_leases", "expires_at"), ("workers", "joined_at"), ("workers", "expires_at"),
     }),
 )  # fmt: skip
 

@@ -190,6 +190,15 @@ MIGRATIONS: tuple[str, ...] = (
         expires_at TEXT    NOT NULL
     );
     """,
+    # 8 — the live workers sharing one PostgreSQL (``membership.py``): a worker id, when it
+    #     joined and until when its last heartbeat keeps it live. Here so both schemas stay one.
+    """
+    CREATE TABLE workers (
+        worker     TEXT PRIMARY KEY,
+        joined_at  TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+    );
+    """,
 )
 
 LATEST = len(MIGRATIONS)

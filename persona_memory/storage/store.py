@@ -190,6 +190,12 @@ class Store:
             if own is not None:
                 own[0] += 1
 
+    async def write_cluster(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``write`` for the cluster's own rows (leases, workers: ``leases.py``,
+        ``membership.py``), which nothing ``read_state`` reads: a worker's lease rounds do not
+        make the actors read their state again (not counted in ``changes``)."""
+        return await self._write_unread(fn)
+
     async def _write_unread(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """``write`` for a transaction that changes nothing ``read_state`` reads (not counted)."""
         return await self._writer.write(fn)
