@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from abc import ABC, abstractmethod
 from typing import Any, Callable, ClassVar, Generic, TypeVar
 
 import outcome
@@ -39,7 +40,7 @@ C = TypeVar("C")
 _STOP = object()
 
 
-class ThreadedConnection(Generic[C]):
+class ThreadedConnection(ABC, Generic[C]):
     """A connection on a dedicated thread; a backend subclasses it with its ``LABEL``,
     ``ERRORS``, thread name ``PREFIX`` and ``_after``. Close it with ``aclose``.
 
@@ -73,10 +74,10 @@ class ThreadedConnection(Generic[C]):
         """The id of the worker thread (``threading.get_ident()`` inside a unit)."""
         return self._thread.ident
 
+    @abstractmethod
     def _after(self, conn: C, result: outcome.Outcome) -> tuple[C | None, outcome.Outcome]:
         """The connection to keep (``None``: open a new one before the next unit) and the
         unit's result, once the backend has looked at what the unit left behind."""
-        raise NotImplementedError
 
     def _close(self, conn: C) -> None:
         conn.close()  # type: ignore[attr-defined]
