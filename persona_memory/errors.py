@@ -122,6 +122,24 @@ class LeaseLost(PersonaMemoryError):
         super().__init__(f"lost the lease of persona {persona!r} held at epoch {held}: {why}; nothing was committed")
 
 
+class NotOwnedHere(LeaseLost):
+    """This worker does not hold ``persona``'s lease now (it lost it, handed it over or never
+    had it): nothing is written for the persona from here, and nothing is answered from a
+    cache here; its owner does both."""
+
+    def __init__(self, persona: str, worker: str) -> None:  # noqa: super().__init__ composes another message
+        self.persona = persona
+        self.worker = worker
+        self.held = None
+        self.current = None
+        self.owner = None
+        self.expired = False
+        PersonaMemoryError.__init__(
+            self, f"worker {worker!r} does not hold the lease of persona {persona!r} now; its owner "
+                  "writes for it and answers for it"
+        )
+
+
 class WriterCrashedTooOften(PersonaMemoryError):
     """A persona's writer crashed more often than the restart intensity allows.
 

@@ -62,7 +62,7 @@ from .actors.lane import HumanEdit, Reply, WriteLane, run_writer
 from .actors.persona import ActorContext, PersonaActor
 from .actors.room_recorder import RoomRecorder, run_room_recorder
 from .core.ranking import Topic
-from .errors import MemoryClosed, NotInRoom, ProviderError, StorageError, UnknownRoom, WriterCrashedTooOften
+from .errors import LeaseLost, MemoryClosed, NotInRoom, ProviderError, StorageError, UnknownRoom, WriterCrashedTooOften
 from .messages import RoomArchived, RoomEvent, RoomOpened
 from .rooms import RoomState, apply
 from .restart import RestartPolicy
@@ -91,6 +91,7 @@ class _Running:
     closing: bool = False
     queued: int = 0  # deliveries in the outbox or in the feeder's hands
     callers: set[trio.Event] = attrs.field(factory=set)  # set when the actor ends, too
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)  # cancelled to let it go
 
     @property
     def idle(self) -> bool:
@@ -216,6 +217,23 @@ class Supervisor:
                     archived = Delivered(RoomArchived(room_id=event.room_id), gone)
                     deliveries.append((running, self._deliver(running, archived)))
         return deliveries
+
+    async def deliver_applied(self, persona: str, event: RoomEvent, room: RoomState, *, gone: bool = False) -> None:
+        """Deliver to ``persona``'s actor an event that was checked and applied elsewhere (a
+        cluster worker's shared registry: ``cluster/inbox.py``), with the room's state after
+        it. The registry here takes that state unless it holds a later generation already;
+        ``gone``: the archive of a room reopened without the persona (the room stays open).
+        Returns once the event is in the actor's mailbox."""
+        self._check_open()
+        current = self.rooms.get(room.room_id)
+        newer = current is None or current.generation <= room.generation
+        if isinstance(event, RoomArchived) and not gone:
+            if current is not None and newer:
+                del self.rooms[room.room_id]
+        elif not gone and newer:
+            self.rooms[room.room_id] = room
+        running = self._running(persona)
+        await self._delivered(running, self._deliver(running, Delivered(event, room)))
 
     def _deliver(self, running: _Running, envelope: Envelope) -> _Delivery:
         """Put ``envelope`` in ``running``'s outbox, in order, without waiting: a persona whose
@@ -396,10 +414,11 @@ class Supervisor:
 
     async def _run_actor(self, running: _Running, mailbox: trio.MemoryReceiveChannel[Envelope]) -> None:
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._supervise_writer, running)
-                nursery.start_soon(self._feed, running)
-                await running.actor.run(mailbox)
+            with running.scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._supervise_writer, running)
+                    nursery.start_soon(self._feed, running)
+                    await running.actor.run(mailbox)
         finally:
             running.actor.stop()
             running.finished.set()
@@ -432,6 +451,11 @@ class Supervisor:
             try:
                 await run_writer(running.lane, running.actor.perform)
                 return
+            except LeaseLost as exc:
+                # Another worker may own the persona now: nothing more is written from here.
+                log.warning("%s: %s; its actor stops on this worker", persona, exc)
+                self._let_go(running)
+                return
             except Exception as exc:
                 now = trio.current_time()
                 try:
@@ -461,6 +485,24 @@ class Supervisor:
                     delay,
                 )
                 await trio.sleep(delay)
+
+    async def let_go(self, persona: str) -> None:
+        """Stop ``persona``'s actor now, whatever it was doing (a cluster worker lost or
+        handed over its lease): its cache goes, its queued jobs are dropped (their cursors
+        stay, so the next owner writes those lines), a write already in the database's hands
+        commits or rolls back before the lease can pass (``leases.check_held``), and its
+        callers hear ``MemoryClosed``. The next message for the persona spawns a fresh actor."""
+        running = self._actors.get(persona)
+        if running is not None:
+            self._let_go(running)
+            await running.finished.wait()
+
+    def _let_go(self, running: _Running) -> None:
+        if self._actors.get(running.actor.persona) is running:
+            del self._actors[running.actor.persona]
+        running.closing = True
+        running.outbox.close()
+        running.scope.cancel()
 
     async def run_retirement(self) -> None:
         """Retire idle actors, forever (checks four times per idle period)."""

@@ -64,6 +64,7 @@ from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomW
 from ..rooms import RoomState
 from ..rows import UserControls
 from ..storage import writes
+from ..storage.leases import Fence, unfenced
 from ..storage.store import Store
 from .envelopes import (
     CatchUp,
@@ -137,6 +138,7 @@ class ActorContext:
     park_seconds: float = 21600.0  # how long a poison slice waits before the sweep retries it
     rooms_recorded: Callable[[], Awaitable[None]] | None = None  # the room recorder's flush
     on_block_built: Callable[[float], None] | None = None  # seconds one build took (metrics)
+    fence: Fence = unfenced  # the epoch the persona's writes carry (a cluster worker's lease)
 
 
 @attrs.frozen
@@ -471,7 +473,7 @@ class PersonaActor:
         match job:
             case TouchJob(stamps=stamps):
                 try:
-                    await ctx.store.touch(stamps)
+                    await ctx.store.touch(stamps, persona=self.persona, epoch=ctx.fence(self.persona))
                 except StorageError as exc:  # read-only or full: blocks go on, stamps do not
                     log.warning("%s: %d recall stamps were not written (%s)", self.persona, len(stamps), exc)
                     self._lane.report(Touched(stamps, committed=False))
@@ -544,8 +546,9 @@ class PersonaActor:
         match job:
             case QuietJob(room=room):
                 retry_at = self._ctx.clock.now() + timedelta(seconds=self._ctx.park_seconds)
+                epoch = self._ctx.fence(self.persona)
                 await self._ctx.store.write(
-                    lambda conn: writes.park(conn, self.persona, room.room_id, reason, retry_at)
+                    lambda conn: writes.park(conn, self.persona, room.room_id, reason, retry_at, epoch=epoch)
                 )
                 self._lane.report(Wrote(room.room_id))
             case EditJob():

@@ -57,13 +57,24 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 import attrs
 
 from ..errors import InvalidInput, LeaseLost
 from .dialect import dialect_of
+
+Fence = Callable[[str], "int | None"]
+"""Which epoch a persona's write carries: the epoch of the lease held for it (a cluster
+worker's ``Worker.fence``, which raises ``LeaseLost`` once the lease is not held), or ``None``
+— no lease, no check (``unfenced``: one process owns its store)."""
+
+
+def unfenced(persona: str) -> None:
+    """The ``Fence`` of a store one process owns: no write carries an epoch."""
+    return None
+
 
 MAX_LEASE_SECONDS = 3600.0
 MAX_OWNER_CHARS = 200

@@ -57,7 +57,7 @@ from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, Routi
 from ..rooms import RoomState
 from ..rows import UserControls
 from ..settings import WriteSettings
-from ..storage import writes
+from ..storage import leases, writes
 from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among, persona_version
 from .plan import Vector, WritePlan, make_plan
 from .quantized import quantize_rows
@@ -95,8 +95,10 @@ class WritePipeline:
         settings: WriteSettings,
         *,
         on_report: Callable[[WriteReport], None] | None = None,
+        fence: leases.Fence = leases.unfenced,
     ) -> None:
         self._store = store
+        self._fence = fence
         self._mind = mind
         self._embedder = embedder
         self._clock = clock
@@ -194,7 +196,8 @@ class WritePipeline:
                 (), persona=persona, room_id=room.room_id, cursor_from=start, cursor_to=chunk[-1].id,
                 now=now, heard={}, vectors={}, written_today={}, daily_cap=self._settings.daily_cap_per_human,
             )
-            posted = await store.write(lambda conn: _post(conn, plan, now))
+            epoch = self._fence(persona)
+            posted = await store.write(lambda conn: _post(conn, plan, now, epoch))
             known.took(posted)
             return WriteReport(persona, room.room_id, 0, plan=plan, posted=posted)
         kit_earlier, kit_later = kits_around(chunk, lines, kit, room.kit)
@@ -249,7 +252,8 @@ class WritePipeline:
         )
         for candidate in plan.over_cap:
             log.info("%s: over the daily cap, dropped %r", persona, candidate.text)
-        posted = await store.write(lambda conn: _post(conn, plan, now))
+        epoch = self._fence(persona)
+        posted = await store.write(lambda conn: _post(conn, plan, now, epoch))
         known.took(posted)
         return WriteReport(
             persona, room.room_id, len(lines), tuple(decisions), tuple(dropped), plan, posted
@@ -315,7 +319,8 @@ class WritePipeline:
         delay = min(s.park_backoff_max_seconds, s.park_backoff_initial_seconds * 2**attempts)
         retry_at = now + timedelta(seconds=delay)
         error = f"{type(exc).__name__}: {exc}"
-        await self._store.write(lambda conn: writes.park(conn, persona, room.room_id, error, retry_at))
+        epoch = self._fence(persona)
+        await self._store.write(lambda conn: writes.park(conn, persona, room.room_id, error, retry_at, epoch=epoch))
         log.warning(
             "%s, room %r: the write path failed (%s); slice of %d lines parked until %s",
             persona,
@@ -440,8 +445,8 @@ class _Known:
         self.version = posted.versions[1]
 
 
-def _post(conn, plan: WritePlan, now: datetime) -> writes.Posted:
-    posted = writes.post_plan(conn, plan, now)
+def _post(conn, plan: WritePlan, now: datetime, epoch: int | None) -> writes.Posted:
+    posted = writes.post_plan(conn, plan, now, epoch=epoch)
     writes.unpark(conn, plan.persona, plan.room_id)
     return posted
 
