@@ -17,6 +17,7 @@ import argparse
 import errno
 import logging
 import signal
+import os
 import socket
 import sys
 from functools import partial
@@ -46,6 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument("--host", help="the address to bind (overrides web.host)")
     serve.add_argument("--port", type=int, help="the port to bind (overrides web.port; 0 = any)")
+    serve.add_argument(
+        "--worker", nargs="?", const="", metavar="ID",
+        help="run as one of several workers sharing the PostgreSQL at storage.url (default id: host-pid)",
+    )
+    serve.add_argument(
+        "--advertise", metavar="URL",
+        help="with --worker: where the other workers reach this one (default http://<host>:<port>)",
+    )
     link = commands.add_parser(
         "login-link", parents=[common], help="print a signed, expiring login link for a user"
     )
@@ -92,8 +101,11 @@ def main(argv: list[str] | None = None) -> int:
 
             trio.run(run_demo, settings)
         elif args.command == "serve":
+            if args.advertise is not None and args.worker is None:
+                parser.error("--advertise needs --worker")
+            worker = None if args.worker is None else (args.worker or f"{socket.gethostname()}-{os.getpid()}")
             try:
-                trio.run(run_serve, settings)
+                trio.run(partial(run_serve, settings, worker=worker, advertise=args.advertise))
             except (OSError, BaseExceptionGroup) as exc:
                 bind_error = _bind_error(exc)
                 if bind_error is None:
@@ -156,24 +168,37 @@ def login_link(settings: Settings, user_id: int) -> str:
     return Auth(WebSecrets.from_env(settings.web, api=False), settings.web).login_url(user_id)
 
 
-async def run_serve(settings: Settings) -> None:
+async def run_serve(settings: Settings, *, worker: str | None = None, advertise: str | None = None) -> None:
     """Open the memory, serve the web app beside the supervisor, stop on SIGINT or SIGTERM.
 
     The secrets are read before the store opens, so a missing one fails fast. On a signal the
     server stops (requests in flight get a few seconds), then leaving ``open_memory`` lets
-    queued writes land.
+    queued writes land. With ``worker``, the memory is that cluster worker's
+    (``cluster/node.py``), reachable by the others at ``advertise`` (default: the bound
+    address); on a signal it leaves the cluster, releasing its personas at once.
     """
     from .memory import open_memory
     from .web import WebSecrets, serve_web
 
     secrets = WebSecrets.from_env(settings.web)
     logging.getLogger("persona_memory.access").setLevel(logging.INFO)  # one line per request
+    if worker is None:
+        opened = open_memory(settings)
+    else:
+        from .cluster.node import open_cluster_memory
+
+        opened = open_cluster_memory(settings, worker, runtime_token=secrets.runtime_token)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with open_memory(settings) as memory:
+        async with opened as memory:
             async with trio.open_nursery() as nursery:
                 port = await nursery.start(partial(serve_web, memory, settings, secrets=secrets))
+                as_worker = ""
+                if worker is not None:
+                    address = advertise or f"http://{settings.web.host}:{port}"
+                    memory.worker.advertise(address)  # type: ignore[attr-defined]
+                    as_worker = f" as worker {worker!r}, reached at {address}"
                 print(
-                    f"persona-memory: serving http://{settings.web.host}:{port} "
+                    f"persona-memory: serving http://{settings.web.host}:{port}{as_worker} "
                     f"(store {settings.storage.place}); Ctrl-C to stop",
                     flush=True,
                 )

@@ -56,7 +56,8 @@ def _line(speaker: str, text: str, at: datetime | None) -> dict[str, Any]:
     return body
 
 
-def _error(response: httpx.Response) -> PersonaMemoryError:
+def error_of(response: httpx.Response) -> PersonaMemoryError:
+    """The facade's error an error answer of the runtime API stands for (see the rules)."""
     try:
         message = response.json()["error"]
     except (ValueError, KeyError, TypeError):
@@ -73,7 +74,7 @@ def _error(response: httpx.Response) -> PersonaMemoryError:
 def _answer(response: httpx.Response) -> Any:
     if response.is_success:
         return response.json()
-    raise _error(response)
+    raise error_of(response)
 
 
 def _built(answer: dict[str, Any]) -> BuiltBlock:

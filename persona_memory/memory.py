@@ -39,6 +39,7 @@ from .rooms import Presence, RoomState
 from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import writes
+from .storage.leases import Fence, unfenced
 from .storage.humans import RoomFacts
 from .storage.store import Store, TranscriptLine, open_store_of
 from .supervisor import Supervisor, open_supervisor
@@ -118,14 +119,22 @@ class Memory:
         ids.check_unicode(text, "text")
         when = self._clock.now() if at is None else as_utc(at)
         self._check_open()
-        room = self._supervisor.rooms.get(room_id)
-        if room is None and self._supervisor.recorder.incognito(room_id):
+        presence, incognito = await self._hearers(room_id)
+        if presence is None and incognito:
             return 0  # an incognito room keeps no line, open or not (its record may be pending)
-        if room is None:
+        if presence is None:
             log.warning("a line was posted to room %r, which is not open: it is kept, but no "
                         "persona will read it (send RoomOpened first)", room_id)
-        presence = None if room is None else _heard_by(room.presence, speaker)
-        return await self._store.post_line(room_id, speaker, text, when, presence)
+        heard = None if presence is None else _heard_by(presence, speaker)
+        return await self._store.post_line(room_id, speaker, text, when, heard)
+
+    async def _hearers(self, room_id: str) -> tuple[Presence | None, bool | None]:
+        """Who hears a line in ``room_id`` now (``None``: not open) and, when it is not open,
+        whether the room id was opened incognito (``None``: never opened)."""
+        room = self._supervisor.rooms.get(room_id)
+        if room is not None:
+            return room.presence, room.incognito
+        return None, self._supervisor.recorder.incognito(room_id)
 
     # ---- room events -------------------------------------------------------------------
 
@@ -143,6 +152,10 @@ class Memory:
         if not isinstance(event, _EVENTS):
             raise InvalidInput(f"send() takes a room event such as RoomOpened, got {event!r}")
         self._check_open()
+        await self._take(event)
+
+    async def _take(self, event: RoomEvent) -> None:
+        """Check ``event``, record it and deliver it (here: the supervisor's registry)."""
         await self._supervisor.send(event)
 
     async def block(self, persona: str, room_id: str) -> str:
@@ -396,12 +409,14 @@ class Memory:
         persona = await self._store.notice_persona(user_id, notice_id)
         return await self._supervisor.edit(persona, UndoNotice(user_id, notice_id))
 
-    async def sweep(self, *, parked_only: bool = False) -> datetime | None:
+    async def sweep(self, *, parked_only: bool = False, personas: Iterable[str] | None = None) -> datetime | None:
         """Queue the write path wherever a persona's cursor fell behind its room's transcript
         (the daily sweep); parked slices whose retry time has come are retried too.
 
         Args:
             parked_only: retry only the parked slices that are due (the frequent check).
+            personas: only these personas' rooms (``None``: every persona's; a cluster
+                worker sweeps the personas it owns).
 
         Returns:
             The earliest retry time of a slice still parked, if any.
@@ -412,7 +427,10 @@ class Memory:
             return None
         await self._supervisor.recorder.flush()  # the rooms opened so far, recorded
         later: list[datetime] = []
+        only = None if personas is None else frozenset(personas)
         for item in await self._store.rooms_behind():
+            if only is not None and item.persona not in only:
+                continue
             if item.parked_until is not None and item.parked_until > now:
                 later.append(item.parked_until)
                 continue
@@ -475,8 +493,7 @@ def _require_trio() -> None:
         ) from None
 
 
-@asynccontextmanager
-async def open_memory(
+def open_memory(
     settings: Settings,
     *,
     clock: WallClock | None = None,
@@ -484,7 +501,7 @@ async def open_memory(
     mind: Mind | None = None,
     write_path: WritePath | None = None,
     on_report: Callable[[WriteReport], None] | None = None,
-) -> AsyncIterator[Memory]:
+) -> contextlib.AbstractAsyncContextManager[Memory]:
     """Open the store, start the supervisor and the sweep, and yield the ``Memory``.
 
     Args:
@@ -501,6 +518,28 @@ async def open_memory(
         ConfigError: an HTTP mind or embedder is configured without what it needs.
         NotOnTrio: entered from asyncio or outside any event loop.
     """
+    return open_memory_as(
+        Memory, settings, clock=clock, embedder=embedder, mind=mind, write_path=write_path, on_report=on_report
+    )
+
+
+MakeMemory = Callable[[Supervisor, Store, WallClock, Metrics], Memory]
+
+
+@asynccontextmanager
+async def open_memory_as(
+    make: MakeMemory,
+    settings: Settings,
+    *,
+    clock: WallClock | None = None,
+    embedder: Embedder | None = None,
+    mind: Mind | None = None,
+    write_path: WritePath | None = None,
+    on_report: Callable[[WriteReport], None] | None = None,
+    fence: Fence = unfenced,
+) -> AsyncIterator[Memory]:
+    """``open_memory``, yielding ``make(supervisor, store, clock, metrics)``, with every write
+    of a persona's carrying the epoch ``fence`` gives (a cluster worker: ``cluster/node.py``)."""
     _require_trio()
     clock = clock or SystemClock()
     limiter = make_limiter(settings)
@@ -521,7 +560,8 @@ async def open_memory(
                         on_report(one)
 
                 write_path = WritePipeline(
-                    store, TimedMind(mind, metrics), timed_embedder, clock, settings.write, on_report=report
+                    store, TimedMind(mind, metrics), timed_embedder, clock, settings.write, on_report=report,
+                    fence=fence,
                 )
             context = ActorContext(
                 store=store,
@@ -532,10 +572,11 @@ async def open_memory(
                 recall=recall_rules(settings),
                 park_seconds=settings.write.park_backoff_max_seconds,
                 on_block_built=metrics.block_build.observe,
+                fence=fence,
             )
             async with open_supervisor(context, settings.actors, settings.supervisor) as supervisor:
                 metrics.watch(supervisor)
-                memory = Memory(supervisor, store, clock, metrics)
+                memory = make(supervisor, store, clock, metrics)
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(
                         memory.run_sweeps,

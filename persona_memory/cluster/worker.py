@@ -59,7 +59,7 @@ from typing import Union
 import attrs
 import trio
 
-from ..errors import InvalidInput, StorageError
+from ..errors import InvalidInput, NotOwnedHere, StorageError
 from ..settings import ClusterSettings
 from ..storage import leases, membership
 from ..storage.dialect import dialect_of
@@ -99,7 +99,7 @@ class Worker:
     """One worker's leases and membership (see the module rules). Use ``open_worker``."""
 
     def __init__(self, store: Store, worker_id: str, cluster: ClusterSettings, personas: PersonaSource,
-                 on_change: OnChange | None = None) -> None:
+                 on_change: OnChange | None = None, *, address: str | None = None) -> None:
         if not isinstance(worker_id, str) or not worker_id or len(worker_id) > leases.MAX_OWNER_CHARS:
             raise InvalidInput(f"a worker id must be a non-empty str of at most {leases.MAX_OWNER_CHARS} characters, got {worker_id!r}")
         if not 0 < cluster.renew_seconds * 2 <= cluster.lease_seconds:
@@ -113,7 +113,8 @@ class Worker:
         self._store = store
         self._cluster = cluster
         self._personas = personas
-        self._on_change = on_change
+        self.on_change = on_change
+        self._address = address
         self._held: dict[str, _Held] = {}
         self._leaving = False
         self._wake = trio.Event()
@@ -125,6 +126,23 @@ class Worker:
         if held is None or held.live_until <= trio.current_time():
             return None
         return held.lease.epoch
+
+    def advertise(self, address: str) -> None:
+        """Say where this worker's runtime API answers, from the next round on (run now)."""
+        membership._check_address(address)
+        self._address = address
+        self._wake.set()
+
+    def fence(self, persona: str) -> int:
+        """The epoch a write for ``persona`` carries (``leases.Fence``).
+
+        Raises:
+            NotOwnedHere: ``owns`` says this worker does not hold the persona's lease.
+        """
+        epoch = self.owns(persona)
+        if epoch is None:
+            raise NotOwnedHere(persona, self.worker_id)
+        return epoch
 
     def owned(self) -> dict[str, int]:
         """``{persona: epoch}`` of what ``owns`` says this worker holds now."""
@@ -140,6 +158,7 @@ class Worker:
                 with trio.move_on_after(self._cluster.renew_seconds * random.uniform(0.5, 1.0)):
                     await self._wake.wait()
                 if not self._leaving:
+                    self._wake = trio.Event()
                     await self.run_round()
         finally:
             self._stopped.set()
@@ -180,10 +199,10 @@ class Worker:
 
     async def _round(self) -> None:
         seconds = self._cluster.lease_seconds
-        me = self.worker_id
+        me, address = self.worker_id, self._address
 
         def beat(conn):  # type: ignore[no-untyped-def]
-            membership.heartbeat(conn, me, seconds)
+            membership.heartbeat(conn, me, seconds, address)
             return [m.worker for m in membership.live_workers(conn)]
 
         live = await self._store.write_cluster(beat)
@@ -224,8 +243,14 @@ class Worker:
             await self._tell(persona, None, LOST)
 
     async def _tell(self, persona: str, epoch: int | None, why: str) -> None:
-        if self._on_change is not None:
-            await self._on_change(OwnershipChange(persona, epoch, why))
+        if why == LOST:
+            log.warning("worker %s stopped owning persona %s: its lease was lost (not renewed in time, or taken)",
+                        self.worker_id, persona)
+        else:
+            log.info("worker %s: persona %s %s%s", self.worker_id, persona, why,
+                     f" at epoch {epoch}" if epoch is not None else "")
+        if self.on_change is not None:
+            await self.on_change(OwnershipChange(persona, epoch, why))
 
 
 def personas_of(store: Store) -> Callable[[], Awaitable[list[str]]]:

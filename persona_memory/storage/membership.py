@@ -41,25 +41,27 @@ class Member:
     expires_at: datetime
 
 
-def join(conn: sqlite3.Connection, worker: str, seconds: float) -> Member:
+def join(conn: sqlite3.Connection, worker: str, seconds: float, address: str | None = None) -> Member:
     """List ``worker`` as live for ``seconds`` from now (server time); its row as written.
+    ``address``: where its runtime API answers (``owner_address``); ``None`` keeps the last.
 
     Raises:
         InvalidInput: a bad worker id or duration, or a SQLite store.
     """
     _check(conn, worker)
     found = conn.execute(
-        "INSERT INTO workers AS w (worker, joined_at, expires_at) "
-        "VALUES (?, now(), now() + make_interval(secs => ?)) "
+        "INSERT INTO workers AS w (worker, joined_at, expires_at, address) "
+        "VALUES (?, now(), now() + make_interval(secs => ?), ?) "
         "ON CONFLICT (worker) DO UPDATE SET expires_at = excluded.expires_at, "
-        "joined_at = CASE WHEN w.expires_at > now() THEN w.joined_at ELSE now() END "
+        "joined_at = CASE WHEN w.expires_at > now() THEN w.joined_at ELSE now() END, "
+        "address = coalesce(excluded.address, w.address) "
         "RETURNING joined_at, expires_at",
-        (worker, _check_seconds(seconds)),
+        (worker, _check_seconds(seconds), _check_address(address)),
     ).fetchone()
     return Member(worker, datetime.fromisoformat(found[0]), datetime.fromisoformat(found[1]))
 
 
-def heartbeat(conn: sqlite3.Connection, worker: str, seconds: float) -> bool:
+def heartbeat(conn: sqlite3.Connection, worker: str, seconds: float, address: str | None = None) -> bool:
     """Keep ``worker`` listed for ``seconds`` more (joining again if it had lapsed); whether it
     was still live — ``False``: it had lapsed or never joined, and is listed again from now.
 
@@ -70,7 +72,7 @@ def heartbeat(conn: sqlite3.Connection, worker: str, seconds: float) -> bool:
     was_live = conn.execute(
         "SELECT expires_at > now() FROM workers WHERE worker = ? FOR UPDATE", (worker,)
     ).fetchone()
-    join(conn, worker, seconds)
+    join(conn, worker, seconds, address)
     return bool(was_live and was_live[0])
 
 
@@ -100,6 +102,19 @@ def forget_lapsed(conn: sqlite3.Connection, older_than_seconds: float = MAX_LEAS
     ).rowcount
 
 
+def owner_address(conn: sqlite3.Connection, persona: str) -> tuple[str, str | None] | None:
+    """The worker holding ``persona``'s live lease and the address it answers at (``None``:
+    it gave none, or has lapsed off the list), or ``None`` when no live lease names an owner."""
+    _check(conn, "-")
+    found = conn.execute(
+        "SELECT l.owner, w.address FROM persona_leases l "
+        "LEFT JOIN workers w ON w.worker = l.owner AND w.expires_at > now() "
+        "WHERE l.persona = ? AND l.owner IS NOT NULL AND l.expires_at > now()",
+        (persona,),
+    ).fetchone()
+    return None if found is None else (found[0], found[1])
+
+
 def known_personas(conn: sqlite3.Connection) -> list[str]:
     """Every persona the store knows — with memory rows, or in a room (archived or not) — sorted:
     what a worker considers when it is not given a list (``cluster/worker.py``)."""
@@ -111,6 +126,19 @@ def known_personas(conn: sqlite3.Connection) -> list[str]:
             f"SELECT persona FROM persona_memory UNION SELECT p.value FROM rooms, {items} ORDER BY 1"
         )
     ]
+
+
+MAX_ADDRESS_CHARS = 500
+
+
+def _check_address(address: object) -> str | None:
+    if address is not None and (not isinstance(address, str) or not address.startswith(("http://", "https://"))
+                                or len(address) > MAX_ADDRESS_CHARS):
+        raise InvalidInput(
+            f"a worker's address must be an http:// or https:// URL of at most {MAX_ADDRESS_CHARS} "
+            f"characters (where its runtime API answers), got {address!r}"
+        )
+    return address
 
 
 def _check(conn: object, worker: object) -> None:

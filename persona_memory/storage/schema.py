@@ -199,6 +199,25 @@ MIGRATIONS: tuple[str, ...] = (
         expires_at TEXT NOT NULL
     );
     """,
+    # 9 — the room registry workers share (``room_registry.py``): each open room's state, the
+    #     events queued for each persona's owner, and where each worker answers. Here so both
+    #     schemas stay one; a single process keeps its registry in memory.
+    """
+    CREATE TABLE cluster_rooms (
+        room_id    TEXT    PRIMARY KEY,
+        state      TEXT    NOT NULL,
+        generation INTEGER NOT NULL
+    );
+    CREATE TABLE persona_events (
+        id      INTEGER PRIMARY KEY,
+        persona TEXT NOT NULL,
+        room_id TEXT NOT NULL,
+        event   TEXT NOT NULL,
+        room    TEXT NOT NULL
+    );
+    CREATE INDEX persona_events_by_persona ON persona_events (persona, id);
+    ALTER TABLE workers ADD COLUMN address TEXT;
+    """,
 )
 
 LATEST = len(MIGRATIONS)

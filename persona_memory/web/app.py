@@ -34,6 +34,7 @@ from ..memory import Memory
 from ..settings import WebSettings
 from .api import Api
 from .operations import AccessLog, operation_routes
+from .cluster_routes import ClusterRoutes
 from .runtime import RuntimeApi
 from .auth import Auth, WebSecrets
 from .pages import Pages
@@ -168,8 +169,10 @@ def build_app(
     async def closed(request: Request, exc: Exception) -> Response:
         return render_error(request, 503, "The memory is shutting down. Try again in a moment.")
 
+    cluster = ClusterRoutes(memory, auth).routes() if hasattr(memory, "local_built_block") else []
     app = Starlette(
         routes=[
+            *cluster,
             *operation_routes(memory),
             *runtime.routes(),
             *api.routes(),

@@ -1,0 +1,277 @@
+"""One worker of a cluster: the memory, serving any call for any persona, with the personas it
+owns written and cached here (``open_cluster_memory``; ``persona-memory serve --worker``).
+
+How a call travels (the choices of issue 11, in one place):
+
+- **Room events** go through the database. Whichever worker a runtime calls takes the event
+  into the shared registry (``registry.take_event``: checked, applied, queued for each
+  persona's owner, in one transaction), and the owners take their events from their inbox
+  (``inbox.py``), woken by ``LISTEN``/``NOTIFY``. Once ``send`` returns, the event is
+  committed: a worker dying after that loses nothing, the next owner settles from the stored
+  rooms and cursors.
+- **Transcript lines** are posted by whichever worker is called, straight into the shared
+  transcript, heard by the people the shared registry says are present.
+- **``block``/``built_block``/``recall``** are answered from the owner's cache: a worker that
+  owns the persona answers itself (after its inbox has caught up with the room's generation
+  in the registry); one that does not forwards the call over HTTP to the owner's address
+  (``membership.owner_address``; the routes of ``web/cluster_routes.py``, with the runtime
+  token). An owner that has just lost the persona answers 421 and the call is tried again,
+  as it is while no worker owns it (a failover), for up to ``lease_seconds`` plus two
+  renewals; past that it raises ``MemoryClosed``.
+- **Writes** of a persona carry the epoch of this worker's lease (``Worker.fence``): a worker
+  that lost a persona commits nothing more for it (``leases.check_held``).
+- **Ownership**: the worker's lease rounds (``worker.py``). A gained persona is settled by the
+  inbox (its open rooms' blocks built, its writes resumed from the cursors); a lost one's
+  actor is stopped at once (``Supervisor.let_go``).
+- **The human's controls and pages** (notes, switches, deletes, undo) run on whichever worker
+  is called, straight on the database: they are the human's edits, not a persona's writes,
+  so they carry no epoch. ``drain`` waits for this worker's inbox and writes only; the sweep
+  covers the personas this worker owns.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
+
+import attrs
+import httpx
+import trio
+
+from .. import ids
+from ..clock import WallClock
+from ..client import error_of
+from ..core.placement import BuiltBlock
+from ..embedding import Embedder
+from ..errors import InvalidInput, MemoryClosed, NotOwnedHere, PersonaMemoryError, StorageError, UnknownRoom
+from ..memory import Memory, open_memory_as
+from ..messages import RoomEvent
+from ..metrics import Metrics
+from ..minds.port import Mind
+from ..rooms import Presence
+from ..settings import Settings
+from ..storage import membership, room_registry
+from ..storage.store import Store, open_store_of
+from ..supervisor import Supervisor
+from .inbox import Inbox
+from .registry import presence_in, room_of, take_event
+from .worker import ACQUIRED, OwnershipChange, Worker, personas_of
+
+log = logging.getLogger(__name__)
+
+MISDIRECTED = 421
+"""The status an owner answers a forwarded call with when it does not own the persona now."""
+
+FORWARD_TIMEOUT = 30.0
+
+
+class ClusterMemory(Memory):
+    """The ``Memory`` of one worker (see the module docstring). Get one from
+    ``open_cluster_memory``."""
+
+    def __init__(self, supervisor: Supervisor, store: Store, clock: WallClock, metrics: Metrics | None = None) -> None:
+        super().__init__(supervisor, store, clock, metrics)
+        self.worker: Worker | None = None
+        self.inbox: Inbox | None = None
+        self._token = ""
+        self._http: httpx.AsyncClient | None = None
+        self._patience = 30.0
+
+    def attach(self, worker: Worker, inbox: Inbox, http: httpx.AsyncClient, token: str, patience: float) -> None:
+        self.worker, self.inbox, self._http, self._token, self._patience = worker, inbox, http, token, patience
+
+    # ---- what changes from one process -------------------------------------------------
+
+    async def _hearers(self, room_id: str) -> tuple[Presence | None, bool | None]:
+        return await self._store.read(lambda c: presence_in(c, room_id))
+
+    async def _take(self, event: RoomEvent) -> None:
+        await self._store.write(lambda c: take_event(c, event))
+        self._supervisor.recorder.record(event, self._clock.now())
+
+    async def sweep(self, *, parked_only: bool = False, personas=None) -> datetime | None:  # type: ignore[no-untyped-def]
+        owned = set(self._worker().owned())
+        return await super().sweep(parked_only=parked_only, personas=owned if personas is None else owned & set(personas))
+
+    async def catch_up(self, persona: str) -> None:
+        """Queue the write path wherever ``persona``'s cursor is behind (a gained persona)."""
+        await super().sweep(personas={persona})
+
+    async def drain(self) -> None:
+        """Wait until this worker's inbox is taken and every write queued here has landed."""
+        self._check_open()
+        await self._inbox().next_round()
+        await self._supervisor.drain()
+
+    async def ownership_changed(self, change: OwnershipChange) -> None:
+        """The worker's callback: settle a gained persona, stop a lost one at once."""
+        inbox = self._inbox()
+        if change.why == ACQUIRED:
+            inbox.gained(change.persona)
+        else:
+            inbox.lost(change.persona)
+            await self._supervisor.let_go(change.persona)
+
+    # ---- answered by the owner ---------------------------------------------------------
+
+    async def built_block(self, persona: str, room_id: str) -> BuiltBlock:
+        answer = await self._at_owner(persona, room_id, "built-block", {"persona": persona, "room_id": room_id})
+        if isinstance(answer, BuiltBlock):
+            return answer
+        return BuiltBlock(persona, room_id, answer["text"], answer["generation"], answer["char_limit"], answer["used"])
+
+    async def block(self, persona: str, room_id: str) -> str:
+        return (await self.built_block(persona, room_id)).text
+
+    async def recall(self, persona: str, room_id: str, text: str) -> str:
+        if not isinstance(text, str):
+            raise InvalidInput(f"recall text must be a str, not {type(text).__name__}")
+        answer = await self._at_owner(persona, room_id, "recall", {"persona": persona, "room_id": room_id, "text": text})
+        return answer if isinstance(answer, str) else answer["note"]
+
+    async def local_built_block(self, persona: str, room_id: str) -> BuiltBlock:
+        """``built_block`` from this worker's cache; ``NotOwnedHere`` unless it owns ``persona``."""
+        await self._owned_and_current(persona, room_id)
+        return await Memory.built_block(self, persona, room_id)
+
+    async def local_recall(self, persona: str, room_id: str, text: str) -> str:
+        """``recall`` from this worker's actor; ``NotOwnedHere`` unless it owns ``persona``."""
+        await self._owned_and_current(persona, room_id)
+        return await Memory.recall(self, persona, room_id, text)
+
+    async def _owned_and_current(self, persona: str, room_id: str) -> None:
+        worker, inbox = self._worker(), self._inbox()
+        if worker.owns(persona) is None:
+            raise NotOwnedHere(persona, worker.worker_id)
+        if not inbox.settled(persona):
+            await inbox.next_round()  # a persona just gained is settled in the next round
+            if not inbox.settled(persona):
+                raise NotOwnedHere(persona, worker.worker_id)
+        stored = await self._store.read(lambda c: room_registry.room_state(c, room_id))
+        if stored is None:
+            raise UnknownRoom(f"room {room_id!r} is not open; send RoomOpened for it first")
+        await inbox.caught_up(room_id, room_of(stored).generation, self._patience)
+
+    async def _at_owner(self, persona: str, room_id: str, what: str, body: dict[str, Any]) -> Any:
+        """Answer here when this worker owns ``persona``, else at its owner (see the module
+        docstring); tried again while no one owns it, for up to ``patience`` seconds."""
+        ids.check_persona(persona)
+        ids.check_room_id(room_id)
+        self._check_open()
+        worker = self._worker()
+        deadline = trio.current_time() + self._patience
+        why = "no worker holds its lease"
+        while True:
+            if worker.owns(persona) is not None:
+                try:
+                    if what == "recall":
+                        return await self.local_recall(persona, room_id, body["text"])
+                    return await self.local_built_block(persona, room_id)
+                except NotOwnedHere as exc:
+                    why = str(exc)
+                except MemoryClosed as exc:  # the actor was let go mid-answer
+                    if self._supervisor.closed:
+                        raise
+                    why = str(exc)
+            else:
+                owner = await self._store.read(lambda c: membership.owner_address(c, persona))
+                if owner is not None and owner[0] != worker.worker_id and owner[1]:
+                    try:
+                        return await self._forward(owner[1], what, body)
+                    except _Misdirected as exc:
+                        why = str(exc)
+                    except httpx.TransportError as exc:
+                        why = f"its owner {owner[0]} at {owner[1]} did not answer ({type(exc).__name__})"
+                elif owner is not None and not owner[1]:
+                    why = f"its owner {owner[0]} gave no address"
+            if trio.current_time() >= deadline:
+                raise MemoryClosed(f"persona {persona!r} could not be answered for: {why}; try again")
+            await trio.sleep(0.1)
+
+    async def _forward(self, address: str, what: str, body: dict[str, Any]) -> Any:
+        assert self._http is not None
+        response = await self._http.post(
+            f"{address.rstrip('/')}/cluster/{what}", json=body, headers={"authorization": f"Bearer {self._token}"}
+        )
+        if response.status_code == MISDIRECTED:
+            raise _Misdirected(response.json().get("error", "misdirected"))
+        if response.is_success:
+            return response.json()
+        raise error_of(response)
+
+    def _worker(self) -> Worker:
+        if self.worker is None:
+            raise MemoryClosed("the cluster worker is not running")
+        return self.worker
+
+    def _inbox(self) -> Inbox:
+        if self.inbox is None:
+            raise MemoryClosed("the cluster worker is not running")
+        return self.inbox
+
+
+class _Misdirected(PersonaMemoryError):
+    """The worker asked does not own the persona now."""
+
+
+@asynccontextmanager
+async def open_cluster_memory(
+    settings: Settings,
+    worker_id: str,
+    *,
+    address: str | None = None,
+    runtime_token: str = "",
+    clock: WallClock | None = None,
+    embedder: Embedder | None = None,
+    mind: Mind | None = None,
+) -> AsyncIterator[ClusterMemory]:
+    """Run one cluster worker over the PostgreSQL at ``storage.url`` for the block.
+
+    Args:
+        worker_id: this worker's name among the workers (unique; e.g. host and pid).
+        address: where its runtime API answers (``persona-memory serve --worker`` gives it):
+            other workers forward ``block``/``recall`` of the personas it owns there.
+        runtime_token: the runtime API's bearer token, for forwarding to the other workers.
+
+    Leaving the block normally releases its leases at once (their actors stop; the next
+    owners resume from the cursors); leaving it by an error or a kill releases nothing, and
+    the others take its personas once the leases run out.
+
+    Raises:
+        InvalidInput: ``storage.url`` is not PostgreSQL, or a bad worker id or address.
+    """
+    if settings.storage.backend != "postgresql":
+        raise InvalidInput(
+            "a cluster worker needs storage.url = 'postgresql://…' (a SQLite file is owned by one "
+            f"process); it is {settings.storage.place!r}"
+        )
+    membership._check_address(address)
+    cluster = settings.cluster
+    async with open_store_of(attrs.evolve(settings.storage, read_connections=1)) as own:
+        worker = Worker(own, worker_id, cluster, personas_of(own), address=address)
+        await worker.check_store()
+        async with open_memory_as(
+            ClusterMemory, settings, clock=clock, embedder=embedder, mind=mind, fence=worker.fence
+        ) as memory:
+            assert isinstance(memory, ClusterMemory)
+            inbox = Inbox(own, memory.supervisor, worker_id, settings.storage.url, catch_up=memory.catch_up,
+                          poll_seconds=min(1.0, cluster.renew_seconds))
+            async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT) as http:
+                memory.attach(worker, inbox, http, runtime_token, cluster.lease_seconds + 2 * cluster.renew_seconds)
+                worker.on_change = memory.ownership_changed
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(inbox.run)
+                    await nursery.start(worker.run)
+                    try:
+                        yield memory
+                    except BaseException:
+                        nursery.cancel_scope.cancel()  # as a crash: nothing released
+                        raise
+                    try:
+                        await worker.leave()
+                    except StorageError as exc:
+                        log.warning("worker %s could not leave cleanly (%s); its leases run out", worker_id, exc)
+                    nursery.cancel_scope.cancel()

@@ -1,0 +1,183 @@
+"""Two cluster workers on one PostgreSQL, in one process (``cluster/node.py``): any worker takes
+any call, the owner answers blocks and recall notes, writes land once, a killed worker's
+personas are served again by the survivor, and a worker that lost a persona writes nothing.
+
+Each worker is the real thing: ``open_cluster_memory`` over its own stores, serving its web
+app on a loopback port (forwarded blocks travel over HTTP). Leases and membership run on the
+server's clock, so these tests use trio's real clock, short leases, and deadline loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+import trio
+
+from persona_memory import MemberJoined, RoomOpened, RoomWentQuiet
+from persona_memory.cluster.node import ClusterMemory, open_cluster_memory
+from persona_memory.errors import InvalidInput, LeaseLost, NotOwnedHere
+from persona_memory.storage import membership
+from persona_memory.web import WebSecrets, serve_web
+
+from conftest import settings_for
+
+TOKEN = "r" * 40
+SECRETS = WebSecrets(signing_key="k" * 40, api_token="a" * 40, runtime_token=TOKEN)
+DEADLINE = 20.0
+
+
+def _settings(tmp_path: Path, url: str):
+    return settings_for(tmp_path, {
+        "storage.url": url, "cluster.lease_seconds": 1.0, "cluster.renew_seconds": 0.3,
+        "web.host": "127.0.0.1", "web.port": 0,
+    })
+
+
+class Node:
+    def __init__(self, memory: ClusterMemory, scope: trio.CancelScope) -> None:
+        self.memory = memory
+        self.scope = scope
+
+
+@asynccontextmanager
+async def running(tmp_path: Path, url: str, nursery: trio.Nursery, worker_id: str, mind=None) -> AsyncIterator[Node]:
+    settings = _settings(tmp_path, url)
+    ready: list[Node] = []
+    started = trio.Event()
+
+    async def run() -> None:
+        with trio.CancelScope() as scope:
+            async with open_cluster_memory(settings, worker_id, runtime_token=TOKEN, mind=mind) as memory:
+                async with trio.open_nursery() as inner:
+                    port = await inner.start(lambda task_status: serve_web(memory, settings, secrets=SECRETS, task_status=task_status))
+                    memory.worker.advertise(f"http://127.0.0.1:{port}")
+                    ready.append(Node(memory, scope))
+                    started.set()
+                    await trio.sleep_forever()
+
+    nursery.start_soon(run)
+    await started.wait()
+    yield ready[0]
+
+
+async def until(check, what: str) -> None:
+    with trio.fail_after(DEADLINE):
+        while not await check():
+            await trio.sleep(0.05)
+
+
+async def _owner_of(node: Node, persona: str) -> str | None:
+    found = await node.memory._store.read(lambda c: membership.owner_address(c, persona))
+    return None if found is None else found[0]
+
+
+def _open(room: str, persona: str, humans=(42,), private=True, topic=None) -> RoomOpened:
+    return RoomOpened(room_id=room, personas=(persona,), humans=frozenset(humans), private=private,
+                      incognito=False, kit=None, topic=topic)
+
+
+PERSONAS = [f"guide-{k}" for k in range(6)]
+
+
+async def _both_own_some(a: Node, b: Node) -> None:
+    async def split() -> bool:
+        owned_a, owned_b = set(a.memory.worker.owned()), set(b.memory.worker.owned())
+        return owned_a | owned_b == set(PERSONAS) and not owned_a & owned_b and owned_a and owned_b
+
+    await until(split, "the personas split between the two workers")
+
+
+async def test_any_worker_takes_events_and_lines_and_the_owner_answers_blocks(tmp_path: Path, postgres_url: str) -> None:
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, postgres_url, nursery, "w-a") as a, \
+                running(tmp_path, postgres_url, nursery, "w-b") as b:
+            # The personas become known through their rooms: open one each, through worker a.
+            for k, persona in enumerate(PERSONAS):
+                await a.memory.send(_open(f"room-{k}", persona, humans=(100 + k,)))
+            await _both_own_some(a, b)
+            persona = sorted(b.memory.worker.owned())[0]
+            k = PERSONAS.index(persona)
+            room = f"room-{k}"
+            # Lines and the quiet go to the worker that does NOT own the persona.
+            await a.memory.post_line(room, f"u:{100 + k}", "I keep bees on a rooftop in the old town.")
+            await a.memory.send(RoomWentQuiet(room_id=room))
+
+            async def written() -> bool:
+                rows = await a.memory.memories_about(100 + k)
+                return len(rows) == 1
+
+            await until(written, "the owner wrote the row")
+            # A reopen through a; the block asked at a comes from b's cache, by HTTP.
+            await a.memory.send(_open(room, persona, humans=(100 + k,)))
+            block_a = await a.memory.built_block(persona, room)
+            block_b = await b.memory.built_block(persona, room)
+            assert "bees on a rooftop" in block_a.text
+            assert block_a.text == block_b.text and block_a.generation == block_b.generation
+            # A join taken at a is in the block b answers right after.
+            rows = await b.memory.memories_about(100 + k)
+            assert len(rows) == 1 and "bees" in rows[0].text and rows[0].persona == persona
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_join_taken_at_one_worker_is_in_the_block_the_owner_gives_next(tmp_path: Path, postgres_url: str) -> None:
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
+            for k, persona in enumerate(PERSONAS):
+                await b.memory.send(_open(f"hall-{k}", persona, humans=(7,), private=False))
+            await _both_own_some(a, b)
+            persona = sorted(a.memory.worker.owned())[0]
+            room = f"hall-{PERSONAS.index(persona)}"
+            before = await b.memory.built_block(persona, room)
+            await b.memory.send(MemberJoined(room_id=room, user_id=8))
+            after = await b.memory.built_block(persona, room)
+            assert after.generation > before.generation
+            assert a.memory.supervisor.rooms[room].present == frozenset({7, 8})
+            with pytest.raises(InvalidInput, match="already"):
+                await a.memory.send(MemberJoined(room_id=room, user_id=8))
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_killed_workers_personas_are_served_and_written_by_the_survivor(tmp_path: Path, postgres_url: str) -> None:
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, postgres_url, nursery, "w-a") as a, \
+                running(tmp_path, postgres_url, nursery, "w-b") as b:
+            for k, persona in enumerate(PERSONAS):
+                await a.memory.send(_open(f"den-{k}", persona, humans=(200 + k,)))
+            await _both_own_some(a, b)
+            lost = sorted(b.memory.worker.owned())
+            b.scope.cancel()  # as a crash: nothing released
+            persona = lost[0]
+            k = PERSONAS.index(persona)
+            await a.memory.post_line(f"den-{k}", f"u:{200 + k}", "I sing in a choir on Sundays.")
+            await a.memory.send(RoomWentQuiet(room_id=f"den-{k}"))
+
+            async def taken_over() -> bool:
+                return set(lost) <= set(a.memory.worker.owned())
+
+            await until(taken_over, "the survivor owns the dead worker's personas")
+            block = await a.memory.block(persona, f"den-{k}")  # rebuilt from the stored room
+            assert isinstance(block, str)
+
+            async def written() -> bool:
+                return len(await a.memory.memories_about(200 + k)) == 1
+
+            await until(written, "the survivor wrote the line the dead worker never did")
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_worker_that_does_not_hold_a_lease_writes_nothing_for_it(tmp_path: Path, postgres_url: str) -> None:
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, postgres_url, nursery, "w-a") as a:
+            with pytest.raises(NotOwnedHere, match="does not hold the lease of persona 'stranger'"):
+                a.memory.worker.fence("stranger")
+            assert isinstance(NotOwnedHere("p", "w"), LeaseLost)
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_cluster_worker_needs_postgresql(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="postgresql"):
+        async with open_cluster_memory(settings_for(tmp_path), "w-a"):
+            pass
