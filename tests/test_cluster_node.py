@@ -168,6 +168,27 @@ async def test_a_killed_workers_personas_are_served_and_written_by_the_survivor(
             nursery.cancel_scope.cancel()
 
 
+async def test_no_worker_lets_a_room_flip_incognito_and_a_reopen_without_a_persona_archives_it_for_it(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
+            for k, persona in enumerate(PERSONAS):
+                await a.memory.send(_open(f"nook-{k}", persona, humans=(30 + k,)))
+            await _both_own_some(a, b)
+            with pytest.raises(InvalidInput, match="incognito"):
+                await b.memory.send(RoomOpened(room_id="nook-0", personas=(PERSONAS[0],), humans=frozenset({30}),
+                                               private=True, incognito=True, kit=None, topic=None))
+            # nook-1 reopened with another persona: the first one no longer has it.
+            first, other = PERSONAS[1], PERSONAS[2]
+            await b.memory.send(RoomOpened(room_id="nook-1", personas=(other,), humans=frozenset({31}),
+                                           private=True, incognito=False, kit=None, topic=None))
+            assert isinstance(await a.memory.block(other, "nook-1"), str)
+            with pytest.raises(InvalidInput, match="not in room"):
+                await a.memory.block(first, "nook-1")
+            nursery.cancel_scope.cancel()
+
+
 async def test_a_worker_that_does_not_hold_a_lease_writes_nothing_for_it(tmp_path: Path, postgres_url: str) -> None:
     async with trio.open_nursery() as nursery:
         async with running(tmp_path, postgres_url, nursery, "w-a") as a:

@@ -159,7 +159,6 @@ async def test_three_workers_one_killed_mid_load_lose_nothing_and_write_nothing_
             ).fetchall()
             lines = conn.execute("SELECT count(*) FROM transcript_lines").fetchone()[0]
             written = conn.execute("SELECT count(*) FROM persona_memory").fetchone()[0]
-            queued = conn.execute("SELECT count(*) FROM persona_events").fetchone()[0]
         assert twice == []
         assert lines == len(rooms) * 6 * 4 and written > len(PERSONAS)
         # Audience: every block of the merged result, at a survivor, as the harness checks it.
@@ -171,13 +170,12 @@ async def test_three_workers_one_killed_mid_load_lose_nothing_and_write_nothing_
             built = await _call(clients, alive, rng, "built_block", event.personas[0], room_id)
             view = harness.RoomView(room_id, event.humans, event.private, False)
             assert harness.check_block(built.text, event.personas[0], view, world, rules) == []
-        with trio.fail_after(30):
+        with trio.fail_after(30):  # and every event queued was taken by an owner
             while True:
                 with _db(postgres_url) as conn:
                     if conn.execute("SELECT count(*) FROM persona_events").fetchone()[0] == 0:
                         break
                 await trio.sleep(0.1)
-        assert queued >= 0
     finally:
         for client in clients.values():
             await client.aclose()

@@ -19,7 +19,10 @@ Rules:
 - Rounds are woken by a notify on ``room_registry.CHANNEL`` (a ``LISTEN`` connection of its
   own, waited on in a thread), by ``poke``, and every ``poll_seconds`` whatever happens: a
   notify lost with a dropped connection delays an event, it never loses one. A round that
-  fails on the database is logged and tried again at the next wake.
+  fails on the database is logged and tried again at the next wake; a persona whose settle
+  fails otherwise is logged and settled again next round, and an event that cannot be
+  delivered is logged and dropped (its room's state stays in the registry) — one persona's
+  bad room never stops the others' events.
 - ``caught_up(room_id, generation)`` waits until the registry here holds the room at that
   generation or later (or ``timeout`` passes): a block asked of the owner right after a join
   taken by another worker is the block for the people present now.
@@ -112,7 +115,12 @@ class Inbox:
 
     async def _round(self) -> None:
         for persona in sorted(self._to_settle):
-            await self._settle(persona)
+            try:
+                await self._settle(persona)
+            except (StorageError, MemoryClosed):
+                raise
+            except Exception:  # one persona's bad room must not stop the others' events
+                log.exception("worker %s: settling persona %s failed; it is tried again next round", self._me, persona)
         while self._settled:
             personas = sorted(self._settled)
             taken = await self._store.write_cluster(
@@ -121,7 +129,12 @@ class Inbox:
             for item in taken:
                 one = queued_of(item)
                 if one.persona in self._settled:
-                    await self._supervisor.deliver_applied(one.persona, one.event, one.room, gone=one.gone)
+                    try:
+                        await self._supervisor.deliver_applied(one.persona, one.event, one.room, gone=one.gone)
+                    except MemoryClosed:
+                        raise
+                    except Exception:  # its room's state stays in the registry for the next settle
+                        log.exception("worker %s: event %d for %s could not be delivered; dropped", self._me, one.id, one.persona)
             self.taken += len(taken)
             if len(taken) < self._batch:
                 return

@@ -93,7 +93,9 @@ class ClusterMemory(Memory):
         self._supervisor.recorder.record(event, self._clock.now())
 
     async def sweep(self, *, parked_only: bool = False, personas=None) -> datetime | None:  # type: ignore[no-untyped-def]
-        owned = set(self._worker().owned())
+        if self.worker is None:
+            return None  # not attached yet: nothing is owned, nothing to sweep
+        owned = set(self.worker.owned())
         return await super().sweep(parked_only=parked_only, personas=owned if personas is None else owned & set(personas))
 
     async def catch_up(self, persona: str) -> None:
@@ -248,7 +250,7 @@ async def open_cluster_memory(
             "a cluster worker needs storage.url = 'postgresql://…' (a SQLite file is owned by one "
             f"process); it is {settings.storage.place!r}"
         )
-    membership._check_address(address)
+    membership.check_address(address)
     cluster = settings.cluster
     async with open_store_of(attrs.evolve(settings.storage, read_connections=1)) as own:
         worker = Worker(own, worker_id, cluster, personas_of(own), address=address)

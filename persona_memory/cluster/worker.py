@@ -129,7 +129,7 @@ class Worker:
 
     def advertise(self, address: str) -> None:
         """Say where this worker's runtime API answers, from the next round on (run now)."""
-        membership._check_address(address)
+        membership.check_address(address)
         self._address = address
         self._wake.set()
 

@@ -56,7 +56,7 @@ def join(conn: sqlite3.Connection, worker: str, seconds: float, address: str | N
         "joined_at = CASE WHEN w.expires_at > now() THEN w.joined_at ELSE now() END, "
         "address = coalesce(excluded.address, w.address) "
         "RETURNING joined_at, expires_at",
-        (worker, _check_seconds(seconds), _check_address(address)),
+        (worker, _check_seconds(seconds), check_address(address)),
     ).fetchone()
     return Member(worker, datetime.fromisoformat(found[0]), datetime.fromisoformat(found[1]))
 
@@ -131,7 +131,8 @@ def known_personas(conn: sqlite3.Connection) -> list[str]:
 MAX_ADDRESS_CHARS = 500
 
 
-def _check_address(address: object) -> str | None:
+def check_address(address: object) -> str | None:
+    """``address`` if it is a worker's address (an http(s) URL) or ``None``; else ``InvalidInput``."""
     if address is not None and (not isinstance(address, str) or not address.startswith(("http://", "https://"))
                                 or len(address) > MAX_ADDRESS_CHARS):
         raise InvalidInput(
