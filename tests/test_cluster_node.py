@@ -189,6 +189,35 @@ async def test_no_worker_lets_a_room_flip_incognito_and_a_reopen_without_a_perso
             nursery.cancel_scope.cancel()
 
 
+async def test_a_joining_worker_takes_its_share_and_serves_and_writes_it(tmp_path: Path, postgres_url: str) -> None:
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
+            for k, persona in enumerate(PERSONAS):
+                await a.memory.send(_open(f"loft-{k}", persona, humans=(60 + k,)))
+                await a.memory.post_line(f"loft-{k}", f"u:{60 + k}", "I grow chillies on my balcony every summer.")
+            await _both_own_some(a, b)
+            async with running(tmp_path, postgres_url, nursery, "w-c") as c:
+                async def joined() -> bool:
+                    owners = [set(n.memory.worker.owned()) for n in (a, b, c)]
+                    return all(owners) and sum(map(len, owners)) == len(PERSONAS) and set().union(*owners) == set(PERSONAS)
+
+                await until(joined, "the third worker took its share")
+                for k in range(len(PERSONAS)):
+                    await b.memory.send(RoomWentQuiet(room_id=f"loft-{k}"))
+
+                async def all_written() -> bool:
+                    counts = [len(await a.memory.memories_about(60 + k)) for k in range(len(PERSONAS))]
+                    assert max(counts) <= 1, counts  # never twice
+                    return min(counts) == 1
+
+                await until(all_written, "every persona wrote its line once")
+                persona = sorted(c.memory.worker.owned())[0]
+                k = PERSONAS.index(persona)
+                await a.memory.send(_open(f"loft-{k}", persona, humans=(60 + k,)))
+                assert "chillies" in await a.memory.block(persona, f"loft-{k}")
+            nursery.cancel_scope.cancel()
+
+
 async def test_a_worker_that_does_not_hold_a_lease_writes_nothing_for_it(tmp_path: Path, postgres_url: str) -> None:
     async with trio.open_nursery() as nursery:
         async with running(tmp_path, postgres_url, nursery, "w-a") as a:
