@@ -30,6 +30,11 @@ Rules:
   raises to its caller) and the persona goes on with its next job. Only a ``StorageError`` —
   the storage itself is broken — escalates out of the nursery. It catches ``Exception`` only:
   cancellation always passes through.
+- A writer that meets ``LeaseLost`` (a cluster worker no longer holds the persona's lease)
+  is not restarted: the persona's actor is let go, as ``let_go`` does when the worker's lease
+  loop says the persona is lost or handed over — cancelled at once, its queued work left to
+  the stored cursors for the next owner. In a cluster worker, events arrive already checked
+  and applied by the shared registry (``deliver_applied``, from ``cluster/inbox.py``).
 - Shutdown: ``aclose`` refuses new messages, closes every mailbox, and waits while the actors
   drain their mailboxes and then their lanes, and the recorder its rooms. The caller puts the
   deadline around it.

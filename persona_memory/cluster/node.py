@@ -32,7 +32,7 @@ How a call travels (the choices of issue 11, in one place):
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -92,7 +92,7 @@ class ClusterMemory(Memory):
         await self._store.write(lambda c: take_event(c, event))
         self._supervisor.recorder.record(event, self._clock.now())
 
-    async def sweep(self, *, parked_only: bool = False, personas=None) -> datetime | None:  # type: ignore[no-untyped-def]
+    async def sweep(self, *, parked_only: bool = False, personas: Iterable[str] | None = None) -> datetime | None:
         if self.worker is None:
             return None  # not attached yet: nothing is owned, nothing to sweep
         owned = set(self.worker.owned())
