@@ -40,7 +40,7 @@ from .errors import (
     UnknownRoom,
 )
 from .messages import RoomEvent
-from .web.events import event_body
+from .event_json import event_body
 
 DEFAULT_TIMEOUT = 30.0
 

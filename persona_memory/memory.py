@@ -22,7 +22,7 @@ import attrs
 import trio
 
 from . import ids
-from .actors.lane import ClearMemories, DeleteMemory, UndoNotice
+from .actors.lane import ClearMemories, DeleteMemory, HumanEdit, UndoNotice
 from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
 from .compose import block_rules, make_embedder, make_limiter, make_mind, recall_rules
@@ -247,7 +247,7 @@ class Memory:
         ids.check_row_id(memory_id, "memory_id")
         self._check_open()
         persona = await self._store.memory_persona(user_id, memory_id)
-        await self._supervisor.edit(persona, DeleteMemory(user_id, memory_id))
+        await self._edit(persona, DeleteMemory(user_id, memory_id))
 
     async def user_controls(self, user_id: int) -> UserControls:
         """The user's switches and note (the defaults if they never set anything)."""
@@ -334,7 +334,7 @@ class Memory:
         deleted = 0
         for holder in await self._store.holders_of_rows_about(user_id):
             if persona is None or holder == persona:
-                deleted += await self._supervisor.edit(holder, ClearMemories(user_id))
+                deleted += await self._edit(holder, ClearMemories(user_id))
         return deleted
 
     async def export(self, user_id: int) -> dict:
@@ -407,7 +407,12 @@ class Memory:
         ids.check_row_id(notice_id, "notice_id")
         self._check_open()
         persona = await self._store.notice_persona(user_id, notice_id)
-        return await self._supervisor.edit(persona, UndoNotice(user_id, notice_id))
+        return await self._edit(persona, UndoNotice(user_id, notice_id))
+
+    async def _edit(self, persona: str, edit: HumanEdit) -> object:
+        """Run a human's edit at ``persona``'s actor, in turn with its writes (it purges the
+        blocks it caches of what went)."""
+        return await self._supervisor.edit(persona, edit)
 
     async def sweep(self, *, parked_only: bool = False, personas: Iterable[str] | None = None) -> datetime | None:
         """Queue the write path wherever a persona's cursor fell behind its room's transcript

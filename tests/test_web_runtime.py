@@ -284,7 +284,7 @@ async def test_metrics_count_what_the_memory_did_and_name_nobody(runtime: Runtim
 
 
 def test_every_room_event_survives_the_trip_through_json() -> None:
-    from persona_memory.web.events import event_body, event_of
+    from persona_memory.event_json import event_body, event_of
 
     events = [
         pm.RoomOpened(room_id="r", personas=("warren", "nolan"), humans=frozenset({DAN, CARA}), incognito=True,

@@ -14,8 +14,8 @@ How a call travels (the choices of issue 11, in one place):
 - **``block``/``built_block``/``recall``** are answered from the owner's cache: a worker that
   owns the persona answers itself (after its inbox has caught up with the room's generation
   in the registry); one that does not forwards the call over HTTP to the owner's address
-  (``membership.owner_address``; the routes of ``web/cluster_routes.py``, with the runtime
-  token). An owner that has just lost the persona answers 421 and the call is tried again,
+  (``membership.owner_address``; ``forward.py`` to the routes of ``web/cluster_routes.py``,
+  with the runtime token). An owner that has just lost the persona answers 421 and the call is tried again,
   as it is while no worker owns it (a failover), for up to ``lease_seconds`` plus two
   renewals; past that it raises ``MemoryClosed``.
 - **Writes** of a persona carry the epoch of this worker's lease (``Worker.fence``): a worker
@@ -23,16 +23,18 @@ How a call travels (the choices of issue 11, in one place):
 - **Ownership**: the worker's lease rounds (``worker.py``). A gained persona is settled by the
   inbox (its open rooms' blocks built, its writes resumed from the cursors); a lost one's
   actor is stopped at once (``Supervisor.let_go``).
-- **The human's controls and pages** (notes, switches, deletes, undo) run on whichever worker
-  is called, straight on the database: they are the human's edits, not a persona's writes,
-  so they carry no epoch. ``drain`` waits for this worker's inbox and writes only; the sweep
-  covers the personas this worker owns.
+- **The human's deletes, undo and clear-all** run at the persona's owner (forwarded like a
+  block: ``cluster/forward.py``), in turn with its writes, so its cached blocks lose the line
+  at once; while no worker owns the persona, where they are called. They are the human's
+  edits, not a persona's writes: they carry no epoch. Notes and switches are database writes
+  on any worker. ``drain`` waits for this worker's inbox and writes only; the sweep covers
+  the personas this worker owns.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
@@ -43,10 +45,9 @@ import trio
 
 from .. import ids
 from ..clock import WallClock
-from ..client import error_of
 from ..core.placement import BuiltBlock
 from ..embedding import Embedder
-from ..errors import InvalidInput, MemoryClosed, NotOwnedHere, PersonaMemoryError, StorageError, UnknownRoom
+from ..errors import InvalidInput, MemoryClosed, NotOwnedHere, StorageError, UnknownRoom
 from ..memory import Memory, open_memory_as
 from ..messages import RoomEvent
 from ..metrics import Metrics
@@ -56,14 +57,13 @@ from ..settings import Settings
 from ..storage import membership, room_registry
 from ..storage.store import Store, open_store_of
 from ..supervisor import Supervisor
+from ..actors.lane import HumanEdit
+from .forward import Misdirected, edit_body, forward
 from .inbox import Inbox
 from .registry import presence_in, room_of, take_event
 from .worker import ACQUIRED, OwnershipChange, Worker, personas_of
 
 log = logging.getLogger(__name__)
-
-MISDIRECTED = 421
-"""The status an owner answers a forwarded call with when it does not own the persona now."""
 
 FORWARD_TIMEOUT = 30.0
 
@@ -120,7 +120,10 @@ class ClusterMemory(Memory):
     # ---- answered by the owner ---------------------------------------------------------
 
     async def built_block(self, persona: str, room_id: str) -> BuiltBlock:
-        answer = await self._at_owner(persona, room_id, "built-block", {"persona": persona, "room_id": room_id})
+        ids.check_persona(persona)
+        ids.check_room_id(room_id)
+        answer = await self._at_owner(persona, "built-block", {"persona": persona, "room_id": room_id},
+                                      lambda: self.local_built_block(persona, room_id))
         if isinstance(answer, BuiltBlock):
             return answer
         return BuiltBlock(persona, room_id, answer["text"], answer["generation"], answer["char_limit"], answer["used"])
@@ -129,9 +132,12 @@ class ClusterMemory(Memory):
         return (await self.built_block(persona, room_id)).text
 
     async def recall(self, persona: str, room_id: str, text: str) -> str:
+        ids.check_persona(persona)
+        ids.check_room_id(room_id)
         if not isinstance(text, str):
             raise InvalidInput(f"recall text must be a str, not {type(text).__name__}")
-        answer = await self._at_owner(persona, room_id, "recall", {"persona": persona, "room_id": room_id, "text": text})
+        answer = await self._at_owner(persona, "recall", {"persona": persona, "room_id": room_id, "text": text},
+                                      lambda: self.local_recall(persona, room_id, text))
         return answer if isinstance(answer, str) else answer["note"]
 
     async def local_built_block(self, persona: str, room_id: str) -> BuiltBlock:
@@ -157,11 +163,29 @@ class ClusterMemory(Memory):
             raise UnknownRoom(f"room {room_id!r} is not open; send RoomOpened for it first")
         await inbox.caught_up(room_id, room_of(stored).generation, self._patience)
 
-    async def _at_owner(self, persona: str, room_id: str, what: str, body: dict[str, Any]) -> Any:
-        """Answer here when this worker owns ``persona``, else at its owner (see the module
-        docstring); tried again while no one owns it, for up to ``patience`` seconds."""
-        ids.check_persona(persona)
-        ids.check_room_id(room_id)
+    async def _edit(self, persona: str, edit: HumanEdit) -> object:
+        """A human's edit runs at the persona's owner, in turn with its writes, so the blocks
+        it caches are purged at once; while no worker owns the persona, here (no cache
+        anywhere holds the rows then; a fresh owner reads them from the database)."""
+        answer = await self._at_owner(
+            persona, "edit", {"persona": persona, **edit_body(edit)}, lambda: self.local_edit(persona, edit),
+            unowned=lambda: Memory._edit(self, persona, edit),
+        )
+        return answer["result"] if isinstance(answer, dict) else answer
+
+    async def local_edit(self, persona: str, edit: HumanEdit) -> object:
+        """``_edit`` at this worker's actor; ``NotOwnedHere`` unless it owns ``persona``."""
+        worker = self._worker()
+        if worker.owns(persona) is None:
+            raise NotOwnedHere(persona, worker.worker_id)
+        return await Memory._edit(self, persona, edit)
+
+    async def _at_owner(self, persona: str, what: str, body: dict[str, Any], local: Callable[[], Awaitable[Any]],
+                        *, unowned: Callable[[], Awaitable[Any]] | None = None) -> Any:
+        """``local()`` when this worker owns ``persona``, else the owner's answer to the
+        forwarded ``what`` (see the module docstring); tried again while the owner is
+        changing, for up to ``patience`` seconds. ``unowned``: what to do at once when no
+        worker holds the persona's lease (default: wait for one)."""
         self._check_open()
         worker = self._worker()
         deadline = trio.current_time() + self._patience
@@ -169,9 +193,7 @@ class ClusterMemory(Memory):
         while True:
             if worker.owns(persona) is not None:
                 try:
-                    if what == "recall":
-                        return await self.local_recall(persona, room_id, body["text"])
-                    return await self.local_built_block(persona, room_id)
+                    return await local()
                 except NotOwnedHere as exc:
                     why = str(exc)
                 except MemoryClosed as exc:  # the actor was let go mid-answer
@@ -180,29 +202,24 @@ class ClusterMemory(Memory):
                     why = str(exc)
             else:
                 owner = await self._store.read(lambda c: membership.owner_address(c, persona))
+                if owner is None and unowned is not None:
+                    return await unowned()
                 if owner is not None and owner[0] != worker.worker_id and owner[1]:
+                    assert self._http is not None
                     try:
-                        return await self._forward(owner[1], what, body)
-                    except _Misdirected as exc:
+                        return await forward(self._http, self._token, owner[1], what, body)
+                    except Misdirected as exc:
                         why = str(exc)
                     except httpx.TransportError as exc:
                         why = f"its owner {owner[0]} at {owner[1]} did not answer ({type(exc).__name__})"
                 elif owner is not None and not owner[1]:
                     why = f"its owner {owner[0]} gave no address"
             if trio.current_time() >= deadline:
+                if unowned is not None:
+                    log.warning("persona %s: %s; the edit runs here", persona, why)
+                    return await unowned()
                 raise MemoryClosed(f"persona {persona!r} could not be answered for: {why}; try again")
             await trio.sleep(0.1)
-
-    async def _forward(self, address: str, what: str, body: dict[str, Any]) -> Any:
-        assert self._http is not None
-        response = await self._http.post(
-            f"{address.rstrip('/')}/cluster/{what}", json=body, headers={"authorization": f"Bearer {self._token}"}
-        )
-        if response.status_code == MISDIRECTED:
-            raise _Misdirected(response.json().get("error", "misdirected"))
-        if response.is_success:
-            return response.json()
-        raise error_of(response)
 
     def _worker(self) -> Worker:
         if self.worker is None:
@@ -213,10 +230,6 @@ class ClusterMemory(Memory):
         if self.inbox is None:
             raise MemoryClosed("the cluster worker is not running")
         return self.inbox
-
-
-class _Misdirected(PersonaMemoryError):
-    """The worker asked does not own the persona now."""
 
 
 @asynccontextmanager

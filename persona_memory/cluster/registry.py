@@ -15,7 +15,7 @@ Rules:
 - A reopen without a persona that was in the room queues, for that persona, the archive of
   the room as it knew it (``gone``), as ``supervisor._record_and_deliver`` delivers it.
 - The JSON of a room is its ``RoomState`` field for field; of an event, the runtime API's body
-  (``web/events.py``) with its room id — so a queued event reads as any API call does.
+  (``event_json.py``) with its room id — so a queued event reads as any API call does.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..actors.room_recorder import incognito_is_fixed
 from ..messages import RoomArchived, RoomEvent, RoomOpened
 from ..rooms import Presence, RoomState, apply
 from ..storage import room_registry
-from ..web.events import event_body, event_of
+from ..event_json import event_body, event_of
 
 
 @attrs.frozen

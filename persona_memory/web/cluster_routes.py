@@ -1,5 +1,5 @@
-"""The routes one cluster worker answers for the others: a ``block`` or a ``recall`` forwarded
-to the owner of the persona (``cluster/node.py``). Not part of the runtime API: a runtime calls
+"""The routes one cluster worker answers for the others: a ``block``, a ``recall`` or a human's
+edit forwarded to the owner of the persona (``cluster/node.py``, ``cluster/forward.py``). Not part of the runtime API: a runtime calls
 ``/api/…`` on any worker, and the worker forwards here when another one owns the persona.
 
 Rules:
@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..errors import InvalidInput, NotOwnedHere, PersonaMemoryError
+from ..cluster.forward import MISDIRECTED, edit_of
 from .auth import Auth
 from .runtime import status_for
 
@@ -32,15 +33,19 @@ class ClusterRoutes:
         return [
             Route("/cluster/built-block", self.built_block, methods=["POST"]),
             Route("/cluster/recall", self.recall, methods=["POST"]),
+            Route("/cluster/edit", self.edit, methods=["POST"]),
         ]
 
-    async def _body(self, request: Request, fields: tuple[str, ...]) -> dict[str, str]:
+    async def _json(self, request: Request) -> Any:
         if not self.auth.runtime_bearer_ok(request.headers.get("authorization")):
             raise HTTPException(401, "a valid runtime bearer token is required", headers={"WWW-Authenticate": "Bearer"})
         try:
-            body = await request.json()
+            return await request.json()
         except ValueError:
             raise InvalidInput("the body must be JSON") from None
+
+    async def _body(self, request: Request, fields: tuple[str, ...]) -> dict[str, str]:
+        body = await self._json(request)
         if not isinstance(body, dict) or sorted(body) != sorted(fields) or not all(isinstance(body[f], str) for f in fields):
             raise InvalidInput(f"the body must be a JSON object of the strings {', '.join(fields)}")
         return body
@@ -63,6 +68,18 @@ class ClusterRoutes:
         return JSONResponse({"note": note})
 
 
+    async def edit(self, request: Request) -> Response:
+        try:
+            body = await self._json(request)
+            persona = body.get("persona") if isinstance(body, dict) else None
+            if not isinstance(persona, str):
+                raise InvalidInput("an edit names the persona whose row it is: {\"persona\": str, ...}")
+            result = await self.memory.local_edit(persona, edit_of(body))
+        except PersonaMemoryError as exc:
+            return _error(exc)
+        return JSONResponse({"result": result})
+
+
 def _error(exc: PersonaMemoryError) -> Response:
-    status = 421 if isinstance(exc, NotOwnedHere) else status_for(exc)
+    status = MISDIRECTED if isinstance(exc, NotOwnedHere) else status_for(exc)
     return JSONResponse({"error": str(exc)}, status_code=status)

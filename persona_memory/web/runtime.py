@@ -34,7 +34,7 @@ from ..errors import (
 from ..memory import Memory
 from ..version import installed_version
 from . import contract, shapes
-from .events import event_of
+from ..event_json import event_of
 from .auth import Auth
 
 Handler = Callable[[Request, Any], Awaitable[Response]]

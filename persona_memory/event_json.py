@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
+from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 
 
 def event_body(event: RoomEvent) -> dict[str, Any]:
