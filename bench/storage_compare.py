@@ -17,7 +17,8 @@ PostgreSQL run gets a fresh database beside the server's (``bench/pg_databases.p
 afterwards.
 
 - ``write_bench.py`` with ``--personas`` personas (default 50: 175 rooms, about 4,600 lines an
-  evening) over ``--rounds`` evenings (default 2). *lines/s end to end* is lines over post +
+  evening) over ``--rounds`` evenings (default 2), posting one room after another
+  (``--posting concurrent``: every room at once, as a runtime with many live rooms). *lines/s end to end* is lines over post +
   write path; *write path only* is lines over the time from the first ``RoomWentQuiet`` to
   ``drain()``; *CPU per line* is this Python process's CPU (``time.process_time``, every
   thread) over those two phases, per transcript line. On PostgreSQL the server's own CPU is
@@ -143,6 +144,7 @@ def shown(arg: str) -> str:
 
 def write_argv(args: argparse.Namespace, url: str | None) -> list[str]:
     argv = [str(BENCH / "write_bench.py"), "--personas", str(args.personas), "--rounds", str(args.rounds)]
+    argv += ["--posting", args.posting] if args.posting != "sequential" else []
     return argv + (["--url", url] if url else [])
 
 
@@ -256,7 +258,7 @@ def report(runs: dict[str, list], commands: list[str], args: argparse.Namespace,
     )
     print(
         f"write   : {args.personas} personas, {first_write['rooms']} rooms, {args.rounds} evening(s), "
-        f"{first_write['lines']:,} lines, sequential posting; offline mind, WordLlama"
+        f"{first_write['lines']:,} lines, {args.posting} posting; offline mind, WordLlama"
     )
     print(f"block   : one persona, group room, sizes {', '.join(f'{s:,}' for s in args.sizes)} rows; WordLlama")
     print(f"runs    : {args.runs} (SQLite then PostgreSQL each time; the medians over runs)")
@@ -293,6 +295,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=2, help="SQLite/PostgreSQL pairs, alternating (default 2)")
     parser.add_argument("--personas", type=int, default=50, help="write bench personas (default 50)")
     parser.add_argument("--rounds", type=int, default=2, help="write bench evenings (default 2)")
+    parser.add_argument("--posting", choices=("sequential", "concurrent"), default="sequential",
+                        help="write bench: one room after another (default), or every room at once")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000], help="block bench rows (default 1000 10000)")
     parser.add_argument("--reps", type=int, default=200, help="cold opens below 10,000 rows (default 200)")
     parser.add_argument("--reps-large", type=int, default=50, help="cold opens at 10,000 rows or more (default 50)")
