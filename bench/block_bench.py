@@ -6,6 +6,7 @@ Run it::
     .venv/bin/python bench/block_bench.py                 # 100, 1,000 and 10,000 rows
     .venv/bin/python bench/block_bench.py --sizes 1000 10000 50000
     .venv/bin/python bench/block_bench.py --embedder hashing   # HashingEmbedder(256), as before
+    .venv/bin/python bench/block_bench.py --url postgresql://…/any_db   # on PostgreSQL (see below)
 
 For each size it seeds one persona (``warren``) with that many open rows (``seed_rows``) in a
 fresh SQLite file in a temporary directory — their vectors from the default configuration's
@@ -45,6 +46,12 @@ row of seeding, of the pure build, of preparing the rows and of the open after a
 ``--blas-threads N`` sets ``OPENBLAS_NUM_THREADS`` before numpy loads: numpy's OpenBLAS hands
 every relevance product (candidates × 256) to one thread per CPU, which on a busy machine costs
 more than the product. No timing here is asserted anywhere.
+
+``--url postgresql://…/DB`` runs the same on PostgreSQL: for each size the bench creates a
+fresh database beside ``DB`` on that server (``DB_block_<rows>``; the URL's user needs
+``CREATEDB``; ``DB`` itself is only connected to, never written), seeds it through the same
+``insert_memories`` and measures the same figures through ``open_memory`` with ``storage.url``
+set to it, and drops it at the end. Without ``--url`` nothing changes: SQLite in a temp dir.
 """
 
 from __future__ import annotations
@@ -101,9 +108,11 @@ except ImportError:
     recall_note = None
 from persona_memory.storage.store import StoredRoom
 
+from persona_memory.storage.location import redacted
 from seed_rows import PERSONA, PRESENT, TOPIC, make_rows
 
 EMBEDDER = {"kind": "wordllama"}  # set from --embedder in main (and in the first-load child)
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=timezone.utc)
 DIM = 256
@@ -142,11 +151,13 @@ WRITE_LINES = (
 )
 
 
-def settings_for(path: Path):
+def settings_for(path: Path | str):
+    """The bench's settings on ``path``: an SQLite file, or a ``postgresql://`` URL (a str)."""
+    is_url = isinstance(path, str) and path.startswith(POSTGRES_SCHEMES)
     return load_settings(
         None,
         overrides={
-            "storage.path": str(path),
+            **({"storage.url": path} if is_url else {"storage.path": str(path)}),
             "scope.v1_proven": False,
             "embedder.kind": EMBEDDER["kind"],
             "embedder.dim": DIM,
@@ -193,7 +204,7 @@ def fmt(seconds: float) -> str:
 # ---- seeding and the first load ------------------------------------------------------------
 
 
-async def seed(path: Path, count: int) -> None:
+async def seed(path: Path | str, count: int) -> None:
     rows = make_rows(count, now=NOW, dim=DIM, embedder=bench_embedder())
     async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=bench_embedder()) as memory:
         await memory._store.insert_memories(rows)
@@ -201,7 +212,7 @@ async def seed(path: Path, count: int) -> None:
             await memory.set_memory_note(uid, f"Call me {NAMES[uid]}. I'm vegetarian.")
 
 
-async def first_open(path: Path) -> float:
+async def first_open(path: Path | str) -> float:
     """Time the first ``RoomOpened`` → ``block()`` of a fresh ``open_memory``."""
     async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=bench_embedder()) as memory:
         start = time.perf_counter()
@@ -212,7 +223,7 @@ async def first_open(path: Path) -> float:
     return elapsed
 
 
-def first_load_fresh_process(path: Path, runs: int) -> list[float]:
+def first_load_fresh_process(path: Path | str, runs: int) -> list[float]:
     """Run ``first_open`` in ``runs`` new Python processes; each prints its seconds."""
     out = []
     for _ in range(runs):
@@ -324,7 +335,7 @@ def make_floor(embedder, table) -> Callable[[], str]:
 
 
 async def measure(
-    path: Path,
+    path: Path | str,
     result: SizeResult,
     *,
     cold_reps: int,
@@ -542,18 +553,25 @@ def blas() -> str:
     return f"BLAS {name}, threads {threads}"
 
 
-def machine() -> str:
+def machine(postgres: str | None = None) -> str:
+    server = f", PostgreSQL {postgres}" if postgres else ""
     return (
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs "
         f"({platform.processor() or 'unknown cpu'}), Python {platform.python_version()}, "
-        f"numpy {np.__version__}, trio {trio.__version__}, SQLite {sqlite3.sqlite_version}; "
+        f"numpy {np.__version__}, trio {trio.__version__}, SQLite {sqlite3.sqlite_version}{server}; "
         f"load average {os.getloadavg()[0]:.2f} at the end"
     )
 
 
-def report(results: list[SizeResult], args: argparse.Namespace) -> None:
-    print("persona-memory read-path benchmark (issues 2 and 8)")
-    print(f"machine : {machine()}")
+def shown_argv() -> list[str]:
+    """``sys.argv`` as printed: a password in a PostgreSQL URL shows as ``***``."""
+    return [redacted(a) if a.startswith(POSTGRES_SCHEMES) else a for a in sys.argv]
+
+
+def report(results: list[SizeResult], args: argparse.Namespace, postgres: str | None = None) -> None:
+    """Print the figures; ``postgres`` is the server's version when the run was on ``--url``."""
+    print("persona-memory read-path benchmark (issues 2 and 8)" + (" on PostgreSQL" if postgres else ""))
+    print(f"machine : {machine(postgres)}")
     print(f"          {blas()}")
     print(
         f"setup   : one persona, group room, {len(PRESENT)} humans present (+4 absent), "
@@ -561,10 +579,15 @@ def report(results: list[SizeResult], args: argparse.Namespace) -> None:
     )
     print(
         f"vectors : {DIM}-d from {bench_embedder().name} (--embedder {args.embedder}), the same embedder "
-        "for the seeded rows and the topic; int8-quantised; a topic on every room; SQLite WAL in a "
-        "temp dir; ManualClock"
+        "for the seeded rows and the topic; int8-quantised; a topic on every room; "
+        + (
+            f"PostgreSQL {postgres}, a fresh database per size beside {redacted(args.url)}"
+            if postgres
+            else "SQLite WAL in a temp dir"
+        )
+        + "; ManualClock"
     )
-    print(f"command : {' '.join([Path(sys.executable).name, *sys.argv])}")
+    print(f"command : {' '.join([Path(sys.executable).name, *shown_argv()])}")
     print()
     head = (
         f"{'rows':>7} {'visible':>7} {'first load':>11} {'first load':>11} "
@@ -729,45 +752,105 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help="set OPENBLAS_NUM_THREADS (and OMP/MKL) to N before numpy loads; default: leave as is",
     )
+    parser.add_argument(
+        "--url",
+        metavar="postgresql://…/DB",
+        help="run on this PostgreSQL server: a fresh database DB_block_<rows> per size, dropped at the end "
+        "(the user needs CREATEDB); default: SQLite in a temp dir",
+    )
+    parser.add_argument("--json", metavar="FILE", help="also write the headline figures to FILE as JSON")
     parser.add_argument("--first-load-child", metavar="DB", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.parts_for is None:
         args.parts_for = args.sizes
+    if args.url is not None and not args.url.startswith(POSTGRES_SCHEMES):
+        parser.error(f"--url takes a postgresql://host/database URL, got {redacted(args.url)!r}")
     return args
+
+
+def headline(results: list[SizeResult], args: argparse.Namespace, postgres: str | None) -> dict:
+    """The figures ``storage_compare.py`` puts side by side, in seconds (``None``: not measured)."""
+
+    def p(samples: list[float], q: float) -> float | None:
+        return pct(samples, q) if samples else None
+
+    return {
+        "backend": "postgresql" if postgres else "sqlite",
+        "server": postgres,
+        "command": [Path(sys.executable).name, *shown_argv()],
+        "sizes": [
+            {
+                "rows": r.rows,
+                "visible": r.visible,
+                "cold_reps": len(r.cold),
+                "cold_p50": p(r.cold, 50),
+                "cold_p95": p(r.cold, 95),
+                "cold_p99": p(r.cold, 99),
+                "first_load_fresh": float(np.median(r.first_fresh)) if r.first_fresh else None,
+                "first_load_inproc": r.first_inproc,
+                "after_write_reps": len(r.after_write),
+                "after_write_p50": p(r.after_write, 50),
+                "after_write_p95": p(r.after_write, 95),
+                "recall_reps": len(r.recall),
+                "recall_p50": p(r.recall, 50),
+                "recall_p95": p(r.recall, 95),
+                "cached_p50": p(r.cached, 50),
+                "seed_seconds": r.seed_seconds,
+            }
+            for r in results
+        ],
+    }
+
+
+def run_size(place: Path | str, size: int, args: argparse.Namespace) -> SizeResult:
+    """Seed ``size`` rows at ``place`` (an SQLite file or a PostgreSQL URL) and measure them."""
+    result = SizeResult(rows=size)
+    large = size >= 10_000
+    start = time.perf_counter()
+    trio.run(seed, place, size)
+    result.seed_seconds = time.perf_counter() - start
+    if args.first_load_runs:
+        result.first_fresh = first_load_fresh_process(place, args.first_load_runs)
+    trio.run(
+        functools.partial(
+            measure,
+            place,
+            result,
+            cold_reps=args.reps_large if large else args.reps,
+            write_reps=args.write_reps_large if large else args.write_reps,
+            recall_reps=args.recall_reps,
+            cached_calls=args.cached_calls,
+            profile=args.profile,
+        )
+    )
+    print(f"  done: {size:,} rows", file=sys.stderr)
+    return result
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     EMBEDDER["kind"] = args.embedder
     if args.first_load_child:
-        print(json.dumps({"seconds": trio.run(first_open, Path(args.first_load_child))}))
+        child = args.first_load_child
+        place = child if child.startswith(POSTGRES_SCHEMES) else Path(child)
+        print(json.dumps({"seconds": trio.run(first_open, place)}))
         return
     results = []
-    with tempfile.TemporaryDirectory(prefix="pm-bench-") as tmp:
+    postgres = None
+    if args.url:
+        from pg_databases import fresh_database, server_version
+
+        postgres = server_version(args.url)
         for size in args.sizes:
-            path = Path(tmp) / f"bench-{size}.db"
-            result = SizeResult(rows=size)
-            large = size >= 10_000
-            start = time.perf_counter()
-            trio.run(seed, path, size)
-            result.seed_seconds = time.perf_counter() - start
-            if args.first_load_runs:
-                result.first_fresh = first_load_fresh_process(path, args.first_load_runs)
-            trio.run(
-                functools.partial(
-                    measure,
-                    path,
-                    result,
-                    cold_reps=args.reps_large if large else args.reps,
-                    write_reps=args.write_reps_large if large else args.write_reps,
-                    recall_reps=args.recall_reps,
-                    cached_calls=args.cached_calls,
-                    profile=args.profile,
-                )
-            )
-            results.append(result)
-            print(f"  done: {size:,} rows", file=sys.stderr)
-    report(results, args)
+            with fresh_database(args.url, f"block_{size}") as url:
+                results.append(run_size(url, size, args))
+    else:
+        with tempfile.TemporaryDirectory(prefix="pm-bench-") as tmp:
+            for size in args.sizes:
+                results.append(run_size(Path(tmp) / f"bench-{size}.db", size, args))
+    if args.json:  # first: a reader of the report that stops early (``| head``) loses no figure
+        Path(args.json).write_text(json.dumps(headline(results, args, postgres), indent=1))
+    report(results, args, postgres)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ the sorted ``(persona, subject, kind, text)``, and *rows+state* over the sorted 
 subject, counterpart, kind, text, importance, valid_from, closed or open, witnessed,
 evidence)``. A speed change must leave both as they were (the output must not change); the
 chat is seeded, so the same options give the same digests on any machine.
+
+``--json FILE`` also writes the totals (lines, seconds, lines/s, CPU per line, rows) to FILE,
+for ``storage_compare.py`` to read.
 """
 
 from __future__ import annotations
@@ -318,15 +321,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--url", help="store in this empty PostgreSQL database instead of a fresh SQLite file")
     parser.add_argument("--digest", action="store_true",
                         help="print sha256 digests of every row written (a speed change must not move them)")
+    parser.add_argument("--json", metavar="FILE", help="also write the totals to FILE as JSON")
     args = parser.parse_args(argv)
     if args.personas < 1 or args.privates < 1 or args.rounds < 1:
         parser.error("--personas, --privates and --rounds must be at least 1")
     return args
 
 
+def totals(evenings: list[Evening], rooms: int, args: argparse.Namespace) -> dict:
+    """The totals ``report`` prints, as numbers (seconds; CPU per line in seconds)."""
+    lines = sum(e.lines for e in evenings)
+    post = sum(e.post_seconds for e in evenings)
+    write = sum(e.write_seconds for e in evenings)
+    post_cpu = sum(e.post_cpu for e in evenings)
+    write_cpu = sum(e.write_cpu for e in evenings)
+    return {
+        "backend": "postgresql" if args.url else "sqlite",
+        "personas": args.personas, "rooms": rooms, "rounds": args.rounds, "posting": args.posting,
+        "lines": lines, "rows": sum(e.rows for e in evenings),
+        "post_seconds": post, "write_seconds": write,
+        "end_to_end_lines_per_second": lines / (post + write),
+        "write_path_lines_per_second": lines / write,
+        "post_cpu_per_line": post_cpu / lines, "write_cpu_per_line": write_cpu / lines,
+        "post_cpu_over_wall": post_cpu / post, "write_cpu_over_wall": write_cpu / write,
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     evenings, timers, rooms, digests = trio.run(run, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(totals(evenings, rooms, args), indent=1))
     report(evenings, timers, rooms, args)
     if digests is not None:
         print(f"rows in the file: {digests['count']}")

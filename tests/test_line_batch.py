@@ -49,6 +49,9 @@ class HeldWriter:
                     def fetchone(self):
                         return None  # no room is incognito
 
+                    def fetchall(self):
+                        return []  # no room is incognito
+
                     @property
                     def lastrowid(self):
                         outer.next_id += 1

@@ -77,23 +77,20 @@ async def test_a_quiet_room_becomes_rows_with_evidence_and_a_notice(store):
 async def test_a_crash_before_commit_leaves_nothing_and_the_next_run_redoes_the_slice(store, monkeypatch):
     await store.post_line("dm", "u:42", "I bought a flat and adopted a cat.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory(), memory(text="u:42 adopted a cat.")))
-    real_insert = writes.insert_memory
-    calls = []
+    real_insert = writes.insert_memories_on
 
-    def insert_then_die(conn, row):
-        calls.append(row)
-        if len(calls) == 2:
-            raise RuntimeError("writer killed between its statements")
-        return real_insert(conn, row)
+    def insert_then_die(conn, rows):
+        real_insert(conn, rows)
+        raise RuntimeError("writer killed between its statements")
 
-    monkeypatch.setattr(writes, "insert_memory", insert_then_die)
+    monkeypatch.setattr(writes, "insert_memories_on", insert_then_die)
     with pytest.raises(RuntimeError):
         await pipeline(store, mind)("warren", DM)
     assert await rows_of(store) == []
     assert await store.read(lambda c: writes.cursor(c, "warren", "dm")) == 0
     assert await store.read(lambda c: writes.notices(c, DAN)) == []
 
-    monkeypatch.setattr(writes, "insert_memory", real_insert)
+    monkeypatch.setattr(writes, "insert_memories_on", real_insert)
     await pipeline(store, mind)("warren", DM)
     assert sorted(r.text for r in await rows_of(store)) == ["u:42 adopted a cat.", "u:42 owns a flat in Xuhui."]
 

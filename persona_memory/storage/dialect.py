@@ -7,7 +7,10 @@ written — ``?`` and ``:name`` placeholders, rows readable by position and by n
 ISO text and JSON as text — so a query is written once. What cannot be one text is here, as a
 ``Dialect`` the query picks with ``dialect_of(conn)``:
 
-- a new row's id: SQLite's ``cursor.lastrowid``; PostgreSQL's ``RETURNING id``;
+- a new row's id: SQLite's ``cursor.lastrowid``; PostgreSQL's ``RETURNING id``. Several new
+  rows' ids (``insert_ids``): SQLite inserts them one by one (in process, a statement costs
+  microseconds); PostgreSQL sends them as one ``executemany`` in pipeline mode — one round trip
+  to the server for all of them instead of one each, their ids in the order given;
 - a JSON list's items: SQLite's ``json_each``; PostgreSQL's ``jsonb_array_elements_text`` and
   ``@>`` (containment) for "this list holds this id".
 
@@ -39,6 +42,20 @@ class Dialect:
         if self.returning_id:
             return int(conn.execute(sql + " RETURNING id", params).fetchone()[0])
         return int(conn.execute(sql, params).lastrowid)
+
+    def insert_ids(self, conn: Any, sql: str, params: Sequence[Sequence[object] | dict]) -> list[int]:
+        """Run the ``INSERT`` ``sql`` once per item of ``params``, in order; return the new ids."""
+        if not self.returning_id or len(params) < 2:
+            return [self.insert_id(conn, sql, one) for one in params]
+        cursor = conn.executemany(sql + " RETURNING id", params, returning=True)
+        ids = []
+        while True:
+            ids.append(int(cursor.fetchone()[0]))
+            if not cursor.nextset():
+                break
+        if len(ids) != len(params):
+            raise AssertionError(f"{len(params)} rows inserted, {len(ids)} ids returned")
+        return ids
 
     def items_of(self, column: str, alias: str) -> str:
         """``FROM``-clause text: the items of the JSON list ``column``, as ``alias.value``."""

@@ -37,6 +37,8 @@ from .dialect import dialect_of
 PendingLine = tuple[str, str, str, str, str | None, str | None, str | None]
 """(room_id, speaker, text, at, humans JSON, personas JSON, kit) — a row of transcript_lines."""
 
+ROOMS_PER_QUERY = 500  # room ids in one IN (…): far below either backend's parameter limit
+
 Write = Callable[[Callable[[sqlite3.Connection], list[int]]], Awaitable[list[int]]]
 
 
@@ -51,25 +53,29 @@ class _Slot:
 
 def insert_lines(conn: sqlite3.Connection, lines: Sequence[PendingLine]) -> list[int]:
     """Insert ``lines`` in order inside the caller's transaction; each one's id, or 0 for a
-    line of an incognito room (which is not kept)."""
-    incognito: dict[str, bool] = {}
-    ids: list[int] = []
-    for line in lines:
-        room_id = line[0]
-        if room_id not in incognito:
-            incognito[room_id] = conn.execute(
-                "SELECT 1 FROM rooms WHERE room_id = ? AND incognito", (room_id,)
-            ).fetchone() is not None
-        if incognito[room_id]:
-            ids.append(0)
-            continue
-        ids.append(dialect_of(conn).insert_id(
-            conn,
-            "INSERT INTO transcript_lines (room_id, speaker, text, at, humans, personas, kit) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            line,
-        ))
-    return ids
+    line of an incognito room (which is not kept). A constant number of statements whatever
+    the batch's size: one lookup of the incognito rooms among the batch's, one ``insert_ids``."""
+    secret = _incognito_among(conn, {line[0] for line in lines})
+    kept = [line for line in lines if line[0] not in secret]
+    new_ids = iter(dialect_of(conn).insert_ids(
+        conn,
+        "INSERT INTO transcript_lines (room_id, speaker, text, at, humans, personas, kit) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        kept,
+    ))
+    return [0 if line[0] in secret else next(new_ids) for line in lines]
+
+
+def _incognito_among(conn: sqlite3.Connection, room_ids: set[str]) -> set[str]:
+    """The incognito rooms among ``room_ids``, asked ``ROOMS_PER_QUERY`` at a time."""
+    wanted = sorted(room_ids)
+    found: set[str] = set()
+    for start in range(0, len(wanted), ROOMS_PER_QUERY):
+        chunk = wanted[start : start + ROOMS_PER_QUERY]
+        found.update(row[0] for row in conn.execute(
+            f"SELECT room_id FROM rooms WHERE incognito AND room_id IN ({','.join('?' * len(chunk))})", chunk
+        ).fetchall())
+    return found
 
 
 class LineBatcher:

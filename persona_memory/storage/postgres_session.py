@@ -117,9 +117,11 @@ class PostgresSession:
             return cursor.execute(sql)
         return cursor.execute(translated(sql), params)
 
-    def executemany(self, sql: str, params: Iterable[Sequence[object] | dict]) -> psycopg.Cursor:
+    def executemany(
+        self, sql: str, params: Iterable[Sequence[object] | dict], *, returning: bool = False
+    ) -> psycopg.Cursor:
         cursor = self.raw.cursor(row_factory=_rows)
-        cursor.executemany(translated(sql), list(params))
+        cursor.executemany(translated(sql), list(params), returning=returning)
         return cursor
 
     @property

@@ -248,7 +248,7 @@ class Store:
         rows = list(rows)
 
         def insert(conn: sqlite3.Connection) -> list[MemoryRow]:
-            return [insert_memory(conn, row) for row in rows]
+            return insert_memories_on(conn, rows)
 
         for persona in sorted({row.persona for row in rows}) if epoch is not None else ():
             insert = _fenced(insert, persona, epoch)
@@ -666,15 +666,37 @@ def _controls(conn: sqlite3.Connection, wanted: Sequence[int]) -> dict[int, User
 
 def insert_memory(conn: sqlite3.Connection, row: MemoryRow) -> MemoryRow:
     """Insert one validated row on ``conn`` (inside the caller's transaction)."""
-    params = row.to_params()
-    columns = [c for c in params if not (c == "id" and params[c] is None)]
-    new_id = dialect_of(conn).insert_id(
-        conn,
-        f"INSERT INTO persona_memory ({', '.join(columns)}) "
-        f"VALUES ({', '.join(':' + c for c in columns)})",
-        params,
-    )
-    return attrs.evolve(row, id=new_id)
+    return insert_memories_on(conn, [row])[0]
+
+
+def insert_memories_on(conn: sqlite3.Connection, rows: Iterable[MemoryRow]) -> list[MemoryRow]:
+    """Insert validated rows on ``conn`` in order (inside the caller's transaction); return
+    them with their ids. Consecutive rows with the same columns go as one ``insert_ids`` (on
+    PostgreSQL one round trip for them all, not one per row)."""
+    out: list[MemoryRow] = []
+    pending: list[tuple[MemoryRow, dict]] = []
+    columns: list[str] = []
+
+    def flush() -> None:
+        ids = dialect_of(conn).insert_ids(
+            conn,
+            f"INSERT INTO persona_memory ({', '.join(columns)}) "
+            f"VALUES ({', '.join(':' + c for c in columns)})",
+            [params for _, params in pending],
+        )
+        out.extend(attrs.evolve(row, id=new_id) for (row, _), new_id in zip(pending, ids))
+        pending.clear()
+
+    for row in rows:
+        params = row.to_params()
+        wanted = [c for c in params if not (c == "id" and params[c] is None)]
+        if pending and wanted != columns:
+            flush()
+        columns = wanted
+        pending.append((row, params))
+    if pending:
+        flush()
+    return out
 
 
 def _stored_incognito(conn: sqlite3.Connection, room_id: str) -> bool | None:

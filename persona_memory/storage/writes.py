@@ -31,7 +31,7 @@ from ..rows import MemoryRow
 from ..write.plan import WritePlan
 from . import leases
 from .dialect import dialect_of
-from .store import StoredRoom, insert_memory, persona_version, said_of
+from .store import StoredRoom, insert_memories_on, persona_version, said_of
 
 
 @attrs.frozen
@@ -97,7 +97,7 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime, *, epoch
     if not _moved_cursor(conn, plan):
         return Posted((), (), replay=True)
     before = persona_version(conn, plan.persona)
-    rows = [insert_memory(conn, row) for row in plan.inserts]
+    rows = insert_memories_on(conn, plan.inserts)
     closed = []
     for closing in plan.closings:
         closed_by = rows[closing.by_insert].id if closing.by_insert is not None else None
@@ -108,12 +108,11 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime, *, epoch
         )
         if cur.rowcount:
             closed.append(Closed(closing.row_id, closing.valid_to, closed_by))
-    notice_ids = []
-    for draft in plan.notices:
-        notice_ids.append(dialect_of(conn).insert_id(
-            conn,
-            "INSERT INTO notices (user_id, persona, room_id, text, memory_ids, created) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+    notice_ids = dialect_of(conn).insert_ids(
+        conn,
+        "INSERT INTO notices (user_id, persona, room_id, text, memory_ids, created) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [
             (
                 draft.user_id,
                 plan.persona,
@@ -121,8 +120,10 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime, *, epoch
                 draft.text,
                 json.dumps([rows[i].id for i in draft.inserts]),
                 now.isoformat(),
-            ),
-        ))
+            )
+            for draft in plan.notices
+        ],
+    )
     versions = (before, persona_version(conn, plan.persona))
     return Posted(
         tuple(rows), tuple(notice_ids), closed=tuple(closed), versions=versions, said=said_of(conn, rows)
