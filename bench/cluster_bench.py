@@ -17,7 +17,8 @@ every cursor has reached its room's end (every line read by the write path).
 
 It prints, per worker count: calls made (events, lines, blocks), wall time, calls/s and lines/s
 end to end, wall time per call, and the workers' CPU per call (user+system of the worker
-processes from /proc, over every call) — on this 2-core VM more workers mostly share the same
+processes from /proc, over every call), PostgreSQL's CPU per call (every ``postgres``
+process), and from that the calls per second one server core would carry — on this 2-core VM more workers mostly share the same
 two cores, so calls/s says how much the coordination costs, not how far it scales on more
 machines. Nothing is asserted.
 """
@@ -58,6 +59,21 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _postgres_cpu_seconds() -> float:
+    """User+system CPU of every ``postgres`` process on the machine (the bench's server is the
+    only one a clean machine has; with another server running, this over-counts)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if text[text.index("(") + 1 : text.rindex(")")] == "postgres":
+            fields = text.rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def _behind(url: str) -> int:
     with psycopg.connect(url, autocommit=True) as conn:
         return conn.execute(
@@ -91,6 +107,7 @@ async def run_once(url: str, n_workers: int, args: argparse.Namespace, tmp: Path
         while _owned(url) < args.personas:
             await trio.sleep(0.1)
         cpu0 = sum(_cpu_seconds(w.process.pid) for w in workers)
+        server0 = _postgres_cpu_seconds()
         started = time.perf_counter()
         for evening in range(args.evenings):
             async def room_evening(room: RoomOpened) -> None:
@@ -111,13 +128,14 @@ async def run_once(url: str, n_workers: int, args: argparse.Namespace, tmp: Path
             await trio.sleep(0.05)
         wall = time.perf_counter() - started
         cpu = sum(_cpu_seconds(w.process.pid) for w in workers) - cpu0
+        server = _postgres_cpu_seconds() - server0
     finally:
         for c in clients:
             await c.aclose()
         stop_all(workers)
     total = sum(calls.values())
     return {"workers": n_workers, **calls, "wall": wall, "calls_s": total / wall, "lines_s": calls["lines"] / wall,
-            "ms_call": 1000 * wall / total, "cpu_ms_call": 1000 * cpu / total}
+            "ms_call": 1000 * wall / total, "cpu_ms_call": 1000 * cpu / total, "server_ms_call": 1000 * server / total}
 
 
 def _fresh(server_url: str, name: str) -> str:
@@ -139,10 +157,15 @@ async def main(args: argparse.Namespace) -> None:
     print(f"\n{args.personas} private rooms × {args.evenings} evenings × {args.lines} lines, offline mind, "
           f"hashing embedder, lease 2 s; {os.cpu_count()} cores")
     print(f"{'workers':>7} {'events':>7} {'lines':>6} {'blocks':>6} {'wall s':>7} {'calls/s':>8} {'lines/s':>8} "
-          f"{'ms/call':>8} {'CPU ms/call':>11}")
+          f"{'ms/call':>8} {'CPU ms/call':>11} {'server ms/call':>14}")
     for r in results:
         print(f"{r['workers']:>7} {r['events']:>7} {r['lines']:>6} {r['blocks']:>6} {r['wall']:>7.2f} "
-              f"{r['calls_s']:>8.0f} {r['lines_s']:>8.0f} {r['ms_call']:>8.2f} {r['cpu_ms_call']:>11.2f}")
+              f"{r['calls_s']:>8.0f} {r['lines_s']:>8.0f} {r['ms_call']:>8.2f} {r['cpu_ms_call']:>11.2f} "
+              f"{r['server_ms_call']:>14.2f}")
+    if results:
+        per_call = max(r["server_ms_call"] for r in results)
+        print(f"one server core at {per_call:.2f} ms of PostgreSQL CPU per call: about {1000 / per_call:,.0f} calls/s "
+              "(events, lines and blocks in this mix) before the server is the bound")
 
 
 if __name__ == "__main__":
