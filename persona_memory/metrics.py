@@ -94,6 +94,11 @@ class Metrics:
         """Read ``supervisor``'s live state at every scrape."""
         self._supervisor = supervisor
 
+    def watch_cluster(self, owned: Callable[[], int], taken: Callable[[], int]) -> None:
+        """A cluster worker's gauges, read at every scrape: the personas it owns now and the
+        room events its inbox has taken since it started (``cluster/node.py``)."""
+        self.registry.register(_ClusterCollector(owned, taken))
+
     def observe_report(self, report: WriteReport) -> None:
         for decision in report.decisions:
             self.routing.labels(decision.event.value).inc()
@@ -147,6 +152,18 @@ class _SupervisorCollector(Collector):
                                 value=supervisor.restarts)
         yield GaugeMetricFamily("persona_memory_parked_jobs", "Poison jobs parked since open",
                                 value=supervisor.parked_jobs)
+
+
+class _ClusterCollector(Collector):
+    def __init__(self, owned: Callable[[], int], taken: Callable[[], int]) -> None:
+        self._owned = owned
+        self._taken = taken
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily("persona_memory_cluster_owned_personas",
+                                "Personas whose lease this worker holds now", value=self._owned())
+        yield GaugeMetricFamily("persona_memory_cluster_events_taken",
+                                "Room events this worker's inbox has taken since it started", value=self._taken())
 
 
 class TimedMind:

@@ -135,6 +135,10 @@ async def test_a_join_taken_at_one_worker_is_in_the_block_the_owner_gives_next(t
             after = await b.memory.built_block(persona, room)
             assert after.generation > before.generation
             assert a.memory.supervisor.rooms[room].present == frozenset({7, 8})
+            scraped = a.memory.metrics.render().decode()
+            assert f"persona_memory_cluster_owned_personas {float(len(a.memory.worker.owned()))}" in scraped
+            assert f"persona_memory_cluster_events_taken {float(a.memory.inbox.taken)}" in scraped
+            assert a.memory.inbox.taken >= 1
             with pytest.raises(InvalidInput, match="already"):
                 await a.memory.send(MemberJoined(room_id=room, user_id=8))
             nursery.cancel_scope.cancel()

@@ -276,6 +276,7 @@ async def open_cluster_memory(
                           poll_seconds=min(1.0, cluster.renew_seconds))
             async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT) as http:
                 memory.attach(worker, inbox, http, runtime_token, cluster.lease_seconds + 2 * cluster.renew_seconds)
+                memory.metrics.watch_cluster(lambda: len(worker.owned()), lambda: inbox.taken)
                 worker.on_change = memory.ownership_changed
                 async with trio.open_nursery() as nursery:
                     await nursery.start(inbox.run)
