@@ -2,7 +2,9 @@
 
 - ``persona-memory demo`` plays the design's story offline and prints each block.
 - ``persona-memory serve`` runs the memory with the human's pages and the runtime's JSON API,
-  in one process (Ctrl-C stops serving, then drains queued writes).
+  in one process (Ctrl-C stops serving, then drains queued writes). ``serve --worker [ID]``
+  runs it as one of several workers sharing the PostgreSQL at ``storage.url``
+  (``cluster/node.py``); ``--advertise URL`` is where the other workers reach it.
 - ``persona-memory login-link 42`` prints a signed, expiring login link for user 42.
 - ``persona-memory doctor`` checks the store file (read only): integrity, schema, rooms
   behind, parked slices, escalated personas; exit 1 when it needs attention.

@@ -138,3 +138,16 @@ def test_serve_on_a_busy_port_or_a_bad_host_says_what_to_change_in_one_line(tmp_
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the host 'no-such-host.invalid' is not an address here" in err[0]
     assert "set web.host (or --host)" in err[0]
+
+
+def test_serve_as_a_worker_on_a_sqlite_file_or_advertised_without_worker_says_what_to_fix(tmp_path, monkeypatch, capsys):
+    from persona_memory.cli import main
+
+    for name, value in SECRET_ENV.items():
+        monkeypatch.setenv(name, value)
+    assert main(["serve", "--worker", "w1", "--db", str(tmp_path / "m.db"), "--port", "0"]) == 2
+    assert "a cluster worker needs storage.url = 'postgresql://…'" in capsys.readouterr().err
+    assert not (tmp_path / "m.db").exists()
+    with pytest.raises(SystemExit):
+        main(["serve", "--advertise", "http://10.0.0.2:8711", "--db", str(tmp_path / "m.db")])
+    assert "--advertise needs --worker" in capsys.readouterr().err
