@@ -27,8 +27,8 @@ How a call travels (the choices of issue 11, in one place):
   block: ``cluster/forward.py``), in turn with its writes, so its cached blocks lose the line
   at once; while no worker owns the persona, where they are called. They are the human's
   edits, not a persona's writes: they carry no epoch. Notes and switches are database writes
-  on any worker. ``drain`` waits for this worker's inbox and writes only; the sweep covers
-  the personas this worker owns.
+  on any worker. ``drain`` waits for every live worker's inbox and writes (forwarded); the
+  sweep covers the personas this worker owns.
 """
 
 from __future__ import annotations
@@ -103,6 +103,28 @@ class ClusterMemory(Memory):
         await super().sweep(personas={persona})
 
     async def drain(self) -> None:
+        """Wait until every live worker has taken its inbox and landed every write queued
+        there (each one's ``local_drain``, forwarded to the others at once). A worker that
+        does not answer is skipped: it is dead or cut off, and its personas' writes are
+        resumed by their next owners from the cursors."""
+        self._check_open()
+        me = self._worker().worker_id
+        others = [m for m in await self._store.read(membership.live_workers) if m.worker != me and m.address]
+        assert self._http is not None
+        http = self._http
+
+        async def drain_at(member: membership.Member) -> None:
+            try:
+                await forward(http, self._token, member.address, "drain", {})
+            except httpx.TransportError as exc:
+                log.warning("drain: worker %s at %s did not answer (%s); skipped", member.worker, member.address, exc)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self.local_drain)
+            for member in others:
+                nursery.start_soon(drain_at, member)
+
+    async def local_drain(self) -> None:
         """Wait until this worker's inbox is taken and every write queued here has landed."""
         self._check_open()
         await self._inbox().next_round()

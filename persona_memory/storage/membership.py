@@ -34,11 +34,13 @@ from .leases import MAX_LEASE_SECONDS, MAX_OWNER_CHARS, _check_seconds
 
 @attrs.frozen
 class Member:
-    """A live worker: listed since ``joined_at`` until ``expires_at`` (server time)."""
+    """A live worker: listed since ``joined_at`` until ``expires_at`` (server time), answering
+    at ``address`` (``None``: it gave none)."""
 
     worker: str
     joined_at: datetime
     expires_at: datetime
+    address: str | None = None
 
 
 def join(conn: sqlite3.Connection, worker: str, seconds: float, address: str | None = None) -> Member:
@@ -86,9 +88,9 @@ def live_workers(conn: sqlite3.Connection) -> list[Member]:
     """The workers whose expiry has not passed (server time), by worker id."""
     _check(conn, "-")
     return [
-        Member(r[0], datetime.fromisoformat(r[1]), datetime.fromisoformat(r[2]))
+        Member(r[0], datetime.fromisoformat(r[1]), datetime.fromisoformat(r[2]), r[3])
         for r in conn.execute(
-            "SELECT worker, joined_at, expires_at FROM workers WHERE expires_at > now() ORDER BY worker"
+            "SELECT worker, joined_at, expires_at, address FROM workers WHERE expires_at > now() ORDER BY worker"
         )
     ]
 

@@ -1,5 +1,5 @@
 """The routes one cluster worker answers for the others: a ``block``, a ``recall`` or a human's
-edit forwarded to the owner of the persona (``cluster/node.py``, ``cluster/forward.py``). Not part of the runtime API: a runtime calls
+edit forwarded to the owner of the persona, and a ``drain`` of this worker (``cluster/node.py``, ``cluster/forward.py``). Not part of the runtime API: a runtime calls
 ``/api/…`` on any worker, and the worker forwards here when another one owns the persona.
 
 Rules:
@@ -34,6 +34,7 @@ class ClusterRoutes:
             Route("/cluster/built-block", self.built_block, methods=["POST"]),
             Route("/cluster/recall", self.recall, methods=["POST"]),
             Route("/cluster/edit", self.edit, methods=["POST"]),
+            Route("/cluster/drain", self.drain, methods=["POST"]),
         ]
 
     async def _json(self, request: Request) -> Any:
@@ -78,6 +79,16 @@ class ClusterRoutes:
         except PersonaMemoryError as exc:
             return _error(exc)
         return JSONResponse({"result": result})
+
+
+    async def drain(self, request: Request) -> Response:
+        try:
+            if await self._json(request) != {}:
+                raise InvalidInput("a drain takes the empty object {}")
+            await self.memory.local_drain()
+        except PersonaMemoryError as exc:
+            return _error(exc)
+        return JSONResponse({})
 
 
 def _error(exc: PersonaMemoryError) -> Response:
