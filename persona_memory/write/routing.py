@@ -95,16 +95,15 @@ def neighbours(
         for chunk in chunks:
             with one_thread(len(chunk.ids)):
                 scores = chunk.matrix @ query.T
+            open_rows = ~np.isin(chunk.ids, index.dead) if index.dead.size else None
             masks: dict[int, np.ndarray] = {}
             for column, i in enumerate(wanted):
                 code = codes[i]
                 assert code is not None
                 mask = masks.get(code)
                 if mask is None:
-                    mask = masks[code] = chunk.pairs == code
+                    mask = masks[code] = chunk.pairs == code if open_rows is None else (chunk.pairs == code) & open_rows
                 found = np.flatnonzero(mask & (scores[:, column] >= min_cosine))
-                if index.dead.size and found.size:
-                    found = found[~np.isin(chunk.ids[found], index.dead)]
                 if len(found) > 4 * limit:  # only the best can be offered: sort those alone
                     found = found[np.argpartition(-scores[found, column], 4 * limit)[: 4 * limit]]
                 hits[i].extend(zip((-scores[found, column]).tolist(), chunk.ids[found].tolist()))
