@@ -95,7 +95,9 @@ def neighbours(
         for chunk in chunks:
             with one_thread(len(chunk.ids)):
                 scores = chunk.matrix @ query.T
-            open_rows = ~np.isin(chunk.ids, index.dead) if index.dead.size else None
+            by_candidate = np.ascontiguousarray(scores.T)  # the same numbers, a candidate's in a row
+            near_enough = by_candidate >= min_cosine
+            open_rows = np.isin(chunk.ids, index.dead, invert=True) if index.dead.size else None
             masks: dict[int, np.ndarray] = {}
             for column, i in enumerate(wanted):
                 code = codes[i]
@@ -103,10 +105,14 @@ def neighbours(
                 mask = masks.get(code)
                 if mask is None:
                     mask = masks[code] = chunk.pairs == code if open_rows is None else (chunk.pairs == code) & open_rows
-                found = np.flatnonzero(mask & (scores[:, column] >= min_cosine))
+                found = np.flatnonzero(near_enough[column] & mask)
+                if not found.size:
+                    continue
+                mine = by_candidate[column, found]
                 if len(found) > 4 * limit:  # only the best can be offered: sort those alone
-                    found = found[np.argpartition(-scores[found, column], 4 * limit)[: 4 * limit]]
-                hits[i].extend(zip((-scores[found, column]).tolist(), chunk.ids[found].tolist()))
+                    best = np.argpartition(-mine, 4 * limit)[: 4 * limit]
+                    found, mine = found[best], mine[best]
+                hits[i].extend(zip((-mine).tolist(), chunk.ids[found].tolist()))
         for i in wanted:
             best = sorted(h for h in hits[i] if h[1] in index.rows)[:limit]
             offered[i] = [index.rows[row_id] for _, row_id in best]
