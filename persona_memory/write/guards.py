@@ -282,12 +282,18 @@ _NOT_DOMAIN_TLD = frozenset(
 _LINK_HINT = re.compile(r"[:\[\]<&@]|\.[A-Za-z]|www", re.IGNORECASE)
 """What every link, tag, address or domain above holds: a colon, a bracket, ``<``, ``&``,
 ``@``, "www", or a dot right before a letter (a domain's last label). An ASCII text with none
-of them is cleared without running ``_LINK`` and ``_DOMAIN``; any other text runs both."""
+of them is cleared without running ``_LINK`` and ``_DOMAIN``; any other text runs both.
+
+A short user id (``_SHORT_USER_ID``) is looked through: its colon is followed by a digit and
+comes after a lone ``u``, so it is never a scheme's ``://`` nor a ``mailto:``/``data:``/``file:``
+word's; and a dot right before its ``u`` is no domain's last label, as that needs two letters
+and the ``u`` is followed by the colon. So every match above keeps a hint outside the ids, and
+a row about ``u:42`` (every row the offline mind writes) no longer runs both patterns."""
 
 
 def link_or_domain(text: str) -> str | None:
     """The link, tag or bare domain in ``text`` (rule 3), or ``None``."""
-    if text.isascii() and _LINK_HINT.search(text) is None:
+    if text.isascii() and _LINK_HINT.search(_SHORT_USER_ID.sub(" ", text) if "u:" in text else text) is None:
         return None
     match = _LINK.search(text)
     if match:
