@@ -58,6 +58,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from .. import ids
+from .folded import Folded
 
 # -- 1. secrets ------------------------------------------------------------------------------
 
@@ -403,7 +404,7 @@ _WORD_NAMES = frozenset(
 
 # -- 5. third parties' sensitive facts -------------------------------------------------------
 
-_SENSITIVE = re.compile(
+_SENSITIVE = Folded(
     # health
     r"\b(?:ill|illness(?:es)?|sick|sickness|diseases?|disorders?|syndrome|diagnos(?:is|ed|es)|"
     r"cancer|tumou?rs?|chemo(?:therapy)?|radiotherapy|therapy|medications?|meds|prescriptions?|"
@@ -438,7 +439,7 @@ _RELATION = (
     r"teammates?|employees?|employers?|clients?|classmates?|students?|teachers?|mentors?|"
     r"landlord|landlady|tenants?|acquaintances?"
 )
-_THIRD_PARTY = re.compile(
+_THIRD_PARTY = Folded(
     rf"\b(?:{_RELATION})\b|\b(?:someone|somebody|other people)\b|"
     r"\b(?:a|an|another|some|this|that|the) (?:man|woman|guy|girl|boy|lady|person|kid|teen)\b",
     re.IGNORECASE,

@@ -66,6 +66,7 @@ import attrs
 from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
+from ...write.folded import Folded
 from .continuation import joined, may_continue, points_back
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -114,7 +115,7 @@ _JUST_US = re.compile(
     r"\bwe'll see\b",
     re.IGNORECASE,
 )
-_ABOUT_LISTENER = re.compile(
+_ABOUT_LISTENER = Folded(
     r"\b(?:proud of|happy for|glad|thankful|grateful|miss|love|appreciate|believe in|agree with|"
     r"hope|hoping|wish|wishing|here for|rooting for|thank|admire|envy|jealous of|impressed (?:by|with)|"
     r"inspired by|sorry|excited for|thrilled for) (?:you|your)\b|\byou (?:too|as well)\b",

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from ...write.folded import Folded
 from .dates import Tense
 from .lexicon import ADVERBS, IRREGULAR_PAST, RELATIONS, STOPWORDS, VAGUE
 
@@ -64,7 +65,7 @@ _PAST = re.compile(
     r"made|done|had|seen|taken|found|bought|sold|met|won|lost|started)\b|"
     r"\b(?:yesterday|ago|last (?:night|week|weekend|month|year|\w+day)|earlier (?:today|this))\b",
 )
-_FOLLOW_UP = re.compile(
+_FOLLOW_UP = Folded(
     r"(?:^|[,;:]\s*|\b(?:and|so|please)\s+)(?:ask me|remind me|check (?:in|back) with me)\b|"
     r"\b(?:let you know|keep you posted)\b",
     re.I,
@@ -90,7 +91,7 @@ _RELATION_SUBJECT = re.compile(
     rf"(?:{'|'.join(sorted(RELATIONS))})\b",
     re.I,
 )
-_LIFE_EVENTS = re.compile(
+_LIFE_EVENTS = Folded(
     r"\b(?:job|jobs|interview\w*|hired|fired(?! up)|laid off|promot\w+|resign\w*|retir\w+|career|"
     r"mov(?:e|ed|ing) (?:to|out|in|house|back)|new (?:house|flat|apartment|home|place)|"
     r"bought (?:a|an|my|our) (?:house|flat|apartment|home|car)|sold (?:my|our|the) (?:house|flat|"
@@ -114,7 +115,7 @@ _OCCUPATION = re.compile(
 _GRAVE = re.compile(
     r"\b(?:died|passed away|death|funeral|divorc\w+|gave birth|born|cancer|diagnos\w+)\b", re.I
 )
-_HOBBIES = re.compile(
+_HOBBIES = Folded(
     r"\b(?:hik\w+|camp\w*|swim\w*|run|running|ran|marathon|race|yoga|gym|workout|paint\w*|draw\w*|"
     r"guitar|piano|violin|music|sing\w*|danc\w+|read\w*|books?|novel|writ\w+|poetry|"
     r"photograph\w*|cook\w*|bak\w+|garden\w*|travel\w*|trip|volunteer\w*|class|classes|lessons?|"
@@ -126,7 +127,7 @@ _HOBBIES = re.compile(
     r"cello|ukulele|fish|birds?|hamsters?|horses?|puppy|kitten)\b",
     re.I,
 )
-_MUNDANE = re.compile(
+_MUNDANE = Folded(
     r"\b(?:breakfast|lunch|dinner|snack|ate|eating|coffee|tea|sandwich|pizza|weather|rain\w*|"
     r"sunny|cold|hot|tired|sleepy|busy|bored|woke up|shower|nap|laundry|groceries|traffic|"
     r"errands|chilling|relaxing at home|just chilling|watching tv|hungry)\b",
@@ -140,7 +141,7 @@ _HABIT_CHANGE = re.compile(
 _MOOD_OR_WEATHER = re.compile(
     r"\b(?:weather|rain\w*|sunny|cold|hot|tired|sleepy|busy|bored|hungry|traffic)\b", re.I
 )
-_PLEASANTRY = re.compile(
+_PLEASANTRY = Folded(
     r"\b(?:can't wait|cannot wait|looking forward|look forward|one day at a time|one step at a time|"
     r"keep (?:going|pushing|trying|at it|it up|that in mind|it in mind|you posted|my head up|smiling)|"
     r"do (?:my|our) best|take (?:it|things) (?:easy|slow)|stay(?:ing)? (?:positive|strong|safe|tuned)|"
@@ -154,7 +155,7 @@ _PLEASANTRY = re.compile(
     re.I,
 )
 _NAMED_OR_COUNTED = re.compile(r"(?<=\S )(?!I\b|I')[A-Z][a-z]+|\b\d+\b|\"[^\"]+\"")
-_WEIGHTY = re.compile(
+_WEIGHTY = Folded(
     r"\b(?:dream|goal|passion|mission|identity|mental health|"
     r"therapy|anxiety|depression|recovery|sober|faith|values?|proud|grateful|family|allerg\w+|"
     r"vegetarian|vegan|gluten|diabet\w+|asthma|pregnan\w+|religio\w+)\b",

@@ -38,6 +38,7 @@ import functools
 import re
 from typing import Any
 
+from ...write.folded import Folded
 from ...write.slots import conflicts, readings
 from ..port import Neighbour, RoutingRequest
 from .stems import content_stems, likeness
@@ -52,7 +53,7 @@ _ENDING = re.compile(
 _REPLACEMENT = re.compile(
     r"\bnow\b|\binstead\b|\bmoved to\b|\bnew\b|\bswitched to\b|\breplaced\b", re.IGNORECASE
 )
-_CHANGE = re.compile(
+_CHANGE = Folded(
     r"\b(?:sold|sells|selling|quit|quits|resigned|moved out|moved to|moved away|moving to|moving out|"
     r"now works?|now lives?|now at|left|leaves|leaving|broke up|breaking up|split up|divorced|"
     r"divorcing|changed|switched|got fired|was fired|was laid off|laid off|retired|dropped out|"
