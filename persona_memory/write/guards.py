@@ -84,7 +84,7 @@ _NOT_A_VALUE = frozenset(
 _CARD = re.compile(
     r"(?<![\d-])(?:\d{13,19}|\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5})(?![\d-])"
 )
-_BANK = re.compile(
+_BANK = Folded(
     r"\b(?:(?:bank )?account (?:number|no\.?|#)|acct(?: no\.?| number| #)?|routing (?:number|no\.?)|"
     r"sort code|iban|swift(?: code)?|bic|aba)\b[^0-9]{0,12}\d[\d -]{4,}\d",
     re.IGNORECASE,

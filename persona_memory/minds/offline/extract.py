@@ -146,7 +146,7 @@ _ORDER_OPENER = re.compile(
     r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us)\b"
 )
 _TRAILING_JOIN = re.compile(r"[\s,;:–—-]*(?:\b(?:and|but|so|then|please|pls)\b[\s,]*)*$", re.IGNORECASE)
-_HYPOTHETICAL = re.compile(
+_HYPOTHETICAL = Folded(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
 )
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")

@@ -47,7 +47,7 @@ Kind = Literal["fact", "preference", "event", "promise", "open_loop", "relations
 _SUBJECT = r"(?:\bI|\b[Ww]e|\b[Mm]y \w+|\b[Oo]ur \w+)"
 _ADVERBS = "|".join(sorted(ADVERBS))
 
-_FUTURE = re.compile(
+_FUTURE = Folded(
     r"\b(?:I'll|I will|we'll|we will|I'm going to|I am going to|we're going to|gonna|I plan|"
     r"I'm planning|we're planning|I'm thinking (?:about|of)|we're thinking (?:about|of)|"
     r"I intend|I hope to|I want to|I'd like to|I'm hoping to|can't wait to|about to|"
@@ -70,7 +70,7 @@ _FOLLOW_UP = Folded(
     r"\b(?:let you know|keep you posted)\b",
     re.I,
 )
-_PREFERENCE = re.compile(
+_PREFERENCE = Folded(
     rf"\b(?:I|we|I'd|we'd|I do|I don't|I didn't|we don't|I really don't)\s+(?:(?:{_ADVERBS})\s+)*"
     r"(?:love|loved|like|liked|enjoy|enjoyed|prefer|hate|hated|adore|dislike|can't stand|cannot stand|"
     r"am into|am obsessed|am a (?:big |huge )?fan)\b|"
@@ -78,7 +78,7 @@ _PREFERENCE = re.compile(
     r"not a fan|(?:I'm|I am|we're|really|totally|so) into|(?:my|our) love (?:of|for))\b",
     re.I,
 )
-_RELATIONSHIP = re.compile(
+_RELATIONSHIP = Folded(
     rf"^(?:\w+ ){{0,3}}?(?:my|our) (?:(?:\w+|best|older|younger|little|big|eldest|youngest) )?"
     rf"(?:{'|'.join(sorted(RELATIONS))})\b|\bI (?:have|have got|'ve got) (?:a|an|two|three|four|\d) "
     rf"(?:\w+ )?(?:{'|'.join(sorted(RELATIONS))})\b|\bI'm (?:married|engaged|divorced|single|"
@@ -86,7 +86,7 @@ _RELATIONSHIP = re.compile(
     re.I,
 )
 
-_RELATION_SUBJECT = re.compile(
+_RELATION_SUBJECT = Folded(
     rf"^(?:my|our) (?:(?:best|older|younger|little|big|eldest|youngest|oldest|new|ex) )?"
     rf"(?:{'|'.join(sorted(RELATIONS))})\b",
     re.I,
@@ -103,7 +103,7 @@ _LIFE_EVENTS = Folded(
     r"shop)|launch\w*|accident|scholarship|accepted (?:to|into|at))\b",
     re.I,
 )
-_OCCUPATION = re.compile(
+_OCCUPATION = Folded(
     r"\bwork(?:s|ing)? (?:as|at|for)\b|\b(?:I'm|I am|u:\d+ is) (?:a|an) (?:\w+ )?(?:nurse|teacher|doctor|"
     r"engineer|developer|programmer|designer|lawyer|student|accountant|banker|chef|cook|artist|"
     r"writer|musician|manager|consultant|scientist|researcher|professor|firefighter|officer|pilot|"
@@ -112,7 +112,7 @@ _OCCUPATION = re.compile(
     r"pharmacist|mechanic|electrician|plumber|carpenter|editor|journalist|volunteer)\b",
     re.I,
 )
-_GRAVE = re.compile(
+_GRAVE = Folded(
     r"\b(?:died|passed away|death|funeral|divorc\w+|gave birth|born|cancer|diagnos\w+)\b", re.I
 )
 _HOBBIES = Folded(
@@ -163,7 +163,7 @@ _WEIGHTY = Folded(
 )
 
 
-_PROGRESSIVE = re.compile(r"\b(?:I'm|I am|we're|we are)\s+(?:\w+\s+)?\w+ing\b", re.I)
+_PROGRESSIVE = Folded(r"\b(?:I'm|I am|we're|we are)\s+(?:\w+\s+)?\w+ing\b", re.I)
 _TIME_AHEAD = re.compile(
     r"\b(?:on|this|next|in|by|from)\s+(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|"

@@ -46,7 +46,7 @@ from .stems import content_stems, likeness
 SAME = 0.7
 BETTER_SAID = 0.5
 
-_ENDING = re.compile(
+_ENDING = Folded(
     r"\bno longer\b|(?:\bnot|n't|\bnever)\b(?:\s+\S+){0,6}?\s+any ?more\b|\bstopped\b|\bgave up\b",
     re.IGNORECASE,
 )
