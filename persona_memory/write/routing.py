@@ -134,19 +134,19 @@ def _scored(
     worth, added since the last merge) come as one: their products are taken one by one, so
     every number is what it would be alone, and no cut applies to them, as it never would to
     one of them alone — they are read in one pass per candidate instead of one per chunk."""
-    out: list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]] = []
+    def product(chunk: Chunk) -> np.ndarray:
+        with one_thread(len(chunk.ids)):
+            return chunk.matrix @ query.T
+
+    out = [(c.ids, c.pairs, product(c), True) for c in chunks if len(c.ids) > few]
     small = [c for c in chunks if len(c.ids) <= few]
-    for chunk in chunks:
-        if len(chunk.ids) > few:
-            with one_thread(len(chunk.ids)):
-                out.append((chunk.ids, chunk.pairs, chunk.matrix @ query.T, True))
     if len(small) == 1:
-        out.append((small[0].ids, small[0].pairs, small[0].matrix @ query.T, False))
+        out.append((small[0].ids, small[0].pairs, product(small[0]), False))
     elif small:
         out.append((
             np.concatenate([c.ids for c in small]),
             np.concatenate([c.pairs for c in small]),
-            np.concatenate([c.matrix @ query.T for c in small]),
+            np.concatenate([product(c) for c in small]),
             False,
         ))
     return out
