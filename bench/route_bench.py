@@ -5,6 +5,7 @@ Run it::
 
     PYTHONPATH=. .venv/bin/python bench/route_bench.py                  # 0, 1,000, 10,000 rows
     PYTHONPATH=. .venv/bin/python bench/route_bench.py --sizes 10000 --reps 30 --profile
+    PYTHONPATH=. .venv/bin/python bench/route_bench.py --digest        # + sha256 of the rows per size
 
 For each size it seeds one persona (``warren``) with that many open rows about one human
 (``u:42``) in a fresh SQLite file in a temporary directory: sentences of the kinds a chat with a
@@ -26,6 +27,10 @@ routing (``WritePipeline._route``: embedding the candidates, finding duplicates 
 the router's answers); and the first slice after the open, timed alone (it pays for preparing
 the route index once per load). Nothing here is asserted anywhere; the machine is noisy, so
 compare figures printed by one run.
+
+``--digest`` also prints, per size, ``write_bench.digest_rows`` of the file at the end (every row,
+with its state: open or closed, importance, evidence, …): the chat is seeded and the clock
+manual, so a change that must not change what routing decides prints the same digests.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from persona_memory import ManualClock, MemoryRow, load_settings, open_memory
 from persona_memory.compose import make_embedder
 from persona_memory.embedding import quantize
 from persona_memory.write.pipeline import WritePipeline
+from write_bench import digest_rows
 
 PERSONA = "warren"
 HUMAN = 42
@@ -156,7 +162,7 @@ def seed_rows(count: int, embedder) -> list[MemoryRow]:
     return rows
 
 
-async def run_size(count: int, reps: int, profile: bool) -> dict:
+async def run_size(count: int, reps: int, profile: bool, digest: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "route.db"
         settings = settings_for(path)
@@ -196,10 +202,12 @@ async def run_size(count: int, reps: int, profile: bool) -> dict:
                     routing.append(sum(ROUTE_SECONDS))
                     events["rows now"] = len(await memory.memories_about(HUMAN)) - before
             open_rows = sum(r.valid_to is None for r in await memory.memories_about(HUMAN))
+            digests = await memory._store.read(digest_rows) if digest else None
         if profiler is not None:
             print(f"--- profile at {count:,} rows (cumulative, top 25)")
             pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
-        return {"times": times, "routing": routing, "cpus": cpus, "first": first, "open": open_rows}
+        return {"times": times, "routing": routing, "cpus": cpus, "first": first, "open": open_rows,
+                "digests": digests}
 
 
 def main() -> None:
@@ -207,6 +215,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[0, 1000, 10000])
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--digest", action="store_true",
+                        help="print sha256 digests of every row at the end of each size")
     args = parser.parse_args()
     print("a 20-line slice (10 human lines, 10 persona lines) through the real write path:")
     print("RoomWentQuiet -> drain(), default configuration (offline mind, bundled WordLlama 256-d)")
@@ -214,7 +224,7 @@ def main() -> None:
     print(f"{'rows about the human':>22} {'p50':>10} {'p90':>10} {'CPU p50':>10} {'routing p50':>12} "
           f"{'first slice':>12} {'open rows after':>16}")
     for count in args.sizes:
-        result = trio.run(run_size, count, args.reps, args.profile)
+        result = trio.run(run_size, count, args.reps, args.profile, args.digest)
         times = sorted(result["times"])
         p50 = statistics.median(times)
         p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
@@ -224,6 +234,9 @@ def main() -> None:
             f"{statistics.median(result['cpus']) * 1e3:>7.1f} ms {route * 1e3:>9.1f} ms "
             f"{result['first'] * 1e3:>9.1f} ms {result['open']:>16,}"
         )
+        if result["digests"] is not None:
+            d = result["digests"]
+            print(f"{'':>22} digest of {d['count']} rows: rows {d['rows'][:16]}  rows+state {d['rows+state'][:16]}")
 
 
 if __name__ == "__main__":

@@ -172,6 +172,23 @@ def test_links_and_bare_domains_are_refused(text: str, found: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # a user id next to a link or a domain hides none of it
+        ("u:42 said u:42.example is taken.", "42.example"),
+        ("u:42 sent a link to u:7:https://bad.example/x", "https://bad.example/x"),
+        ("u:42 emailed u:42@inbox.example about it.", "u:42@inbox.example"),
+        ("u:42's cousin runs ab.u:42.io for fun.", "42.io"),
+        ("u:42 typed mailto:u:42 into the box.", "mailto:u:42"),
+    ],
+)
+def test_a_user_id_beside_a_link_or_domain_hides_none_of_it(text: str, found: str) -> None:
+    reason = refused(text)
+    assert category(reason) == "link or domain"
+    assert found in reason
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "u:42 works at Acme Corp, e.g. on payroll.",

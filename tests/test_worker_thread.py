@@ -190,6 +190,32 @@ async def test_a_unit_cannot_be_cancelled_half_way(conn: ThreadedConnection) -> 
     assert await conn.run(_items) == [1, 2]
 
 
+class _Freed:
+    """A result that notes the thread it is freed on."""
+
+    def __init__(self, threads: list[int]) -> None:
+        self.threads = threads
+
+    def __del__(self) -> None:
+        self.threads.append(threading.get_ident())
+
+
+async def test_the_caller_frees_a_units_result_the_worker_keeps_none_of_it(conn: ThreadedConnection) -> None:
+    """A large result is freed on the caller's side once the caller is done with it, not on the
+    worker thread when its next unit comes (holding the GIL while that unit's caller waits)."""
+    freed: list[int] = []
+    for rounds in range(1, 6):
+        result = await conn.run(lambda _: _Freed(freed))
+        assert isinstance(result, _Freed)
+        del result
+        await trio.lowlevel.checkpoint()  # trio's loop lets go of the task's last wake-up value
+        assert freed == [threading.get_ident()] * rounds
+    written = await conn.write(lambda _: _Freed(freed))
+    del written
+    await trio.lowlevel.checkpoint()
+    assert freed == [threading.get_ident()] * 6
+
+
 async def test_a_cancelled_caller_does_not_submit_its_unit(conn: ThreadedConnection) -> None:
     with trio.CancelScope() as scope:
         scope.cancel()

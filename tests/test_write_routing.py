@@ -220,3 +220,27 @@ def test_many_small_writes_keep_the_index_whole():
     assert [r.id for r in found] == [59]
     assert exact_duplicate(Candidate(subject="u:42", kind="event", text="u:42 moved to town number 59", importance=6, evidence=(1,)), index).id == 59
     assert len(index.spaces["e1"]) <= 9  # merged as it grew
+
+
+def test_the_best_neighbours_are_offered_across_many_small_writes() -> None:
+    # 30 rows loaded at once, then six writes of five rows each: the best by cosine (ties by
+    # id) are offered wherever the rows were added
+    def vector_row(n: int, slope: float) -> MemoryRow:
+        blob, scale = quantize(unit(1.0, slope, 0.0))
+        return attrs.evolve(row(n, f"u:42 swam {n} lengths at the lido."), embedding=blob, embedding_scale=scale)
+
+    slopes = {n: ((n * 37) % 50) / 100.0 for n in range(1, 61)}
+    index = RouteIndex.from_rows(1, [vector_row(n, slopes[n]) for n in range(1, 31)])
+    for write in range(6):
+        new = [vector_row(n, slopes[n]) for n in range(31 + 5 * write, 36 + 5 * write)]
+        index = index.applied(new, [], version=2 + write)
+    assert len(index.spaces["e1"]) == 7
+    swim = Candidate(subject="u:42", kind="event", text="u:42 swam 0 lengths.", importance=4, evidence=(1,))
+    query = unit(1.0, 0.0, 0.0)
+    for limit in (3, 5, 8):
+        found = neighbours([swim], query[None, :], "e1", index, limit=limit, min_cosine=0.6)[0]
+        rows = [index.rows[n] for n in index.rows]
+        decoded = {r.id: np.frombuffer(r.embedding, dtype=np.int8).astype(np.float32) for r in rows}
+        cosine = {n: float(v @ query / np.linalg.norm(v)) for n, v in decoded.items()}
+        expected = sorted(cosine, key=lambda n: (-round(cosine[n], 5), n))[:limit]
+        assert [r.id for r in found] == expected

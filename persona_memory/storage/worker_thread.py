@@ -20,6 +20,10 @@ Rules (each backend adds its own in its module):
   backend (``LABEL``) and the connection.
 - The worker answers every unit it accepted, even when a caller's trio run has ended, so no
   task waits forever on a unit that was silently dropped.
+- The worker keeps nothing of a unit it answered: it hands the result over in a list that the
+  caller's side empties, so the caller holds the last reference. A large result is freed by its
+  caller when done with it — never by the worker, as it picks up a later unit, holding the GIL
+  while that unit's caller waits (measured: 4–6 ms for 10,000 rows, inside the next slice).
 """
 
 from __future__ import annotations
@@ -99,10 +103,13 @@ class ThreadedConnection(ABC, Generic[C]):
                     try:
                         conn = connect()
                     except BaseException as exc:
-                        deliver(outcome.Error(exc))
+                        deliver([outcome.Error(exc)])
                         continue
                 conn, result = self._after(conn, outcome.capture(fn, conn))
-                deliver(result)
+                handed = [result]
+                del job, fn, result
+                deliver(handed)  # the caller's side empties ``handed``: it holds the last reference
+                del deliver, handed
         finally:
             if conn is not None:
                 self._close(conn)
@@ -122,9 +129,9 @@ class ThreadedConnection(ABC, Generic[C]):
         task = trio.lowlevel.current_task()
         token = trio.lowlevel.current_trio_token()
 
-        def deliver(result: outcome.Outcome) -> None:
+        def deliver(handed: list[outcome.Outcome]) -> None:
             try:
-                token.run_sync_soon(trio.lowlevel.reschedule, task, result)
+                token.run_sync_soon(_reschedule_with, task, handed)
             except trio.RunFinishedError:
                 pass  # the caller's trio run is over; nobody is waiting for this answer
 
@@ -168,3 +175,8 @@ def rolled_back(
             StorageError("a unit of work returned with its transaction still open; it was rolled back")
         )
     return result
+
+
+def _reschedule_with(task: trio.lowlevel.Task, handed: list[outcome.Outcome]) -> None:
+    """Wake ``task`` with the result the worker ``handed`` over, taking it out of the list."""
+    trio.lowlevel.reschedule(task, handed.pop())

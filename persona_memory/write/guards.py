@@ -58,6 +58,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from .. import ids
+from .folded import Folded
 
 # -- 1. secrets ------------------------------------------------------------------------------
 
@@ -83,7 +84,7 @@ _NOT_A_VALUE = frozenset(
 _CARD = re.compile(
     r"(?<![\d-])(?:\d{13,19}|\d{4}(?:[ -]\d{4}){2,3}(?:[ -]\d{1,3})?|\d{4}[ -]\d{6}[ -]\d{4,5})(?![\d-])"
 )
-_BANK = re.compile(
+_BANK = Folded(
     r"\b(?:(?:bank )?account (?:number|no\.?|#)|acct(?: no\.?| number| #)?|routing (?:number|no\.?)|"
     r"sort code|iban|swift(?: code)?|bic|aba)\b[^0-9]{0,12}\d[\d -]{4,}\d",
     re.IGNORECASE,
@@ -282,12 +283,18 @@ _NOT_DOMAIN_TLD = frozenset(
 _LINK_HINT = re.compile(r"[:\[\]<&@]|\.[A-Za-z]|www", re.IGNORECASE)
 """What every link, tag, address or domain above holds: a colon, a bracket, ``<``, ``&``,
 ``@``, "www", or a dot right before a letter (a domain's last label). An ASCII text with none
-of them is cleared without running ``_LINK`` and ``_DOMAIN``; any other text runs both."""
+of them is cleared without running ``_LINK`` and ``_DOMAIN``; any other text runs both.
+
+A short user id (``_SHORT_USER_ID``) is looked through: its colon is followed by a digit and
+comes after a lone ``u``, so it is never a scheme's ``://`` nor a ``mailto:``/``data:``/``file:``
+word's; and a dot right before its ``u`` is no domain's last label, as that needs two letters
+and the ``u`` is followed by the colon. So every match above keeps a hint outside the ids, and
+a row about ``u:42`` (every row the offline mind writes) no longer runs both patterns."""
 
 
 def link_or_domain(text: str) -> str | None:
     """The link, tag or bare domain in ``text`` (rule 3), or ``None``."""
-    if text.isascii() and _LINK_HINT.search(text) is None:
+    if text.isascii() and _LINK_HINT.search(_SHORT_USER_ID.sub(" ", text) if "u:" in text else text) is None:
         return None
     match = _LINK.search(text)
     if match:
@@ -397,7 +404,7 @@ _WORD_NAMES = frozenset(
 
 # -- 5. third parties' sensitive facts -------------------------------------------------------
 
-_SENSITIVE = re.compile(
+_SENSITIVE = Folded(
     # health
     r"\b(?:ill|illness(?:es)?|sick|sickness|diseases?|disorders?|syndrome|diagnos(?:is|ed|es)|"
     r"cancer|tumou?rs?|chemo(?:therapy)?|radiotherapy|therapy|medications?|meds|prescriptions?|"
@@ -432,7 +439,7 @@ _RELATION = (
     r"teammates?|employees?|employers?|clients?|classmates?|students?|teachers?|mentors?|"
     r"landlord|landlady|tenants?|acquaintances?"
 )
-_THIRD_PARTY = re.compile(
+_THIRD_PARTY = Folded(
     rf"\b(?:{_RELATION})\b|\b(?:someone|somebody|other people)\b|"
     r"\b(?:a|an|another|some|this|that|the) (?:man|woman|guy|girl|boy|lady|person|kid|teen)\b",
     re.IGNORECASE,

@@ -25,8 +25,10 @@ Rules:
 - Routing reads the persona's open rows from a ``RouteIndex``: the actor's own (``routing_index``,
   asked for when a slice is routed) when it is at the row version the store has — built on a
   worker thread from the actor's snapshot when the actor has none yet — else one loaded from
-  the store; after each slice the index takes in what the slice posted, and the report
-  carries the last one (``routing``) for the actor to keep.
+  the store; a later slice of the same run reads the index with what the slices before it
+  posted taken in, and the report carries the last one (``routing``) for the actor to keep —
+  except the actor's own index with only this run's posts left to take in: the actor takes
+  them in itself as it applies the report (each post is taken in once).
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report.
@@ -398,6 +400,7 @@ class _Known:
     index: RouteIndex | None = None
     unapplied: list[writes.Posted] = attrs.field(factory=list)
     source: RouteSource | None = None
+    actors: bool = False  # ``index`` is the actor's own, as it offered it
 
     def current(self) -> RouteIndex | None:
         """Ours if it is at the version, else the actor's if that is, else ``None`` (with
@@ -410,6 +413,7 @@ class _Known:
             if self.index is not None and self.index.version == posted.versions[0]:
                 closed = [c.row_id for c in posted.closed]
                 self.index = self.index.applied(posted.rows, closed, posted.versions[1])
+                self.actors = False
         self.unapplied.clear()
         if self.index is not None and self.index.version == self.version:
             return self.index
@@ -417,27 +421,29 @@ class _Known:
         if isinstance(offered, RouteSource) and offered.version == self.version:
             self.source = offered
         elif isinstance(offered, RouteIndex) and offered.version == self.version:
-            self.index = offered
+            self.index, self.actors = offered, True
             return offered
         return None
 
     def settled(self) -> RouteIndex | None:
         """The index at the last version this run saw, with every post taken in (``None`` when
-        it has none)."""
-        if self.index is None or self.version is None:
+        it has none, or when it is the actor's own with only this run's posts to take in: the
+        actor takes them into it as it applies them to its rows, so they are not taken in
+        twice)."""
+        if self.index is None or self.version is None or (self.actors and self.unapplied):
             return None
         index = self.current()
         return index if index is self.index else None
 
     def loaded(self, index: RouteIndex) -> RouteIndex:
         """Take an index just read from the store (its version is the store's)."""
-        self.index, self.version = index, index.version
+        self.index, self.version, self.actors = index, index.version, False
         return index
 
     def took(self, posted: writes.Posted) -> None:
         """Follow what a slice committed: the index takes it in when it began at its version."""
         if posted.versions is None:  # a replay: someone else posted; read afresh next time
-            self.index, self.version = None, None
+            self.index, self.version, self.actors = None, None, False
             self.unapplied.clear()
             return
         if posted.versions[0] != posted.versions[1]:

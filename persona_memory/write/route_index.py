@@ -199,7 +199,7 @@ class RouteIndex:
                 codes = np.fromiter((_code(pairs, rows[i]) for i in row_ids.tolist()), np.int64, len(row_ids))
                 chunks = (*spaces.get(name, ()), Chunk(row_ids, codes, matrix))
                 if len(chunks) > MAX_CHUNKS and len({c.matrix.shape[1] for c in chunks}) == 1:
-                    chunks = (_merged(chunks, rows),)
+                    chunks = (_merged(chunks, dead),)
                 spaces[name] = chunks
         if dead.size and any(len(spaces[name]) == 1 and len(self.spaces.get(name, ())) > 1 for name in vectors):
             held = np.concatenate([c.ids for cs in spaces.values() for c in cs])
@@ -273,13 +273,13 @@ def _decoded(rows: Sequence[MemoryRow]) -> dict[str, tuple[np.ndarray, np.ndarra
     return out
 
 
-def _merged(chunks: Sequence[Chunk], rows: Mapping[int, MemoryRow]) -> Chunk:
-    """One chunk of the rows of ``chunks`` (all of one dimension) still open."""
-    same = chunks
-    row_ids = np.concatenate([c.ids for c in same])
-    keep = np.fromiter((i in rows for i in row_ids.tolist()), bool, len(row_ids))
+def _merged(chunks: Sequence[Chunk], dead: np.ndarray) -> Chunk:
+    """One chunk of the rows of ``chunks`` (all of one dimension) still open: those whose ids
+    are not ``dead`` (the rows a chunk holds are open until closed, and then ``dead``)."""
+    row_ids = np.concatenate([c.ids for c in chunks])
+    keep = np.isin(row_ids, dead, invert=True)
     return Chunk(
         row_ids[keep],
-        np.concatenate([c.pairs for c in same])[keep],
-        np.concatenate([c.matrix for c in same])[keep],
+        np.concatenate([c.pairs for c in chunks])[keep],
+        np.concatenate([c.matrix for c in chunks])[keep],
     )

@@ -31,7 +31,7 @@ import numpy as np
 from .. import ids
 from ..core.blas import one_thread
 from ..rows import MemoryRow
-from .route_index import RouteIndex
+from .route_index import Chunk, RouteIndex
 from .slots import readings
 from .validation import Candidate, normalise_text
 
@@ -92,22 +92,25 @@ def neighbours(
     if wanted and chunks and len(vectors):
         query = np.asarray(vectors, dtype=np.float32)[wanted]
         hits: list[list[tuple[float, int]]] = [[] for _ in candidates]
-        for chunk in chunks:
-            with one_thread(len(chunk.ids)):
-                scores = chunk.matrix @ query.T
+        for row_ids, pairs, scores, sorts in _scored(chunks, query, 4 * limit):
+            by_candidate = np.ascontiguousarray(scores.T)  # the same numbers, a candidate's in a row
+            near_enough = by_candidate >= min_cosine
+            open_rows = np.isin(row_ids, index.dead, invert=True) if index.dead.size else None
             masks: dict[int, np.ndarray] = {}
             for column, i in enumerate(wanted):
                 code = codes[i]
                 assert code is not None
                 mask = masks.get(code)
                 if mask is None:
-                    mask = masks[code] = chunk.pairs == code
-                found = np.flatnonzero(mask & (scores[:, column] >= min_cosine))
-                if index.dead.size and found.size:
-                    found = found[~np.isin(chunk.ids[found], index.dead)]
-                if len(found) > 4 * limit:  # only the best can be offered: sort those alone
-                    found = found[np.argpartition(-scores[found, column], 4 * limit)[: 4 * limit]]
-                hits[i].extend(zip((-scores[found, column]).tolist(), chunk.ids[found].tolist()))
+                    mask = masks[code] = pairs == code if open_rows is None else (pairs == code) & open_rows
+                found = np.flatnonzero(near_enough[column] & mask)
+                if not found.size:
+                    continue
+                mine = by_candidate[column, found]
+                if sorts and len(found) > 4 * limit:  # only the best can be offered: sort those alone
+                    best = np.argpartition(-mine, 4 * limit)[: 4 * limit]
+                    found, mine = found[best], mine[best]
+                hits[i].extend(zip((-mine).tolist(), row_ids[found].tolist()))
         for i in wanted:
             best = sorted(h for h in hits[i] if h[1] in index.rows)[:limit]
             offered[i] = [index.rows[row_id] for _, row_id in best]
@@ -121,6 +124,32 @@ def neighbours(
                     extra.append(index.rows[row_id])
         offered[i].extend(sorted(extra, key=lambda r: -r.id))  # type: ignore[operator]
     return offered
+
+
+def _scored(
+    chunks: Sequence[Chunk], query: np.ndarray, few: int
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+    """Each chunk's ids, pair codes and cosines with ``query`` (rows × candidates), and whether
+    its hits are cut to the best before sorting. Chunks of at most ``few`` rows (a slice's
+    worth, added since the last merge) come as one: their products are taken one by one, so
+    every number is what it would be alone, and no cut applies to them, as it never would to
+    one of them alone — they are read in one pass per candidate instead of one per chunk."""
+    def product(chunk: Chunk) -> np.ndarray:
+        with one_thread(len(chunk.ids)):
+            return chunk.matrix @ query.T
+
+    out = [(c.ids, c.pairs, product(c), True) for c in chunks if len(c.ids) > few]
+    small = [c for c in chunks if len(c.ids) <= few]
+    if len(small) == 1:
+        out.append((small[0].ids, small[0].pairs, product(small[0]), False))
+    elif small:
+        out.append((
+            np.concatenate([c.ids for c in small]),
+            np.concatenate([c.pairs for c in small]),
+            np.concatenate([product(c) for c in small]),
+            False,
+        ))
+    return out
 
 
 def interpret(answer: Any, candidate: Candidate, offered: Sequence[MemoryRow]) -> Decision:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 
+from ...write.folded import Folded
 from .lexicon import STOPWORDS, VAGUE
 from .references import dangling, opens_on_dummy_it
 from .shape import LIMIT
@@ -51,7 +52,7 @@ _REACTION = re.compile(
     r"^(?:\w+\s+){1,3}(?:looks?|looked|sounds?|sounded|seems?|seemed)\b", re.IGNORECASE
 )
 _FRAGMENT = re.compile(r"^(?:[A-Za-z]+ly\s+)?[A-Za-z]+ing\b(?!\s+(?:is|was|has|makes|made)\b)")
-_WISH = re.compile(r"\b(?:I wish|if (?:I|we|only)|would have|imagine)\b", re.IGNORECASE)
+_WISH = Folded(r"\b(?:I wish|if (?:I|we|only)|would have|imagine)\b", re.IGNORECASE)
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 
 MIN_SPECIFIC = 2

@@ -34,6 +34,7 @@ from typing import Literal
 
 import attrs
 
+from ...write.folded import Folded
 from .lexicon import NUMBER_WORDS
 
 Tense = Literal["past", "present", "future"]
@@ -343,7 +344,7 @@ def _duration(match: re.Match[str], today: date, tense: Tense) -> _Resolved | No
     return f"{match[0]} (since {year})", str(year), ""
 
 
-_PERFECT = re.compile(
+_PERFECT = Folded(
     r"\b(?:I've|we've|have|has|'ve)\s+(?:\w+\s+)?(?:been|known|had|lived|worked|loved|done|"
     r"played|wanted|dated|owned|run|taught|studied|practiced|practised)\b",
     re.I,

@@ -66,6 +66,7 @@ import attrs
 from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
+from ...write.folded import Folded
 from .continuation import joined, may_continue, points_back
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -114,7 +115,7 @@ _JUST_US = re.compile(
     r"\bwe'll see\b",
     re.IGNORECASE,
 )
-_ABOUT_LISTENER = re.compile(
+_ABOUT_LISTENER = Folded(
     r"\b(?:proud of|happy for|glad|thankful|grateful|miss|love|appreciate|believe in|agree with|"
     r"hope|hoping|wish|wishing|here for|rooting for|thank|admire|envy|jealous of|impressed (?:by|with)|"
     r"inspired by|sorry|excited for|thrilled for) (?:you|your)\b|\byou (?:too|as well)\b",
@@ -145,7 +146,7 @@ _ORDER_OPENER = re.compile(
     r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us)\b"
 )
 _TRAILING_JOIN = re.compile(r"[\s,;:–—-]*(?:\b(?:and|but|so|then|please|pls)\b[\s,]*)*$", re.IGNORECASE)
-_HYPOTHETICAL = re.compile(
+_HYPOTHETICAL = Folded(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
 )
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from ...write.folded import Folded
 from .dates import Tense
 from .lexicon import ADVERBS, IRREGULAR_PAST, RELATIONS, STOPWORDS, VAGUE
 
@@ -46,7 +47,7 @@ Kind = Literal["fact", "preference", "event", "promise", "open_loop", "relations
 _SUBJECT = r"(?:\bI|\b[Ww]e|\b[Mm]y \w+|\b[Oo]ur \w+)"
 _ADVERBS = "|".join(sorted(ADVERBS))
 
-_FUTURE = re.compile(
+_FUTURE = Folded(
     r"\b(?:I'll|I will|we'll|we will|I'm going to|I am going to|we're going to|gonna|I plan|"
     r"I'm planning|we're planning|I'm thinking (?:about|of)|we're thinking (?:about|of)|"
     r"I intend|I hope to|I want to|I'd like to|I'm hoping to|can't wait to|about to|"
@@ -64,12 +65,12 @@ _PAST = re.compile(
     r"made|done|had|seen|taken|found|bought|sold|met|won|lost|started)\b|"
     r"\b(?:yesterday|ago|last (?:night|week|weekend|month|year|\w+day)|earlier (?:today|this))\b",
 )
-_FOLLOW_UP = re.compile(
+_FOLLOW_UP = Folded(
     r"(?:^|[,;:]\s*|\b(?:and|so|please)\s+)(?:ask me|remind me|check (?:in|back) with me)\b|"
     r"\b(?:let you know|keep you posted)\b",
     re.I,
 )
-_PREFERENCE = re.compile(
+_PREFERENCE = Folded(
     rf"\b(?:I|we|I'd|we'd|I do|I don't|I didn't|we don't|I really don't)\s+(?:(?:{_ADVERBS})\s+)*"
     r"(?:love|loved|like|liked|enjoy|enjoyed|prefer|hate|hated|adore|dislike|can't stand|cannot stand|"
     r"am into|am obsessed|am a (?:big |huge )?fan)\b|"
@@ -77,7 +78,7 @@ _PREFERENCE = re.compile(
     r"not a fan|(?:I'm|I am|we're|really|totally|so) into|(?:my|our) love (?:of|for))\b",
     re.I,
 )
-_RELATIONSHIP = re.compile(
+_RELATIONSHIP = Folded(
     rf"^(?:\w+ ){{0,3}}?(?:my|our) (?:(?:\w+|best|older|younger|little|big|eldest|youngest) )?"
     rf"(?:{'|'.join(sorted(RELATIONS))})\b|\bI (?:have|have got|'ve got) (?:a|an|two|three|four|\d) "
     rf"(?:\w+ )?(?:{'|'.join(sorted(RELATIONS))})\b|\bI'm (?:married|engaged|divorced|single|"
@@ -85,12 +86,12 @@ _RELATIONSHIP = re.compile(
     re.I,
 )
 
-_RELATION_SUBJECT = re.compile(
+_RELATION_SUBJECT = Folded(
     rf"^(?:my|our) (?:(?:best|older|younger|little|big|eldest|youngest|oldest|new|ex) )?"
     rf"(?:{'|'.join(sorted(RELATIONS))})\b",
     re.I,
 )
-_LIFE_EVENTS = re.compile(
+_LIFE_EVENTS = Folded(
     r"\b(?:job|jobs|interview\w*|hired|fired(?! up)|laid off|promot\w+|resign\w*|retir\w+|career|"
     r"mov(?:e|ed|ing) (?:to|out|in|house|back)|new (?:house|flat|apartment|home|place)|"
     r"bought (?:a|an|my|our) (?:house|flat|apartment|home|car)|sold (?:my|our|the) (?:house|flat|"
@@ -102,7 +103,7 @@ _LIFE_EVENTS = re.compile(
     r"shop)|launch\w*|accident|scholarship|accepted (?:to|into|at))\b",
     re.I,
 )
-_OCCUPATION = re.compile(
+_OCCUPATION = Folded(
     r"\bwork(?:s|ing)? (?:as|at|for)\b|\b(?:I'm|I am|u:\d+ is) (?:a|an) (?:\w+ )?(?:nurse|teacher|doctor|"
     r"engineer|developer|programmer|designer|lawyer|student|accountant|banker|chef|cook|artist|"
     r"writer|musician|manager|consultant|scientist|researcher|professor|firefighter|officer|pilot|"
@@ -111,10 +112,10 @@ _OCCUPATION = re.compile(
     r"pharmacist|mechanic|electrician|plumber|carpenter|editor|journalist|volunteer)\b",
     re.I,
 )
-_GRAVE = re.compile(
+_GRAVE = Folded(
     r"\b(?:died|passed away|death|funeral|divorc\w+|gave birth|born|cancer|diagnos\w+)\b", re.I
 )
-_HOBBIES = re.compile(
+_HOBBIES = Folded(
     r"\b(?:hik\w+|camp\w*|swim\w*|run|running|ran|marathon|race|yoga|gym|workout|paint\w*|draw\w*|"
     r"guitar|piano|violin|music|sing\w*|danc\w+|read\w*|books?|novel|writ\w+|poetry|"
     r"photograph\w*|cook\w*|bak\w+|garden\w*|travel\w*|trip|volunteer\w*|class|classes|lessons?|"
@@ -126,7 +127,7 @@ _HOBBIES = re.compile(
     r"cello|ukulele|fish|birds?|hamsters?|horses?|puppy|kitten)\b",
     re.I,
 )
-_MUNDANE = re.compile(
+_MUNDANE = Folded(
     r"\b(?:breakfast|lunch|dinner|snack|ate|eating|coffee|tea|sandwich|pizza|weather|rain\w*|"
     r"sunny|cold|hot|tired|sleepy|busy|bored|woke up|shower|nap|laundry|groceries|traffic|"
     r"errands|chilling|relaxing at home|just chilling|watching tv|hungry)\b",
@@ -140,7 +141,7 @@ _HABIT_CHANGE = re.compile(
 _MOOD_OR_WEATHER = re.compile(
     r"\b(?:weather|rain\w*|sunny|cold|hot|tired|sleepy|busy|bored|hungry|traffic)\b", re.I
 )
-_PLEASANTRY = re.compile(
+_PLEASANTRY = Folded(
     r"\b(?:can't wait|cannot wait|looking forward|look forward|one day at a time|one step at a time|"
     r"keep (?:going|pushing|trying|at it|it up|that in mind|it in mind|you posted|my head up|smiling)|"
     r"do (?:my|our) best|take (?:it|things) (?:easy|slow)|stay(?:ing)? (?:positive|strong|safe|tuned)|"
@@ -154,7 +155,7 @@ _PLEASANTRY = re.compile(
     re.I,
 )
 _NAMED_OR_COUNTED = re.compile(r"(?<=\S )(?!I\b|I')[A-Z][a-z]+|\b\d+\b|\"[^\"]+\"")
-_WEIGHTY = re.compile(
+_WEIGHTY = Folded(
     r"\b(?:dream|goal|passion|mission|identity|mental health|"
     r"therapy|anxiety|depression|recovery|sober|faith|values?|proud|grateful|family|allerg\w+|"
     r"vegetarian|vegan|gluten|diabet\w+|asthma|pregnan\w+|religio\w+)\b",
@@ -162,7 +163,7 @@ _WEIGHTY = re.compile(
 )
 
 
-_PROGRESSIVE = re.compile(r"\b(?:I'm|I am|we're|we are)\s+(?:\w+\s+)?\w+ing\b", re.I)
+_PROGRESSIVE = Folded(r"\b(?:I'm|I am|we're|we are)\s+(?:\w+\s+)?\w+ing\b", re.I)
 _TIME_AHEAD = re.compile(
     r"\b(?:on|this|next|in|by|from)\s+(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|"

@@ -38,6 +38,7 @@ import functools
 import re
 from typing import Any
 
+from ...write.folded import Folded
 from ...write.slots import conflicts, readings
 from ..port import Neighbour, RoutingRequest
 from .stems import content_stems, likeness
@@ -45,14 +46,14 @@ from .stems import content_stems, likeness
 SAME = 0.7
 BETTER_SAID = 0.5
 
-_ENDING = re.compile(
+_ENDING = Folded(
     r"\bno longer\b|(?:\bnot|n't|\bnever)\b(?:\s+\S+){0,6}?\s+any ?more\b|\bstopped\b|\bgave up\b",
     re.IGNORECASE,
 )
 _REPLACEMENT = re.compile(
     r"\bnow\b|\binstead\b|\bmoved to\b|\bnew\b|\bswitched to\b|\breplaced\b", re.IGNORECASE
 )
-_CHANGE = re.compile(
+_CHANGE = Folded(
     r"\b(?:sold|sells|selling|quit|quits|resigned|moved out|moved to|moved away|moving to|moving out|"
     r"now works?|now lives?|now at|left|leaves|leaving|broke up|breaking up|split up|divorced|"
     r"divorcing|changed|switched|got fired|was fired|was laid off|laid off|retired|dropped out|"

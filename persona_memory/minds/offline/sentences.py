@@ -41,6 +41,7 @@ import functools
 import re
 from collections.abc import Iterable
 
+from ...write.folded import Folded
 from ...write.guards import link_or_domain, name_regex, order_or_authority, secret
 
 _ABBREVIATION = re.compile(
@@ -114,7 +115,7 @@ _GREETING_OR_THANKS = re.compile(
     re.IGNORECASE,
 )
 
-_TO_LISTENER = re.compile(
+_TO_LISTENER = Folded(
     r"^(?:I'm |I am |I )?(?:wish|wishing|hope|hoping)\s+(?:you|your|u)\b|\blet me know\b|"
     r"^(?:enjoy|have (?:a|an|fun)|good luck|best of luck|take care|stay safe|be careful)\b",
     re.IGNORECASE,
