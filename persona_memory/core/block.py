@@ -113,16 +113,14 @@ def relevance_at(
     topic: ranking.Topic | None,
     lexical_share: float,
     among: Among | None = None,
-    keys: tuple[int | None, ...] | None = None,
 ) -> np.ndarray:
     """The hybrid relevance (``ranking.hybrid``) of the rows at ``positions`` (the
     candidates, which BM25 counts over; ``among``: the same rows as ``RowTable.among`` gave
-    them, if known; else ``keys``: the groups they come from, if known) to ``topic``, one
-    value per position; 0 without a topic."""
+    them, if known) to ``topic``, one value per position; 0 without a topic."""
     if topic is None or not positions.size:
         return np.zeros(positions.size)
     if among is None:
-        cosine = table.cosine_at(topic, positions, keys)
+        cosine = table.cosine_at(topic, positions)
         words = table.lexical.relevance(topic.terms, positions)[positions]
     else:  # the same bits, by the plans remembered for these candidates
         cosine = table.candidate_cosine(topic, among)
@@ -147,18 +145,16 @@ def scores_at(
     now: datetime,
     weights: ranking.Weights,
     among: Among | None = None,
-    keys: tuple[int | None, ...] | None = None,
 ) -> np.ndarray:
     """The rank score (``ranking.combine``) of each row at ``positions`` (the candidates),
-    one value per position; ``among``: those rows as ``RowTable.among`` gave them, if known
-    (else ``keys``, their groups, as for ``relevance_at``)."""
+    one value per position; ``among``: those rows as ``RowTable.among`` gave them, if known."""
     if not positions.size:
         return np.zeros(0)
     if among is None:
         return ranking.combine(
             ranking.decay(table.stamps[positions], now, weights.decay_per_day),
             table.importance[positions],
-            relevance_at(table, positions, topic, weights.lexical_share, keys=keys),
+            relevance_at(table, positions, topic, weights.lexical_share),
             weights,
         )
     return ranking.weighted(

@@ -69,12 +69,12 @@ def searched(row: MemoryRow, said: Mapping[int, str] | None) -> str:
     heard = said.get(row.id) if said and row.id is not None else None
     return f"{row.text}\n{heard}" if heard else row.text
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
-SPLIT_FROM = 512
+SPLIT_FROM = 4096
 """A product over fewer vectors than this is one product over all of them: reading a few
-dozen vectors more costs less than a product per group. From this many on, a room's product
-reads only its groups' spans: the vectors are the largest thing a build reads, and right
-after an idle wait reading them is most of the product's time (measured in place at 1,000
-rows, half of them admitted: 88–108 µs over the spans, 116–140 µs over every vector)."""
+hundred vectors more costs less than a product and a scatter per group. (Measured at 1,000
+rows: over the spans of a room's groups the cold open's product was ~30 µs shorter in place,
+but the first open after a write, whose plan is new, paid ~65 µs more for it; and a span's
+product can round a row's sum differently in the last bit.)"""
 MEMO_LIMIT = 64
 """How many sets of groups a table remembers its rows for (``among``) before forgetting all."""
 HEAD_DIMS = 64
