@@ -28,13 +28,11 @@ Rules:
   matrix, each row scaled to unit norm there (``heads``; a smaller table never has enough
   candidates for two stages): the recall note's first stage reads a quarter of the bytes
   (``core.recall``). Other embedders' prefixes say too little (measured: a hashing embedder's
-  two-stage note equalled the exact one 43 times in 60) and get no head. The heads of a
-  set of candidates are gathered once into one contiguous matrix in the candidates' order
-  (``candidate_heads``), for the last ``HEADS_KEPT`` sets asked for.
+  two-stage note equalled the exact one 43 times in 60) and get no head.
 - A table never changes after it is made, so what it derives for a set of groups (``among``:
   their rows, their shortest line, BM25's counts and the importance term over them) is
-  remembered on it, and so are the gathered heads; a load or a write starts a table with
-  nothing remembered, a touch keeps what was (none of it depends on the stamps).
+  remembered on it; a load or a write starts a table with nothing remembered, a touch keeps
+  what was (none of it depends on the stamps).
 - The actor's own write changes a few rows: ``extended`` returns a table with the new rows
   appended (prepared as above) and the closed ones taken out of every group, without
   preparing the others again. Its matrices grow in place (``appended``): a table's matrix is
@@ -82,11 +80,6 @@ HEAD_DIMS = 64
 HEADS_FROM = 4096
 """Tables with fewer of an embedder's vectors keep no head for them (``core.recall`` ranks
 exactly below this many candidates)."""
-HEADS_KEPT = 4
-"""How many sets of candidates a table keeps their heads gathered for (``candidate_heads``):
-each is a copy of a quarter of their vectors' bytes (1.5 MB for the 5,698 candidates of the
-bench's room at 10,000 rows), so a recall note's first stage reads one contiguous matrix
-(measured warm at 10,000 rows: 56–68 µs, against 108–130 µs over the spans)."""
 MATRYOSHKA = ("wordllama-",)
 """Name prefixes of the embedders whose vectors' leading ``HEAD_DIMS`` columns are an
 embedding of their own (WordLlama's table is matryoshka-trained: ``embedding.wordllama``)."""
@@ -156,7 +149,6 @@ class RowTable:
     rows_of: Mapping[str, np.ndarray] = attrs.field(factory=dict)  # position → matrix row, -1: none
     rooms: Mapping[object, Room] = attrs.field(factory=dict, repr=False)  # where matrices grow
     memo: dict[tuple[int | None, ...], Among] = attrs.field(factory=dict, repr=False)
-    gathered_heads: dict[tuple[str, tuple[int | None, ...]], np.ndarray] = attrs.field(factory=dict, repr=False)
 
     @classmethod
     def from_rows(
@@ -285,7 +277,12 @@ class RowTable:
         plan = self._plan(topic.embedder, among)
         if not plan.rows:
             return np.zeros(among.positions.size, dtype=np.float64)
-        products = _products(matrix, plan.spans, plan.rows, topic.vector)
+        with one_thread(plan.rows):
+            if len(plan.spans) == 1:
+                start, end = plan.spans[0]
+                products = matrix[start:end] @ topic.vector
+            else:
+                products = np.concatenate([matrix[start:end] @ topic.vector for start, end in plan.spans])
         out = products[plan.at].astype(np.float64)
         if plan.missing is not None:
             out[plan.missing] = 0.0
@@ -316,34 +313,26 @@ class RowTable:
     def candidate_head_cosine(self, topic: Topic, among: Among) -> np.ndarray | None:
         """Each candidate's cosine to ``topic`` over the leading ``HEAD_DIMS`` dimensions alone
         (both vectors cut there, each at its own norm; 0 where there is no vector): a quarter
-        of ``candidate_cosine``'s bytes, read as one contiguous matrix in the candidates' order
-        (``candidate_heads``). ``None`` when this embedder's vectors have no head."""
-        if topic.embedder not in self.heads:
+        of ``candidate_cosine``'s bytes. ``None`` when this embedder's vectors have no head."""
+        matrix = self.heads.get(topic.embedder)
+        if matrix is None:
             return None
         query = topic.vector[:HEAD_DIMS]
         norm = float(np.sqrt(query @ query))
-        if not among.positions.size or norm == 0.0:
+        plan = self._plan(topic.embedder, among)
+        if not plan.rows or norm == 0.0:
             return np.zeros(among.positions.size, dtype=np.float64)
-        gathered = self.candidate_heads(topic.embedder, among)
-        with one_thread(gathered.shape[0]):
-            products = gathered @ (query / np.float32(norm))
-        return products.astype(np.float64)
-
-    def candidate_heads(self, embedder: str, among: Among) -> np.ndarray:
-        """The heads of ``among``'s candidates, row ``i`` the ``i``-th candidate's (zeros for
-        one with no vector), contiguous; the last ``HEADS_KEPT`` sets asked for are remembered
-        (a recall note asks for its room's set at every message)."""
-        key = (embedder, among.keys)
-        gathered = self.gathered_heads.get(key)
-        if gathered is None:
-            plan = self._plan(embedder, among)
-            gathered = np.take(self.heads[embedder], plan.matrix_rows, axis=0)
-            if plan.missing is not None:
-                gathered[plan.missing] = 0.0
-            while len(self.gathered_heads) >= HEADS_KEPT:
-                del self.gathered_heads[next(iter(self.gathered_heads))]
-            self.gathered_heads[key] = gathered
-        return gathered
+        query = query / np.float32(norm)
+        with one_thread(plan.rows):
+            if len(plan.spans) == 1:
+                start, end = plan.spans[0]
+                products = matrix[start:end] @ query
+            else:
+                products = np.concatenate([matrix[start:end] @ query for start, end in plan.spans])
+        out = products[plan.at].astype(np.float64)
+        if plan.missing is not None:
+            out[plan.missing] = 0.0
+        return out
 
     def candidate_cosine_of(self, topic: Topic, among: Among, picks: np.ndarray) -> np.ndarray:
         """``candidate_cosine(topic, among)[picks]`` for a few candidates (indexes into
@@ -502,17 +491,6 @@ def _head(matrix: np.ndarray) -> np.ndarray:
     norms = np.sqrt(np.einsum("ij,ij->i", head, head))
     inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
     return head * inverse[:, None]
-
-
-def _products(matrix: np.ndarray, spans: tuple[tuple[int, int], ...], rows: int, vector: np.ndarray) -> np.ndarray:
-    """The products of ``matrix``'s rows in ``spans`` with ``vector``, laid end to end: one
-    product per span (``np.matmul`` into a slice of one output can sum a row differently,
-    measured; a concatenation of the spans' own products cannot)."""
-    with one_thread(rows):
-        if len(spans) == 1:
-            start, end = spans[0]
-            return matrix[start:end] @ vector
-        return np.concatenate([matrix[start:end] @ vector for start, end in spans])
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
