@@ -191,6 +191,9 @@ class TimedEmbedder:
     def __init__(self, embedder: Embedder, metrics: Metrics) -> None:
         self._embedder = embedder
         self._metrics = metrics
+        # The labelled child, found once: a room's topic and every recall note's message are
+        # embedded on the read path, where ``timed``'s lookup per call cost ~3 µs of ~5.
+        self._observe = metrics.provider_seconds.labels("embed").observe
 
     @property
     def name(self) -> str:
@@ -201,8 +204,14 @@ class TimedEmbedder:
         return self._embedder.dim
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
-        with self._metrics.timed("embed"):
+        started = time.perf_counter()
+        try:
             return await self._embedder.embed(texts)
+        except Exception as exc:
+            self._metrics.provider_errors.labels("embed", type(exc).__name__).inc()
+            raise
+        finally:
+            self._observe(time.perf_counter() - started)
 
     async def aclose(self) -> None:
         await self._embedder.aclose()

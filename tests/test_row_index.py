@@ -197,6 +197,36 @@ def test_a_rooms_product_reads_its_groups_and_the_rows_written_since_the_load(mo
         )
 
 
+def test_a_rooms_rows_and_the_plan_of_its_product_over_the_spans_match_the_direct_reading(monkeypatch) -> None:
+    """``among`` marks each group's rows instead of sorting them, and the gather plan shifts each
+    span's products into place: the positions (ascending), each one's group, and every
+    candidate's cosine are the ones a sort of the joined groups and the direct product give —
+    rows without a vector included, before and after a write closes one and adds some."""
+    monkeypatch.setattr(table_module, "SPLIT_FROM", 0)  # split however small the table
+    rng = np.random.default_rng(8)
+    subjects = ["u:42", "u:17", "u:99", "world", "u:5"]
+    rows = []
+    for n in range(60):
+        extra = {"vector": rng.normal(size=3)} if n % 7 else {}  # every seventh row has none
+        rows.append(make_row(subject=subjects[(n * 3) % 5], text=f"Row number {n}.", **extra))
+    index = RowIndex()
+    index.load(1, rows)
+    later = [make_row(subject=subjects[n % 5], text=f"Later row {n}.", vector=rng.normal(size=3)) for n in range(9)]
+    before = index.table
+    assert index.apply_posted(Posted(tuple(later), (), closed=(Closed(rows[1].id, "2026-08-18", None),), versions=(1, 2)))
+    topic = Topic.of("anything", np.array([0.6, -0.8, 0.0]), EMBEDDER)
+    for table in (before, index.table):
+        for keys in ((42,), (None, 17), (5, 42, 99), (42, 17, 99, None, 5)):
+            among = table.among(keys)
+            joined = [table.about(k) for k in keys]
+            np.testing.assert_array_equal(among.positions, np.sort(np.concatenate(joined)))
+            for n, part in enumerate(joined):
+                np.testing.assert_array_equal(among.positions[among.labels == n], part)
+            np.testing.assert_array_equal(
+                table.candidate_cosine(topic, among), table.cosine_at(topic, among.positions, keys)
+            )
+
+
 def test_a_touch_changes_recency_only_and_keeps_the_rows_each_audience_sees() -> None:
     rows = [make_row(text="Dan bakes bread."), make_row(subject="u:17", text="Cara paints."), make_row(text="Dan sails.")]
     index = RowIndex()

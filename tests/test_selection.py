@@ -162,3 +162,15 @@ def test_a_lower_bound_spares_asking_for_lines_that_cannot_fit():
     )
     assert taken.per_group == ((0, 3),)
     assert sorted(asked) == [0, 3]
+
+
+@given(selections(), st.integers(0, 60))
+def test_with_nothing_riding_the_groups_turns_take_what_the_full_walk_takes(case, shortest):
+    """No riders and no lower bound (a room with a topic) take a shorter way; it chooses the
+    same lines as the walk that checks riders and bounds (forced here by a bound of 0)."""
+    groups, kinds, lengths, per_group, char_limit = case
+    shortest = min([shortest, *lengths]) if lengths else 0  # no line is shorter than this
+    common = dict(per_group=per_group, char_limit=char_limit, rank_of=lambda i: i, riders_per_group=0, shortest=shortest)
+    short_way = take(groups, kinds, lengths.__getitem__, **common)
+    full_walk = take(groups, kinds, lengths.__getitem__, at_least=lambda i: 0, **common)
+    assert short_way == full_walk

@@ -16,6 +16,7 @@ Rules beyond the steps' own modules:
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import chain
 from typing import Iterable, Mapping
 
 import attrs
@@ -312,11 +313,12 @@ def build_from_table(
     )
 
     sections = []
+    lines, humans = table.lines.__getitem__, seen.let.humans
     for key, chosen in zip(seen.groups, taken.per_group):
-        person = controls.get(key) if key is not None and key in seen.let.humans else None
+        person = controls.get(key) if key is not None and key in humans else None
         note = person.memory_note if person is not None else ""
-        sections.append(Section(key, tuple(table.lines[p] for p in chosen), note))
+        sections.append(Section(key, tuple(map(lines, chosen)), note))
 
     text = render_block(persona, sections, used=taken.used, limit=rules.char_limit, names=names)
-    loaded = tuple(table.ids[p] for chosen in taken.per_group for p in chosen)
+    loaded = tuple(map(table.ids.__getitem__, chain.from_iterable(taken.per_group)))
     return Block(text=text, loaded_ids=loaded, used=taken.used, limit=rules.char_limit)

@@ -125,8 +125,9 @@ WEIGHED_LIMIT = 4096
 @attrs.frozen(eq=False)
 class Counted:
     """What BM25 counts over one set of candidates, whatever the query: the candidates, which
-    texts they are (a mask over the index), their average length, and each text's length
-    term ``k1 · (1 - b + b · length / average)``. ``LexicalIndex.over``.
+    texts they are (a mask over the index), their average length, and each candidate's length
+    term ``k1 · (1 - b + b · length / average)``, in the candidates' order (``norms``; only
+    candidates are ever weighed). ``LexicalIndex.over``.
 
     ``weighed`` remembers, per term, what it adds over these candidates (``Weighed``; ``None``
     for a term none of them holds): it depends on nothing but the index and the candidates.
@@ -197,8 +198,9 @@ class LexicalIndex:
         """What BM25 counts over ``candidates``, for any number of queries over them."""
         inside = np.zeros(len(self), dtype=bool)
         inside[candidates] = True
-        average = (float(self.lengths[candidates].mean()) if candidates.size else 0.0) or 1.0
-        return Counted(candidates, inside, average, K1 * (1.0 - B + B * self.lengths / average))
+        lengths = self.lengths[candidates]
+        average = (float(lengths.mean()) if candidates.size else 0.0) or 1.0
+        return Counted(candidates, inside, average, K1 * (1.0 - B + B * lengths / average))
 
     def scores(self, query: Sequence[str], candidates: np.ndarray) -> np.ndarray:
         """BM25 of every text against the ``query`` terms, counted over ``candidates``.
@@ -290,8 +292,8 @@ class LexicalIndex:
         n = int(counted.positions.size)
         df = np.bincount(term, minlength=len(held))
         idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-        weights = idf[term] * counts * (K1 + 1.0) / (counts + counted.norms[positions])
         slots = counted.slot_of(positions)
+        weights = idf[term] * counts * (K1 + 1.0) / (counts + counted.norms[slots])
         ends = np.cumsum(df).tolist()
         for k, ((name, _), found_in, weight) in enumerate(zip(held, df.tolist(), idf.tolist())):
             if found_in:

@@ -123,11 +123,11 @@ def _ranked(
             rough = ranking.hybrid(head, words, share)
     fused = relevance_at(table, positions, query, share, seen.rows) if rough is None else rough
     if shown:
-        known = np.fromiter((table.position[i] for i in shown if i in table.position), np.int64)
-        at = np.searchsorted(positions, known)
-        inside = at < positions.size
-        at = at[inside][positions[at[inside]] == known[inside]]
-        fused[at] = -np.inf  # already in the block: never recalled
+        where = table.position
+        known = np.array([where[i] for i in shown if i in where], dtype=np.int64)
+        counted = seen.rows.counted
+        known = known[counted.inside[known]]  # the block's rows this room may see now
+        fused[counted.slot_of(known)] = -np.inf  # already in the block: never recalled
     if rough is None or shortlist is None:
         return positions, fused, True
     depth = max(shortlist, rough.size // SHORTLIST_SHARE)
