@@ -218,6 +218,34 @@ async def test_a_joining_worker_takes_its_share_and_serves_and_writes_it(tmp_pat
             nursery.cancel_scope.cancel()
 
 
+async def test_lines_a_killed_worker_took_with_its_own_room_open_are_written_by_the_next_owner(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
+            for k, persona in enumerate(PERSONAS):
+                await b.memory.send(_open(f"attic-{k}", persona, humans=(120 + k,)))
+            await _both_own_some(a, b)
+            persona = sorted(b.memory.worker.owned())[0]
+            k = PERSONAS.index(persona)
+            # b opens a new room of its own persona, takes its lines and its quiet, and dies
+            # at once: before its writer or any background task of it could act on them.
+            await b.memory.send(_open(f"cellar-{k}", persona, humans=(120 + k,)))
+            await b.memory.post_line(f"cellar-{k}", f"u:{120 + k}", "I brew cider from the apples in our orchard.")
+            await b.memory.send(RoomWentQuiet(room_id=f"cellar-{k}"))
+            b.scope.cancel()
+
+            async def written() -> bool:
+                rows = await a.memory.memories_about(120 + k)
+                assert len(rows) <= 1
+                return len(rows) == 1 and "cider" in rows[0].text
+
+            await until(written, "the survivor wrote the dead worker's last slice")
+            facts = await a.memory.room_facts([f"cellar-{k}"])
+            assert f"cellar-{k}" in facts  # the room is on the human's page too
+            nursery.cancel_scope.cancel()
+
+
 async def test_a_worker_that_does_not_hold_a_lease_writes_nothing_for_it(tmp_path: Path, postgres_url: str) -> None:
     async with trio.open_nursery() as nursery:
         async with running(tmp_path, postgres_url, nursery, "w-a") as a:

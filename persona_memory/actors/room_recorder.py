@@ -68,6 +68,21 @@ def then(older: PendingRoom | None, newer: PendingRoom) -> PendingRoom:
     return attrs.evolve(older, archived=newer.archived)
 
 
+def stored_room_of(event: RoomOpened) -> StoredRoom:
+    """The ``rooms`` record an open makes."""
+    return StoredRoom(
+        room_id=event.room_id,
+        private=event.private,
+        incognito=event.incognito,
+        kit=event.kit,
+        topic=event.topic,
+        personas=event.personas,
+        humans=event.humans,
+        names=event.names,
+        title=event.title,
+    )
+
+
 class RoomRecorder:
     """Records rooms in the background. Start it with ``run_room_recorder``; the supervisor
     calls ``check`` then ``record`` for each room event it accepts, and ``aclose`` last."""
@@ -109,18 +124,7 @@ class RoomRecorder:
         match event:
             case RoomOpened():
                 self._known[event.room_id] = event.incognito
-                room = StoredRoom(
-                    room_id=event.room_id,
-                    private=event.private,
-                    incognito=event.incognito,
-                    kit=event.kit,
-                    topic=event.topic,
-                    personas=event.personas,
-                    humans=event.humans,
-                    names=event.names,
-                    title=event.title,
-                )
-                self._put(event.room_id, PendingRoom(room, when))
+                self._put(event.room_id, PendingRoom(stored_room_of(event), when))
                 for uid, name in event.names.items():
                     self._names[uid] = (name, when)
             case RoomArchived():

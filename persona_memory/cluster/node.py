@@ -89,8 +89,8 @@ class ClusterMemory(Memory):
         return await self._store.read(lambda c: presence_in(c, room_id))
 
     async def _take(self, event: RoomEvent) -> None:
-        await self._store.write(lambda c: take_event(c, event))
-        self._supervisor.recorder.record(event, self._clock.now())
+        now = self._clock.now()
+        await self._store.write(lambda c: take_event(c, event, now))
 
     async def sweep(self, *, parked_only: bool = False, personas: Iterable[str] | None = None) -> datetime | None:
         if self.worker is None:

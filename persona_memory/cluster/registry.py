@@ -12,6 +12,7 @@ Rules:
 - An open can never flip a room id's ``incognito``: the flag is checked against the open
   state and, for a room seen before, the ``rooms`` table — the same refusal the single
   process gives (``room_recorder.incognito_is_fixed``).
+- An open or an archive is recorded in ``rooms`` in the event's own transaction.
 - A reopen without a persona that was in the room queues, for that persona, the archive of
   the room as it knew it (``gone``), as ``supervisor._record_and_deliver`` delivers it.
 - The JSON of a room is its ``RoomState`` field for field; of an event, the runtime API's body
@@ -22,15 +23,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
 import attrs
 
-from ..actors.room_recorder import incognito_is_fixed
+from ..actors.room_recorder import stored_room_of
 from ..messages import RoomArchived, RoomEvent, RoomOpened
 from ..rooms import Presence, RoomState, apply
 from ..storage import room_registry
+from ..storage.store import incognito_is_fixed, record_rooms_on
 from ..event_json import event_body, event_of
 
 
@@ -98,9 +101,11 @@ def opened_again(room: RoomState) -> RoomOpened:
     )
 
 
-def take_event(conn: sqlite3.Connection, event: RoomEvent) -> RoomState:
+def take_event(conn: sqlite3.Connection, event: RoomEvent, now: datetime) -> RoomState:
     """Apply ``event`` to the shared registry and queue it for its personas' owners, in the
-    caller's transaction; the room's state after it.
+    caller's transaction; the room's state after it. An open or an archive is recorded in the
+    ``rooms`` table in the same transaction (what the human's pages and the sweep read), so no
+    worker's death can leave a room open in the registry and unknown to the sweep.
 
     Raises:
         UnknownRoom, NotInRoom, InvalidInput: as ``rooms.apply``, or an open that flips the
@@ -125,6 +130,10 @@ def take_event(conn: sqlite3.Connection, event: RoomEvent) -> RoomState:
         left = event_json(RoomArchived(room_id=room_id), gone=True)
         items += [(persona, room_id, left, gone) for persona in before.personas if persona not in room.personas]
     room_registry.queue_events(conn, items)
+    if isinstance(event, RoomOpened):
+        record_rooms_on(conn, [(stored_room_of(event), now)], [], {uid: (n, now) for uid, n in event.names.items()})
+    elif archived:
+        record_rooms_on(conn, [], [(room_id, now)], {})
     return room
 
 

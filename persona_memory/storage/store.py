@@ -479,25 +479,7 @@ class Store:
         A room stored with the other ``incognito`` is not overwritten: its id is returned
         among those refused, and the rest is recorded.
         """
-        opened = [(room, as_utc(when).isoformat()) for room, when in opened]
-        archived = [(room_id, as_utc(when).isoformat()) for room_id, when in archived]
-        stamped = {uid: (name, as_utc(when).isoformat()) for uid, (name, when) in names.items()}
-
-        def record(conn: sqlite3.Connection) -> list[str]:
-            refused = []
-            for room, when in opened:
-                known = _stored_incognito(conn, room.room_id)
-                if known is not None and known != room.incognito:
-                    refused.append(room.room_id)
-                else:
-                    _save_room(conn, room, when)
-            conn.executemany(
-                "UPDATE rooms SET archived = ? WHERE room_id = ?", [(when, r) for r, when in archived]
-            )
-            _save_names(conn, stamped)
-            return refused
-
-        return await self._write_unread(record)
+        return await self._write_unread(lambda conn: record_rooms_on(conn, opened, archived, names))
 
     async def room_flags(self) -> dict[str, bool]:
         """Every room id ever opened, with whether it is incognito."""
@@ -697,6 +679,28 @@ def insert_memories_on(conn: sqlite3.Connection, rows: Iterable[MemoryRow]) -> l
     if pending:
         flush()
     return out
+
+
+def record_rooms_on(
+    conn: sqlite3.Connection,
+    opened: Sequence[tuple[StoredRoom, datetime]],
+    archived: Sequence[tuple[str, datetime]],
+    names: Mapping[int, tuple[str, datetime]],
+) -> list[str]:
+    """``Store.record_rooms`` on a connection the caller holds, in its transaction (a cluster
+    worker records a room in the same transaction as the event: ``cluster/registry.py``)."""
+    refused = []
+    for room, when in opened:
+        known = _stored_incognito(conn, room.room_id)
+        if known is not None and known != room.incognito:
+            refused.append(room.room_id)
+        else:
+            _save_room(conn, room, as_utc(when).isoformat())
+    conn.executemany(
+        "UPDATE rooms SET archived = ? WHERE room_id = ?", [(as_utc(when).isoformat(), r) for r, when in archived]
+    )
+    _save_names(conn, {uid: (name, as_utc(when).isoformat()) for uid, (name, when) in names.items()})
+    return refused
 
 
 def _stored_incognito(conn: sqlite3.Connection, room_id: str) -> bool | None:
