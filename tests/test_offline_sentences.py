@@ -55,6 +55,11 @@ def test_openers_and_addresses_are_peeled_off() -> None:
     )
     assert strip_address("So, by the way, I bought a kayak, Priya!", NAMES) == "I bought a kayak!"
     assert strip_address("Quick update: I sold the flat.", NAMES) == "I sold the flat."
+    assert strip_address("Not really, I prefer long walks by the canal.", NAMES) == (
+        "I prefer long walks by the canal."
+    )
+    assert strip_address("Nah, I gave the old sofa to my cousin.", NAMES) == "I gave the old sofa to my cousin."
+    assert strip_address("Not really my kind of film.", NAMES) == "Not really my kind of film."
 
 
 def test_an_address_is_found_in_any_case_and_beyond_ascii() -> None:

@@ -11,7 +11,7 @@ Rules:
   before a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose,
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
-  ("Wow,", "Oh", "Yeah!"), discourse markers ("So", "Actually", "By the way"), a short heading
+  ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "By the way"), a short heading
   before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
@@ -71,8 +71,9 @@ _MARKER = (
     r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
     r"it'?s been (?:a while|ages|a few days|some time)"
 )
+_REPLY = r"nah|not really|not exactly|not quite"  # a reply word peeled only before its punctuation
 _OPENER = re.compile(
-    rf"^(?:[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
+    rf"^(?:[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_REPLY})\s*[,!.:;]+\s*|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
     rf"\s+(?=(?:{_INTERJECTION}|{_MARKER}|I|I'm|I've|I'll|I'd|my|we|we're|our)\b))\s*|"
     rf"(?:{_MARKER})(?:\s*[,!.:;]+|\s*[-–—]+|\s+)\s*)",
     re.IGNORECASE,
