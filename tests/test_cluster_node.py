@@ -90,14 +90,19 @@ async def _both_own_some(a: Node, b: Node) -> None:
     await until(split, "the personas split between the two workers")
 
 
+async def _a_room_each(via: Node, a: Node, b: Node, prefix: str, first_uid: int) -> None:
+    """Open a private room per persona (``prefix-k``, human ``first_uid + k``) through ``via``
+    — the personas become known through their rooms — and wait until both workers own some."""
+    for k, persona in enumerate(PERSONAS):
+        await via.memory.send(_open(f"{prefix}-{k}", persona, humans=(first_uid + k,)))
+    await _both_own_some(a, b)
+
+
 async def test_any_worker_takes_events_and_lines_and_the_owner_answers_blocks(tmp_path: Path, postgres_url: str) -> None:
     async with trio.open_nursery() as nursery:
         async with running(tmp_path, postgres_url, nursery, "w-a") as a, \
                 running(tmp_path, postgres_url, nursery, "w-b") as b:
-            # The personas become known through their rooms: open one each, through worker a.
-            for k, persona in enumerate(PERSONAS):
-                await a.memory.send(_open(f"room-{k}", persona, humans=(100 + k,)))
-            await _both_own_some(a, b)
+            await _a_room_each(a, a, b, "room", 100)
             persona = sorted(b.memory.worker.owned())[0]
             k = PERSONAS.index(persona)
             room = f"room-{k}"
@@ -144,9 +149,7 @@ async def test_a_killed_workers_personas_are_served_and_written_by_the_survivor(
     async with trio.open_nursery() as nursery:
         async with running(tmp_path, postgres_url, nursery, "w-a") as a, \
                 running(tmp_path, postgres_url, nursery, "w-b") as b:
-            for k, persona in enumerate(PERSONAS):
-                await a.memory.send(_open(f"den-{k}", persona, humans=(200 + k,)))
-            await _both_own_some(a, b)
+            await _a_room_each(a, a, b, "den", 200)
             lost = sorted(b.memory.worker.owned())
             b.scope.cancel()  # as a crash: nothing released
             persona = lost[0]
@@ -173,9 +176,7 @@ async def test_no_worker_lets_a_room_flip_incognito_and_a_reopen_without_a_perso
 ) -> None:
     async with trio.open_nursery() as nursery:
         async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
-            for k, persona in enumerate(PERSONAS):
-                await a.memory.send(_open(f"nook-{k}", persona, humans=(30 + k,)))
-            await _both_own_some(a, b)
+            await _a_room_each(a, a, b, "nook", 30)
             with pytest.raises(InvalidInput, match="incognito"):
                 await b.memory.send(RoomOpened(room_id="nook-0", personas=(PERSONAS[0],), humans=frozenset({30}),
                                                private=True, incognito=True, kit=None, topic=None))
@@ -223,9 +224,7 @@ async def test_lines_a_killed_worker_took_with_its_own_room_open_are_written_by_
 ) -> None:
     async with trio.open_nursery() as nursery:
         async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
-            for k, persona in enumerate(PERSONAS):
-                await b.memory.send(_open(f"attic-{k}", persona, humans=(120 + k,)))
-            await _both_own_some(a, b)
+            await _a_room_each(b, a, b, "attic", 120)
             persona = sorted(b.memory.worker.owned())[0]
             k = PERSONAS.index(persona)
             # b opens a new room of its own persona, takes its lines and its quiet, and dies
@@ -243,6 +242,42 @@ async def test_lines_a_killed_worker_took_with_its_own_room_open_are_written_by_
             await until(written, "the survivor wrote the dead worker's last slice")
             facts = await a.memory.room_facts([f"cellar-{k}"])
             assert f"cellar-{k}" in facts  # the room is on the human's page too
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_delete_at_a_worker_that_does_not_own_the_persona_purges_the_owners_block_at_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
+            await _a_room_each(a, a, b, "porch", 80)
+            persona = sorted(b.memory.worker.owned())[0]
+            k = PERSONAS.index(persona)
+            uid, room = 80 + k, f"porch-{k}"
+            await a.memory.post_line(room, f"u:{uid}", "I restore old pinball machines in my garage.")
+            await a.memory.send(RoomWentQuiet(room_id=room))
+            await a.memory.drain()
+            await a.memory.send(_open(room, persona, humans=(uid,)))
+            before = await b.memory.built_block(persona, room)
+            assert "pinball" in before.text
+            [row] = await a.memory.memories_about(uid)
+            await a.memory.delete_memory(uid, row.id)  # at a, which does not own the persona
+            assert await a.memory.memories_about(uid) == []
+            # The room did not change (same generation), and the line is gone from b's cache.
+            after = await b.memory.built_block(persona, room)
+            assert after.generation == before.generation and "pinball" not in after.text
+            assert "pinball" not in await a.memory.block(persona, room)
+            # An undo and a clear-all at a run at b too, and answer what they did.
+            await a.memory.post_line(room, f"u:{uid}", "I coach a junior chess club on Thursdays.")
+            await a.memory.send(RoomWentQuiet(room_id=room))
+            await a.memory.drain()
+            [notice] = [n for n in await a.memory.notices(uid) if any(
+                "chess" in r.text for r in await a.memory.memories_about(uid) if r.id in n.memory_ids)]
+            assert await a.memory.undo(uid, notice.id) == list(notice.memory_ids)
+            await a.memory.post_line(room, f"u:{uid}", "I keep two tortoises in the back garden.")
+            await a.memory.send(RoomWentQuiet(room_id=room))
+            await a.memory.drain()
+            assert await a.memory.clear_memories(uid) == 1 and await a.memory.memories_about(uid) == []
             nursery.cancel_scope.cancel()
 
 

@@ -7,7 +7,9 @@ Rules:
   the runtime API's error statuses, raised here as the facade's error (``client.error_of``).
 - A transport failure is ``httpx.TransportError``: the owner may be dead; the caller asks
   again once the leases say who owns the persona.
-- The human's edits travel as ``{"edit": "delete" | "undo" | "clear", "user_id": …, "id": …}``.
+- The human's edits travel as ``{"edit": "delete" | "undo" | "clear", "user_id": …, "id": …}``
+  and come back as ``{"result": …}``: ``null`` for a delete, the ids an undo deleted, how many
+  rows a clear deleted (``edit_answer``).
 """
 
 from __future__ import annotations
@@ -49,6 +51,14 @@ def edit_body(edit: HumanEdit) -> dict[str, Any]:
         case ClearMemories(user_id=user_id):
             return {"edit": "clear", "user_id": user_id, "id": None}
     raise AssertionError(f"unknown edit {edit!r}")
+
+
+def edit_answer(edit: HumanEdit, result: object) -> Any:
+    """What a forwarded edit answers, as JSON: the facade reads nothing of a delete's result
+    (the row deleted stays on the owner), an undo's ids, a clear's count."""
+    if isinstance(edit, DeleteMemory):
+        return None
+    return result
 
 
 def edit_of(body: Any) -> HumanEdit:

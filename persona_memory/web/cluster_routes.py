@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from ..errors import InvalidInput, NotOwnedHere, PersonaMemoryError
-from ..cluster.forward import MISDIRECTED, edit_of
+from ..cluster.forward import MISDIRECTED, edit_answer, edit_of
 from .auth import Auth
 from .runtime import status_for
 
@@ -75,7 +75,8 @@ class ClusterRoutes:
             persona = body.get("persona") if isinstance(body, dict) else None
             if not isinstance(persona, str):
                 raise InvalidInput("an edit names the persona whose row it is: {\"persona\": str, ...}")
-            result = await self.memory.local_edit(persona, edit_of(body))
+            edit = edit_of(body)
+            result = edit_answer(edit, await self.memory.local_edit(persona, edit))
         except PersonaMemoryError as exc:
             return _error(exc)
         return JSONResponse({"result": result})
