@@ -433,7 +433,8 @@ class Memory:
         await self._supervisor.recorder.flush()  # the rooms opened so far, recorded
         later: list[datetime] = []
         only = None if personas is None else frozenset(personas)
-        for item in await self._store.rooms_behind():
+        behind = await self._store.rooms_behind(next(iter(only)) if only is not None and len(only) == 1 else None)
+        for item in behind:
             if only is not None and item.persona not in only:
                 continue
             if item.parked_until is not None and item.parked_until > now:

@@ -234,6 +234,11 @@ async def test_rooms_behind_lists_each_persona_with_lines_past_its_cursor(store:
     (behind,) = await store.rooms_behind()
     assert behind.persona == "basil" and behind.room.room_id == "kitchen" and behind.parked_until == retry
     assert behind.room.names == {MIA: "Mia Okafor", OWEN: "Owen"} and behind.room.humans == {MIA, OWEN}
+    # One persona's own (a cluster worker settling it): the cast's or a cursor's rooms only.
+    assert [b.persona for b in await store.rooms_behind("basil")] == ["basil"]
+    assert await store.rooms_behind("iris") == [] and await store.rooms_behind("nobody") == []
+    await store.post_line("kitchen", f"u:{MIA}", "The chain squeaks too.", AT, heard_by_iris())
+    assert [(b.persona, b.room.room_id) for b in await store.rooms_behind("iris")] == [("iris", "kitchen")]
 
 
 # ---- one transaction, and replay adds nothing -------------------------------------------------

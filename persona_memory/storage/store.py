@@ -391,9 +391,10 @@ class Store:
         wanted = list(user_ids)
         return await self.read(lambda conn: humans.display_names(conn, wanted))
 
-    async def rooms_behind(self) -> list:
-        """Every (persona, room) with lines past the persona's cursor (the sweep's work)."""
-        return await self.read(writes.rooms_behind)
+    async def rooms_behind(self, persona: str | None = None) -> list:
+        """Every (persona, room) with lines past the persona's cursor (the sweep's work); with
+        ``persona``, only that persona's."""
+        return await self.read(lambda conn: writes.rooms_behind(conn, persona))
 
     async def parked_personas(self) -> list[str]:
         """The personas with a parked slice: their writer failed one job too often."""

@@ -292,17 +292,27 @@ class Behind:
     parked_until: datetime | None
 
 
-def rooms_behind(conn: sqlite3.Connection) -> list[Behind]:
-    """Every (persona, room) with lines past the persona's cursor (the sweep's work list).
+def rooms_behind(conn: sqlite3.Connection, persona: str | None = None) -> list[Behind]:
+    """Every (persona, room) with lines past the persona's cursor (the sweep's work list);
+    with ``persona``, only that persona's (a cluster worker settling a persona it gained:
+    only the rooms whose cast holds it, or where it has a cursor, are read).
 
     Incognito rooms keep no lines. A room with a kit mounted now is listed too: the lines said
     before the kit was mounted are still to be read (the write path skips the kit's lines).
     The personas are the room's cast as last opened and any persona with a cursor there.
     """
     out = []
+    if persona is None:
+        only, params = "", ()
+    else:
+        cast = dialect_of(conn).items_of("r.personas", "p")
+        only = (f" AND (EXISTS (SELECT 1 FROM {cast} WHERE p.value = ?) OR EXISTS "
+                "(SELECT 1 FROM cursors c WHERE c.room_id = r.room_id AND c.persona = ?))")
+        params = (persona, persona)
     rooms = conn.execute(
         "SELECT r.*, (SELECT max(id) FROM transcript_lines t WHERE t.room_id = r.room_id) AS last "
-        "FROM rooms r WHERE NOT r.incognito ORDER BY r.room_id"
+        f"FROM rooms r WHERE NOT r.incognito{only} ORDER BY r.room_id",
+        params,
     ).fetchall()
     for r in rooms:
         if r["last"] is None:
@@ -323,11 +333,13 @@ def rooms_behind(conn: sqlite3.Connection) -> list[Behind]:
             humans=frozenset(json.loads(r["humans"])),
             names={int(k): v for k, v in json.loads(r["names"]).items()},
         )
-        for persona in room.personas:
-            if cursor(conn, persona, room.room_id) < r["last"]:
+        for one in room.personas:
+            if persona is not None and one != persona:
+                continue
+            if cursor(conn, one, room.room_id) < r["last"]:
                 parked = conn.execute(
                     "SELECT retry_at FROM parked_slices WHERE persona = ? AND room_id = ?",
-                    (persona, room.room_id),
+                    (one, room.room_id),
                 ).fetchone()
-                out.append(Behind(persona, room, datetime.fromisoformat(parked[0]) if parked else None))
+                out.append(Behind(one, room, datetime.fromisoformat(parked[0]) if parked else None))
     return out
