@@ -23,6 +23,8 @@ Rules:
   fails otherwise is logged and settled again next round, and an event that cannot be
   delivered is logged and dropped (its room's state stays in the registry) — one persona's
   bad room never stops the others' events.
+- ``next_round()`` waits for a round that began after the call (one already under way may
+  have read the queue before the caller's event committed), or for the rounds to stop.
 - ``caught_up(room_id, generation)`` waits until the registry here holds the room at that
   generation or later (or ``timeout`` passes): a block asked of the owner right after a join
   taken by another worker is the block for the people present now.
@@ -61,6 +63,8 @@ class Inbox:
         self._settled: set[str] = set()
         self._wake = trio.Event()
         self._round_done = trio.Event()
+        self._began = self._ended = 0  # rounds begun and ended
+        self._stopped = False  # the rounds are over (the memory closed): nothing to wait for
         self.taken = 0  # events taken and delivered, over the inbox's life
 
     def gained(self, persona: str) -> None:
@@ -79,10 +83,13 @@ class Inbox:
         self._wake.set()
 
     async def next_round(self) -> None:
-        """Wake a round and wait until one has ended after this call."""
-        done = self._round_done
+        """Wake a round and wait until a round that *began* after this call has ended — so it
+        took every event committed before the call (a round already under way may have
+        queried before them)."""
+        target = self._began + 1
         self.poke()
-        await done.wait()
+        while self._ended < target and not self._stopped:
+            await self._round_done.wait()
 
     async def caught_up(self, room_id: str, generation: int, timeout: float) -> bool:
         """Whether the registry here holds ``room_id`` at ``generation`` or later, waiting up
@@ -96,6 +103,13 @@ class Inbox:
         return False
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            await self._run(task_status)
+        finally:
+            self._stopped = True
+            self._round_done.set()
+
+    async def _run(self, task_status: trio.TaskStatus[None]) -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._listen)
             task_status.started()
@@ -103,6 +117,7 @@ class Inbox:
                 with trio.move_on_after(self._poll):
                     await self._wake.wait()
                 self._wake = trio.Event()
+                self._began += 1
                 try:
                     await self._round()
                 except StorageError as exc:
@@ -110,6 +125,7 @@ class Inbox:
                 except MemoryClosed:
                     return
                 finally:
+                    self._ended += 1
                     done, self._round_done = self._round_done, trio.Event()
                     done.set()
 
