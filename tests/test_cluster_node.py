@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 import trio
 
@@ -287,6 +288,21 @@ async def test_a_worker_that_does_not_hold_a_lease_writes_nothing_for_it(tmp_pat
             with pytest.raises(NotOwnedHere, match="does not hold the lease of persona 'stranger'"):
                 a.memory.worker.fence("stranger")
             assert isinstance(NotOwnedHere("p", "w"), LeaseLost)
+            # Its cluster routes: the runtime token, a body that says what is wrong, and 421
+            # for a persona it does not own (a forward never travels a second hop).
+            address = a.memory.worker.address
+            async with httpx.AsyncClient() as http:
+                url = f"{address}/cluster/built-block"
+                no_token = await http.post(url, json={"persona": "stranger", "room_id": "r"})
+                assert no_token.status_code == 401
+                auth = {"authorization": f"Bearer {TOKEN}"}
+                bad = await http.post(url, json={"persona": "stranger"}, headers=auth)
+                assert bad.status_code == 422 and "persona, room_id" in bad.json()["error"]
+                elsewhere = await http.post(url, json={"persona": "stranger", "room_id": "r"}, headers=auth)
+                assert elsewhere.status_code == 421 and "does not hold the lease" in elsewhere.json()["error"]
+                edit = await http.post(f"{address}/cluster/edit", json={"persona": "stranger", "edit": "burn"},
+                                       headers=auth)
+                assert edit.status_code == 422 and '"edit": "delete"' in edit.json()["error"]
             nursery.cancel_scope.cancel()
 
 

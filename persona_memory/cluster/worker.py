@@ -127,6 +127,11 @@ class Worker:
             return None
         return held.lease.epoch
 
+    @property
+    def address(self) -> str | None:
+        """Where this worker says its runtime API answers (``None``: not said yet)."""
+        return self._address
+
     def advertise(self, address: str) -> None:
         """Say where this worker's runtime API answers, from the next round on (run now)."""
         membership.check_address(address)
