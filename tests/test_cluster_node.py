@@ -64,6 +64,16 @@ async def running(tmp_path: Path, url: str, nursery: trio.Nursery, worker_id: st
     yield ready[0]
 
 
+@asynccontextmanager
+async def two_workers(tmp_path: Path, url: str) -> AsyncIterator[tuple[Node, Node, trio.Nursery]]:
+    """Workers ``w-a`` and ``w-b`` on ``url`` for the block (the nursery: for a third), all
+    stopped at its end as by a crash (nothing released)."""
+    async with trio.open_nursery() as nursery:
+        async with running(tmp_path, url, nursery, "w-a") as a, running(tmp_path, url, nursery, "w-b") as b:
+            yield a, b, nursery
+            nursery.cancel_scope.cancel()
+
+
 async def until(check, what: str) -> None:
     with trio.fail_after(DEADLINE):
         while not await check():
@@ -100,186 +110,170 @@ async def _a_room_each(via: Node, a: Node, b: Node, prefix: str, first_uid: int)
 
 
 async def test_any_worker_takes_events_and_lines_and_the_owner_answers_blocks(tmp_path: Path, postgres_url: str) -> None:
-    async with trio.open_nursery() as nursery:
-        async with running(tmp_path, postgres_url, nursery, "w-a") as a, \
-                running(tmp_path, postgres_url, nursery, "w-b") as b:
-            await _a_room_each(a, a, b, "room", 100)
-            persona = sorted(b.memory.worker.owned())[0]
-            k = PERSONAS.index(persona)
-            room = f"room-{k}"
-            # Lines and the quiet go to the worker that does NOT own the persona.
-            await a.memory.post_line(room, f"u:{100 + k}", "I keep bees on a rooftop in the old town.")
-            await a.memory.send(RoomWentQuiet(room_id=room))
-            await a.memory.drain()  # at a: waits for b, the owner, too
-            assert len(await a.memory.memories_about(100 + k)) == 1
-            # A reopen through a; the block asked at a comes from b's cache, by HTTP.
-            await a.memory.send(_open(room, persona, humans=(100 + k,)))
-            block_a = await a.memory.built_block(persona, room)
-            block_b = await b.memory.built_block(persona, room)
-            assert "bees on a rooftop" in block_a.text
-            assert block_a.text == block_b.text and block_a.generation == block_b.generation
-            # A join taken at a is in the block b answers right after.
-            rows = await b.memory.memories_about(100 + k)
-            assert len(rows) == 1 and "bees" in rows[0].text and rows[0].persona == persona
-            nursery.cancel_scope.cancel()
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        await _a_room_each(a, a, b, "room", 100)
+        persona = sorted(b.memory.worker.owned())[0]
+        k = PERSONAS.index(persona)
+        room = f"room-{k}"
+        # Lines and the quiet go to the worker that does NOT own the persona.
+        await a.memory.post_line(room, f"u:{100 + k}", "I keep bees on a rooftop in the old town.")
+        await a.memory.send(RoomWentQuiet(room_id=room))
+        await a.memory.drain()  # at a: waits for b, the owner, too
+        assert len(await a.memory.memories_about(100 + k)) == 1
+        # A reopen through a; the block asked at a comes from b's cache, by HTTP.
+        await a.memory.send(_open(room, persona, humans=(100 + k,)))
+        block_a = await a.memory.built_block(persona, room)
+        block_b = await b.memory.built_block(persona, room)
+        assert "bees on a rooftop" in block_a.text
+        assert block_a.text == block_b.text and block_a.generation == block_b.generation
+        # A join taken at a is in the block b answers right after.
+        rows = await b.memory.memories_about(100 + k)
+        assert len(rows) == 1 and "bees" in rows[0].text and rows[0].persona == persona
 
 
 async def test_a_join_taken_at_one_worker_is_in_the_block_the_owner_gives_next(tmp_path: Path, postgres_url: str) -> None:
-    async with trio.open_nursery() as nursery:
-        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
-            for k, persona in enumerate(PERSONAS):
-                await b.memory.send(_open(f"hall-{k}", persona, humans=(7,), private=False))
-            await _both_own_some(a, b)
-            persona = sorted(a.memory.worker.owned())[0]
-            room = f"hall-{PERSONAS.index(persona)}"
-            before = await b.memory.built_block(persona, room)
-            await b.memory.send(MemberJoined(room_id=room, user_id=8))
-            after = await b.memory.built_block(persona, room)
-            assert after.generation > before.generation
-            assert a.memory.supervisor.rooms[room].present == frozenset({7, 8})
-            scraped = a.memory.metrics.render().decode()
-            assert f"persona_memory_cluster_owned_personas {float(len(a.memory.worker.owned()))}" in scraped
-            assert f"persona_memory_cluster_events_taken {float(a.memory.inbox.taken)}" in scraped
-            assert a.memory.inbox.taken >= 1
-            with pytest.raises(InvalidInput, match="already"):
-                await a.memory.send(MemberJoined(room_id=room, user_id=8))
-            nursery.cancel_scope.cancel()
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        for k, persona in enumerate(PERSONAS):
+            await b.memory.send(_open(f"hall-{k}", persona, humans=(7,), private=False))
+        await _both_own_some(a, b)
+        persona = sorted(a.memory.worker.owned())[0]
+        room = f"hall-{PERSONAS.index(persona)}"
+        before = await b.memory.built_block(persona, room)
+        await b.memory.send(MemberJoined(room_id=room, user_id=8))
+        after = await b.memory.built_block(persona, room)
+        assert after.generation > before.generation
+        assert a.memory.supervisor.rooms[room].present == frozenset({7, 8})
+        scraped = a.memory.metrics.render().decode()
+        assert f"persona_memory_cluster_owned_personas {float(len(a.memory.worker.owned()))}" in scraped
+        assert f"persona_memory_cluster_events_taken {float(a.memory.inbox.taken)}" in scraped
+        assert a.memory.inbox.taken >= 1
+        with pytest.raises(InvalidInput, match="already"):
+            await a.memory.send(MemberJoined(room_id=room, user_id=8))
 
 
 async def test_a_killed_workers_personas_are_served_and_written_by_the_survivor(tmp_path: Path, postgres_url: str) -> None:
-    async with trio.open_nursery() as nursery:
-        async with running(tmp_path, postgres_url, nursery, "w-a") as a, \
-                running(tmp_path, postgres_url, nursery, "w-b") as b:
-            await _a_room_each(a, a, b, "den", 200)
-            lost = sorted(b.memory.worker.owned())
-            b.scope.cancel()  # as a crash: nothing released
-            persona = lost[0]
-            k = PERSONAS.index(persona)
-            await a.memory.post_line(f"den-{k}", f"u:{200 + k}", "I sing in a choir on Sundays.")
-            await a.memory.send(RoomWentQuiet(room_id=f"den-{k}"))
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        await _a_room_each(a, a, b, "den", 200)
+        lost = sorted(b.memory.worker.owned())
+        b.scope.cancel()  # as a crash: nothing released
+        persona = lost[0]
+        k = PERSONAS.index(persona)
+        await a.memory.post_line(f"den-{k}", f"u:{200 + k}", "I sing in a choir on Sundays.")
+        await a.memory.send(RoomWentQuiet(room_id=f"den-{k}"))
 
-            async def taken_over() -> bool:
-                return set(lost) <= set(a.memory.worker.owned())
+        async def taken_over() -> bool:
+            return set(lost) <= set(a.memory.worker.owned())
 
-            await until(taken_over, "the survivor owns the dead worker's personas")
-            block = await a.memory.block(persona, f"den-{k}")  # rebuilt from the stored room
-            assert isinstance(block, str)
+        await until(taken_over, "the survivor owns the dead worker's personas")
+        block = await a.memory.block(persona, f"den-{k}")  # rebuilt from the stored room
+        assert isinstance(block, str)
 
-            async def written() -> bool:
-                return len(await a.memory.memories_about(200 + k)) == 1
+        async def written() -> bool:
+            return len(await a.memory.memories_about(200 + k)) == 1
 
-            await until(written, "the survivor wrote the line the dead worker never did")
-            nursery.cancel_scope.cancel()
+        await until(written, "the survivor wrote the line the dead worker never did")
 
 
 async def test_no_worker_lets_a_room_flip_incognito_and_a_reopen_without_a_persona_archives_it_for_it(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    async with trio.open_nursery() as nursery:
-        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
-            await _a_room_each(a, a, b, "nook", 30)
-            with pytest.raises(InvalidInput, match="incognito"):
-                await b.memory.send(RoomOpened(room_id="nook-0", personas=(PERSONAS[0],), humans=frozenset({30}),
-                                               private=True, incognito=True, kit=None, topic=None))
-            # nook-1 reopened with another persona: the first one no longer has it.
-            first, other = PERSONAS[1], PERSONAS[2]
-            await b.memory.send(RoomOpened(room_id="nook-1", personas=(other,), humans=frozenset({31}),
-                                           private=True, incognito=False, kit=None, topic=None))
-            assert isinstance(await a.memory.block(other, "nook-1"), str)
-            with pytest.raises(InvalidInput, match="not in room"):
-                await a.memory.block(first, "nook-1")
-            nursery.cancel_scope.cancel()
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        await _a_room_each(a, a, b, "nook", 30)
+        with pytest.raises(InvalidInput, match="incognito"):
+            await b.memory.send(RoomOpened(room_id="nook-0", personas=(PERSONAS[0],), humans=frozenset({30}),
+                                           private=True, incognito=True, kit=None, topic=None))
+        # nook-1 reopened with another persona: the first one no longer has it.
+        first, other = PERSONAS[1], PERSONAS[2]
+        await b.memory.send(RoomOpened(room_id="nook-1", personas=(other,), humans=frozenset({31}),
+                                       private=True, incognito=False, kit=None, topic=None))
+        assert isinstance(await a.memory.block(other, "nook-1"), str)
+        with pytest.raises(InvalidInput, match="not in room"):
+            await a.memory.block(first, "nook-1")
 
 
 async def test_a_joining_worker_takes_its_share_and_serves_and_writes_it(tmp_path: Path, postgres_url: str) -> None:
-    async with trio.open_nursery() as nursery:
-        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
-            for k, persona in enumerate(PERSONAS):
-                await a.memory.send(_open(f"loft-{k}", persona, humans=(60 + k,)))
-                await a.memory.post_line(f"loft-{k}", f"u:{60 + k}", "I grow chillies on my balcony every summer.")
-            await _both_own_some(a, b)
-            async with running(tmp_path, postgres_url, nursery, "w-c") as c:
-                async def joined() -> bool:
-                    owners = [set(n.memory.worker.owned()) for n in (a, b, c)]
-                    return all(owners) and sum(map(len, owners)) == len(PERSONAS) and set().union(*owners) == set(PERSONAS)
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        for k, persona in enumerate(PERSONAS):
+            await a.memory.send(_open(f"loft-{k}", persona, humans=(60 + k,)))
+            await a.memory.post_line(f"loft-{k}", f"u:{60 + k}", "I grow chillies on my balcony every summer.")
+        await _both_own_some(a, b)
+        async with running(tmp_path, postgres_url, nursery, "w-c") as c:
+            async def joined() -> bool:
+                owners = [set(n.memory.worker.owned()) for n in (a, b, c)]
+                return all(owners) and sum(map(len, owners)) == len(PERSONAS) and set().union(*owners) == set(PERSONAS)
 
-                await until(joined, "the third worker took its share")
-                for k in range(len(PERSONAS)):
-                    await b.memory.send(RoomWentQuiet(room_id=f"loft-{k}"))
+            await until(joined, "the third worker took its share")
+            for k in range(len(PERSONAS)):
+                await b.memory.send(RoomWentQuiet(room_id=f"loft-{k}"))
 
-                async def all_written() -> bool:
-                    counts = [len(await a.memory.memories_about(60 + k)) for k in range(len(PERSONAS))]
-                    assert max(counts) <= 1, counts  # never twice
-                    return min(counts) == 1
+            async def all_written() -> bool:
+                counts = [len(await a.memory.memories_about(60 + k)) for k in range(len(PERSONAS))]
+                assert max(counts) <= 1, counts  # never twice
+                return min(counts) == 1
 
-                await until(all_written, "every persona wrote its line once")
-                persona = sorted(c.memory.worker.owned())[0]
-                k = PERSONAS.index(persona)
-                await a.memory.send(_open(f"loft-{k}", persona, humans=(60 + k,)))
-                assert "chillies" in await a.memory.block(persona, f"loft-{k}")
-            nursery.cancel_scope.cancel()
+            await until(all_written, "every persona wrote its line once")
+            persona = sorted(c.memory.worker.owned())[0]
+            k = PERSONAS.index(persona)
+            await a.memory.send(_open(f"loft-{k}", persona, humans=(60 + k,)))
+            assert "chillies" in await a.memory.block(persona, f"loft-{k}")
 
 
 async def test_lines_a_killed_worker_took_with_its_own_room_open_are_written_by_the_next_owner(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    async with trio.open_nursery() as nursery:
-        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
-            await _a_room_each(b, a, b, "attic", 120)
-            persona = sorted(b.memory.worker.owned())[0]
-            k = PERSONAS.index(persona)
-            # b opens a new room of its own persona, takes its lines and its quiet, and dies
-            # at once: before its writer or any background task of it could act on them.
-            await b.memory.send(_open(f"cellar-{k}", persona, humans=(120 + k,)))
-            await b.memory.post_line(f"cellar-{k}", f"u:{120 + k}", "I brew cider from the apples in our orchard.")
-            await b.memory.send(RoomWentQuiet(room_id=f"cellar-{k}"))
-            b.scope.cancel()
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        await _a_room_each(b, a, b, "attic", 120)
+        persona = sorted(b.memory.worker.owned())[0]
+        k = PERSONAS.index(persona)
+        # b opens a new room of its own persona, takes its lines and its quiet, and dies
+        # at once: before its writer or any background task of it could act on them.
+        await b.memory.send(_open(f"cellar-{k}", persona, humans=(120 + k,)))
+        await b.memory.post_line(f"cellar-{k}", f"u:{120 + k}", "I brew cider from the apples in our orchard.")
+        await b.memory.send(RoomWentQuiet(room_id=f"cellar-{k}"))
+        b.scope.cancel()
 
-            async def written() -> bool:
-                rows = await a.memory.memories_about(120 + k)
-                assert len(rows) <= 1
-                return len(rows) == 1 and "cider" in rows[0].text
+        async def written() -> bool:
+            rows = await a.memory.memories_about(120 + k)
+            assert len(rows) <= 1
+            return len(rows) == 1 and "cider" in rows[0].text
 
-            await until(written, "the survivor wrote the dead worker's last slice")
-            facts = await a.memory.room_facts([f"cellar-{k}"])
-            assert f"cellar-{k}" in facts  # the room is on the human's page too
-            nursery.cancel_scope.cancel()
+        await until(written, "the survivor wrote the dead worker's last slice")
+        facts = await a.memory.room_facts([f"cellar-{k}"])
+        assert f"cellar-{k}" in facts  # the room is on the human's page too
 
 
 async def test_a_delete_at_a_worker_that_does_not_own_the_persona_purges_the_owners_block_at_once(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    async with trio.open_nursery() as nursery:
-        async with running(tmp_path, postgres_url, nursery, "w-a") as a, running(tmp_path, postgres_url, nursery, "w-b") as b:
-            await _a_room_each(a, a, b, "porch", 80)
-            persona = sorted(b.memory.worker.owned())[0]
-            k = PERSONAS.index(persona)
-            uid, room = 80 + k, f"porch-{k}"
-            await a.memory.post_line(room, f"u:{uid}", "I restore old pinball machines in my garage.")
-            await a.memory.send(RoomWentQuiet(room_id=room))
-            await a.memory.drain()
-            await a.memory.send(_open(room, persona, humans=(uid,)))
-            before = await b.memory.built_block(persona, room)
-            assert "pinball" in before.text
-            [row] = await a.memory.memories_about(uid)
-            await a.memory.delete_memory(uid, row.id)  # at a, which does not own the persona
-            assert await a.memory.memories_about(uid) == []
-            # The room did not change (same generation), and the line is gone from b's cache.
-            after = await b.memory.built_block(persona, room)
-            assert after.generation == before.generation and "pinball" not in after.text
-            assert "pinball" not in await a.memory.block(persona, room)
-            # An undo and a clear-all at a run at b too, and answer what they did.
-            await a.memory.post_line(room, f"u:{uid}", "I coach a junior chess club on Thursdays.")
-            await a.memory.send(RoomWentQuiet(room_id=room))
-            await a.memory.drain()
-            [notice] = [n for n in await a.memory.notices(uid) if any(
-                "chess" in r.text for r in await a.memory.memories_about(uid) if r.id in n.memory_ids)]
-            assert await a.memory.undo(uid, notice.id) == list(notice.memory_ids)
-            await a.memory.post_line(room, f"u:{uid}", "I keep two tortoises in the back garden.")
-            await a.memory.send(RoomWentQuiet(room_id=room))
-            await a.memory.drain()
-            assert await a.memory.clear_memories(uid) == 1 and await a.memory.memories_about(uid) == []
-            nursery.cancel_scope.cancel()
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        await _a_room_each(a, a, b, "porch", 80)
+        persona = sorted(b.memory.worker.owned())[0]
+        k = PERSONAS.index(persona)
+        uid, room = 80 + k, f"porch-{k}"
+        await a.memory.post_line(room, f"u:{uid}", "I restore old pinball machines in my garage.")
+        await a.memory.send(RoomWentQuiet(room_id=room))
+        await a.memory.drain()
+        await a.memory.send(_open(room, persona, humans=(uid,)))
+        before = await b.memory.built_block(persona, room)
+        assert "pinball" in before.text
+        [row] = await a.memory.memories_about(uid)
+        await a.memory.delete_memory(uid, row.id)  # at a, which does not own the persona
+        assert await a.memory.memories_about(uid) == []
+        # The room did not change (same generation), and the line is gone from b's cache.
+        after = await b.memory.built_block(persona, room)
+        assert after.generation == before.generation and "pinball" not in after.text
+        assert "pinball" not in await a.memory.block(persona, room)
+        # An undo and a clear-all at a run at b too, and answer what they did.
+        await a.memory.post_line(room, f"u:{uid}", "I coach a junior chess club on Thursdays.")
+        await a.memory.send(RoomWentQuiet(room_id=room))
+        await a.memory.drain()
+        [notice] = [n for n in await a.memory.notices(uid) if any(
+            "chess" in r.text for r in await a.memory.memories_about(uid) if r.id in n.memory_ids)]
+        assert await a.memory.undo(uid, notice.id) == list(notice.memory_ids)
+        await a.memory.post_line(room, f"u:{uid}", "I keep two tortoises in the back garden.")
+        await a.memory.send(RoomWentQuiet(room_id=room))
+        await a.memory.drain()
+        assert await a.memory.clear_memories(uid) == 1 and await a.memory.memories_about(uid) == []
 
 
 async def test_a_worker_that_does_not_hold_a_lease_writes_nothing_for_it(tmp_path: Path, postgres_url: str) -> None:
