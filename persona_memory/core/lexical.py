@@ -118,6 +118,8 @@ class Weighed:
     ceiling: float
 
 
+EMPTY_SLOTS = np.zeros(0, dtype=np.int64)
+EMPTY_WEIGHTS = np.zeros(0, dtype=np.float64)
 WEIGHED_LIMIT = 4096
 """How many terms a ``Counted`` remembers what they add before forgetting all of them."""
 
@@ -240,6 +242,19 @@ class LexicalIndex:
             weights = np.concatenate([w.weights for w in found])
         out = np.bincount(slots, weights=weights, minlength=n)
         return out / ceiling if ceiling > 0 else out
+
+    def candidate_hits(self, query: Sequence[str], counted: Counted) -> tuple[np.ndarray, np.ndarray, float]:
+        """``candidate_relevance`` before it is summed: the slots (in the candidates' order) of
+        every candidate that holds a query term, term after term, the BM25 weight each term
+        gives it there, and the query's ceiling. For a caller that needs a few candidates'
+        relevance: ``np.bincount`` of a subset of the weights, divided by the ceiling, gives
+        those candidates' values, the same bits."""
+        found, ceiling = self._weighed(query, counted)
+        if not found:
+            return EMPTY_SLOTS, EMPTY_WEIGHTS, 0.0
+        if len(found) == 1:
+            return found[0].slots, found[0].weights, ceiling
+        return (np.concatenate([w.slots for w in found]), np.concatenate([w.weights for w in found]), ceiling)
 
     def _bm25(self, query: Sequence[str], counted: Counted) -> tuple[np.ndarray, float]:
         """The scores of every text and the query's ceiling (see ``relevance``): the weights

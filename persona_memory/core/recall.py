@@ -115,26 +115,65 @@ def _ranked(
     relevance (``-inf`` for rows already in the block), and whether that is every candidate
     (exact) or the second stage's shortlist."""
     positions = seen.positions
-    rough = None
     if shortlist and positions.size >= SHORTLIST_FROM and positions.size > shortlist:
         head = table.candidate_head_cosine(query, seen.rows)
         if head is not None:
-            words = table.lexical.candidate_relevance(query.terms, seen.rows.counted)
-            rough = ranking.hybrid(head, words, share)
-    fused = relevance_at(table, positions, query, share, seen.rows) if rough is None else rough
-    if shown:
-        where = table.position
-        known = np.array([where[i] for i in shown if i in where], dtype=np.int64)
-        counted = seen.rows.counted
-        known = known[counted.inside[known]]  # the block's rows this room may see now
-        fused[counted.slot_of(known)] = -np.inf  # already in the block: never recalled
-    if rough is None or shortlist is None:
-        return positions, fused, True
+            return _two_stages(table, seen, query, shown, share, shortlist, head)
+    fused = relevance_at(table, positions, query, share, seen.rows)
+    _leave_out(fused, table, seen, shown)
+    return positions, fused, True
+
+
+def _two_stages(
+    table: RowTable, seen: Candidates, query: Topic, shown: Collection[int], share: float, shortlist: int,
+    head: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The shortlist and its exact hybrid relevance: the first stage ranks every candidate by
+    the head cosine and the exact BM25 term, the second ranks the best of them exactly."""
+    slots, weights, ceiling = table.lexical.candidate_hits(query.terms, seen.rows.counted)
+    rough = _rough(head, slots, weights, ceiling, share)
+    _leave_out(rough, table, seen, shown)
     depth = max(shortlist, rough.size // SHORTLIST_SHARE)
     short = np.sort(np.argpartition(rough, rough.size - depth)[rough.size - depth:])
-    exact = ranking.hybrid(table.candidate_cosine_of(query, seen.rows, short), words[short], share)
+    words = _words_at(short, slots, weights, ceiling, rough.size)
+    exact = ranking.hybrid(table.candidate_cosine_of(query, seen.rows, short), words, share)
     exact[rough[short] == -np.inf] = -np.inf
-    return positions[short], exact, False
+    return seen.positions[short], exact, False
+
+
+def _rough(head: np.ndarray, slots: np.ndarray, weights: np.ndarray, ceiling: float, share: float) -> np.ndarray:
+    """The first stage's score, in place on ``head`` (``float32``): ``ranking.hybrid`` of the
+    head cosine and the BM25 relevance divided by ``1 - share`` — the same order, with the
+    lexical term added only where a candidate holds a query term."""
+    np.maximum(head, 0.0, out=head)
+    if share >= 1.0:
+        head.fill(0.0)
+        scale = 1.0
+    else:
+        scale = share / (1.0 - share)
+    if slots.size and scale:
+        np.add.at(head, slots, (weights * (scale / ceiling if ceiling > 0 else scale)).astype(np.float32))
+    return head
+
+
+def _words_at(short: np.ndarray, slots: np.ndarray, weights: np.ndarray, ceiling: float, n: int) -> np.ndarray:
+    """The BM25 relevance (``LexicalIndex.candidate_relevance``, the same bits) of the
+    candidates at ``short``, out of ``n``, from the query's hits."""
+    if not slots.size:
+        return np.zeros(short.size, dtype=np.float64)
+    out = np.bincount(slots, weights=weights, minlength=n)[short]
+    return out / ceiling if ceiling > 0 else out
+
+
+def _leave_out(scores: np.ndarray, table: RowTable, seen: Candidates, shown: Collection[int]) -> None:
+    """Set the rows already in the room's block to ``-inf``: the note never repeats them."""
+    if not shown:
+        return
+    where = table.position
+    known = np.array([where[i] for i in shown if i in where], dtype=np.int64)
+    counted = seen.rows.counted
+    known = known[counted.inside[known]]  # the block's rows this room may see now
+    scores[counted.slot_of(known)] = -np.inf
 
 
 SORTED_FIRST = 64

@@ -319,8 +319,12 @@ class RowTable:
 
     def candidate_head_cosine(self, topic: Topic, among: Among) -> np.ndarray | None:
         """Each candidate's cosine to ``topic`` over the leading ``HEAD_DIMS`` dimensions alone
-        (both vectors cut there, each at its own norm; 0 where there is no vector): a quarter
-        of ``candidate_cosine``'s bytes. ``None`` when this embedder's vectors have no head."""
+        (both vectors cut there, each at its own norm; 0 where there is no vector), as
+        ``float32``: a quarter of ``candidate_cosine``'s bytes, for a first stage that only
+        picks a shortlist. ``None`` when this embedder's vectors have no head.
+
+        The spans' products are written end to end into one buffer and read out in the
+        candidates' order: no joined copy, no second precision."""
         matrix = self.heads.get(topic.embedder)
         if matrix is None:
             return None
@@ -328,15 +332,15 @@ class RowTable:
         norm = float(np.sqrt(query @ query))
         plan = self._plan(topic.embedder, among)
         if not plan.rows or norm == 0.0:
-            return np.zeros(among.positions.size, dtype=np.float64)
+            return np.zeros(among.positions.size, dtype=np.float32)
         query = query / np.float32(norm)
+        products = np.empty(plan.rows, dtype=np.float32)
         with one_thread(plan.rows):
-            if len(plan.spans) == 1:
-                start, end = plan.spans[0]
-                products = matrix[start:end] @ query
-            else:
-                products = np.concatenate([matrix[start:end] @ query for start, end in plan.spans])
-        out = products[plan.at].astype(np.float64)
+            offset = 0
+            for start, end in plan.spans:
+                np.matmul(matrix[start:end], query, out=products[offset:offset + end - start])
+                offset += end - start
+        out = products[plan.at]
         if plan.missing is not None:
             out[plan.missing] = 0.0
         return out
