@@ -21,6 +21,11 @@ Rules:
   each row's subject and counterpart. A chunk may still hold rows closed since it was made;
   their ids are in ``dead`` and they are skipped. ``applied`` adds a chunk for the new
   rows; when there are more than ``MAX_CHUNKS`` it merges them into one, without closed rows.
+  A merged matrix lies in a buffer with room after it (``core.table.appended``): the next
+  merge writes the new rows after it when the first chunk lost no row, so a merge costs what
+  the small chunks hold, not every vector; a chunk that lost rows is copied once, compacted.
+  Either way the merged chunk holds the rows the concatenation of the chunks without the
+  closed ones would, in that order: the same products.
 - ``from_rows`` decodes the vectors itself, in one batch per dimension; ``from_spaces`` takes
   vectors already decoded (the read path's table), without copying them. Making one reads every
   row's slots (about 25 µs a row the first time a text is seen), so the actor hands the write
@@ -36,6 +41,7 @@ import attrs
 import numpy as np
 
 from .. import ids
+from ..core.table import GROWTH, Room, appended
 from ..embedding.vectors import unit_rows
 from ..rows import MemoryRow
 from .slots import Slot, readings
@@ -104,11 +110,13 @@ class Layered(Mapping):
 
 @attrs.frozen(eq=False)
 class Chunk:
-    """Unit vectors of one embedder (``matrix``, n × d float32), their row ids and pair codes."""
+    """Unit vectors of one embedder (``matrix``, n × d float32), their row ids and pair codes;
+    ``room``: the buffer a merged matrix lies in (``None`` for any other)."""
 
     ids: np.ndarray
     pairs: np.ndarray
     matrix: np.ndarray
+    room: Room | None = None
 
 
 @attrs.frozen(eq=False)
@@ -278,8 +286,15 @@ def _merged(chunks: Sequence[Chunk], dead: np.ndarray) -> Chunk:
     are not ``dead`` (the rows a chunk holds are open until closed, and then ``dead``)."""
     row_ids = np.concatenate([c.ids for c in chunks])
     keep = np.isin(row_ids, dead, invert=True)
-    return Chunk(
-        row_ids[keep],
-        np.concatenate([c.pairs for c in chunks])[keep],
-        np.concatenate([c.matrix for c in chunks])[keep],
-    )
+    first, size = chunks[0], len(chunks[0].ids)
+    more = np.concatenate([c.matrix for c in chunks[1:]])[keep[size:]]
+    if keep[:size].all():
+        matrix, room = appended(first.matrix, first.room, more)
+    else:  # compacted straight into a buffer with room after it
+        kept = int(np.count_nonzero(keep[:size]))
+        total = kept + len(more)
+        buffer = np.empty((max(int(total * GROWTH), total + 64), first.matrix.shape[1]), dtype=first.matrix.dtype)
+        np.compress(keep[:size], first.matrix, axis=0, out=buffer[:kept])
+        buffer[kept:total] = more
+        matrix, room = buffer[:total], Room(buffer, total)
+    return Chunk(row_ids[keep], np.concatenate([c.pairs for c in chunks])[keep], matrix, room)
