@@ -117,6 +117,22 @@ class Chunk:
     pairs: np.ndarray
     matrix: np.ndarray
     room: Room | None = None
+    memo: dict = attrs.field(factory=dict, repr=False)  # what ``open_mask`` sorts, once
+
+    def open_mask(self, dead: np.ndarray) -> np.ndarray:
+        """``np.isin(self.ids, dead, invert=True)`` (a chunk's ids are distinct): a chunk is
+        read by many slices, so its ids are sorted once and each slice looks up its few
+        ``dead`` ids instead of testing every row."""
+        known = self.memo.get("sorted")
+        if known is None:
+            order = np.argsort(self.ids, kind="stable")
+            known = self.memo["sorted"] = (order, self.ids[order])
+        order, ascending = known
+        mask = np.ones(len(self.ids), dtype=bool)
+        if dead.size and len(ascending):
+            at = np.minimum(np.searchsorted(ascending, dead), len(ascending) - 1)
+            mask[order[at[ascending[at] == dead]]] = False
+        return mask
 
 
 @attrs.frozen(eq=False)
