@@ -280,3 +280,21 @@ def test_merged_chunks_hold_the_open_rows_and_leave_earlier_indexes_as_they_were
         saved_open.add(n)
     assert offered(fork) == expected(saved_open)
     assert offered(index) == expected(open_ids)
+
+
+def test_vectors_the_actor_decoded_give_the_index_decoding_them_itself_gives() -> None:
+    from persona_memory.actors.row_index import decode_unit_rows
+
+    rows = []
+    for n in range(1, 13):
+        blob, scale = quantize(unit(1.0, n / 10.0, (n % 4) / 3.0))
+        rows.append(attrs.evolve(row(n, f"u:42 planted {n} tulips.", embedder="e1" if n % 3 else "e2"),
+                                 embedding=blob, embedding_scale=scale))
+    decoded = dict(zip((r.id for r in rows), decode_unit_rows(rows, 3)))
+    base = RouteIndex.from_rows(1, [row(100, "u:42 lives in Berlin.", embedder=None)])
+    itself = base.applied(rows, [], version=2)
+    given = base.applied(rows, [], version=2, unit_vectors=decoded)
+    for name in ("e1", "e2"):
+        (a,), (b,) = itself.spaces[name], given.spaces[name]
+        assert np.array_equal(a.ids, b.ids) and np.array_equal(a.pairs, b.pairs)
+        assert a.matrix.dtype == b.matrix.dtype and np.array_equal(a.matrix, b.matrix)

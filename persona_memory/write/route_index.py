@@ -180,11 +180,20 @@ class RouteIndex:
         index = cls(version, Layered(), Layered(), Layered(), chunks, pairs, dead)
         return index._with(list(rows.values()), {}, (), vectors_known=True)
 
-    def applied(self, added: Sequence[MemoryRow], closed: Iterable[int], version: int | None) -> RouteIndex:
+    def applied(
+        self,
+        added: Sequence[MemoryRow],
+        closed: Iterable[int],
+        version: int | None,
+        unit_vectors: Mapping[int, np.ndarray] | None = None,
+    ) -> RouteIndex:
         """This index with ``added`` (new open rows, with ids and their stored vectors) and
-        without the ``closed`` row ids, at ``version``."""
+        without the ``closed`` row ids, at ``version``; ``unit_vectors``: the rows' vectors
+        already decoded (by id, as ``_decoded`` gives them: the actor's table decoded them),
+        so they are not decoded twice."""
         added = [r for r in added if r.valid_to is None and r.id is not None]
-        return attrs.evolve(self._with(added, _decoded(added), tuple(closed)), version=version)
+        vectors = _decoded(added) if unit_vectors is None else _stacked(added, unit_vectors)
+        return attrs.evolve(self._with(added, vectors, tuple(closed)), version=version)
 
     def _with(
         self,
@@ -295,6 +304,19 @@ def _decoded(rows: Sequence[MemoryRow]) -> dict[str, tuple[np.ndarray, np.ndarra
         scales = np.array([r.embedding_scale for r in batch], dtype=np.float32)
         out[name] = (np.array([r.id for r in batch], dtype=np.int64), unit_rows(q.astype(np.float32) * scales[:, None]))
     return out
+
+
+def _stacked(rows: Sequence[MemoryRow], unit_vectors: Mapping[int, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``_decoded(rows)`` from vectors decoded elsewhere (each row's unit vector by id; a
+    row's normalisation does not depend on the rows decoded with it)."""
+    groups: dict[tuple[str, int], list[MemoryRow]] = {}
+    for row in rows:
+        if row.embedder is not None and row.embedding is not None and row.embedding_scale is not None:
+            groups.setdefault((row.embedder, len(row.embedding)), []).append(row)
+    return {
+        name: (np.array([r.id for r in batch], dtype=np.int64), np.stack([unit_vectors[r.id] for r in batch]))  # type: ignore[index]
+        for (name, _), batch in groups.items()
+    }
 
 
 def _merged(chunks: Sequence[Chunk], dead: np.ndarray) -> Chunk:
