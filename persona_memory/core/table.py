@@ -40,8 +40,8 @@ Rules:
   the first table extended from it; so no table's rows ever change, and a write does not copy
   every vector. So do its per-row columns of objects (``ids``, ``kinds``, ``lines``,
   ``lengths``: tuples after a load, object arrays grown the same way after a write), so a
-  write neither copies nor frees a reference per row. A closed row keeps its position until the next full load: it
-  belongs to no group, so no build sees it.
+  write neither copies nor frees a reference per row. A closed row keeps its position until
+  the next full load: it belongs to no group, so no build sees it.
 """
 
 from __future__ import annotations
@@ -409,7 +409,7 @@ class RowTable:
                 heads[name] = _head(matrix)
         position = dict(self.position)
         position.update((row_id, pos + base) for row_id, pos in new.position.items())
-        columns = {}
+        columns: dict[str, np.ndarray] = {}
         for column in ("ids", "kinds", "lines", "lengths"):
             columns[column], rooms[("column", column)] = _grown(
                 getattr(self, column), self.rooms.get(("column", column)), getattr(new, column)
