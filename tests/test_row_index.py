@@ -237,3 +237,30 @@ def test_a_touch_changes_recency_only_and_keeps_the_rows_each_audience_sees() ->
     assert after is before  # remembered across the touch
     np.testing.assert_array_equal(after.positions, [0, 2])
     assert index.table.stamps[2] == NOW.timestamp() and index.table.stamps[0] != NOW.timestamp()
+
+
+def test_tables_extended_from_one_table_each_keep_their_own_rows() -> None:
+    """A write grows the table's columns in place, after the rows of the newest table: a table
+    extended from an older one (a fork) gets its own copy, and neither sees the other's rows."""
+    from persona_memory.core.table import RowTable
+
+    def written(text: str) -> pm.MemoryRow:
+        return make_row(text=text, vector=[1.0, 0.2, 0.0])
+
+    def columns(table: RowTable) -> tuple[list, ...]:
+        return list(table.ids), list(table.kinds), list(table.lines), list(table.lengths)
+
+    loaded = [written(f"u:42 walked {n} miles by the canal.") for n in range(1, 6)]
+    kettle, hallway, bicycle = (
+        written("u:42 bought a blue kettle."), written("u:42 repainted the hallway green."),
+        written("u:42 sold the old bicycle."),
+    )
+    base = RowTable.from_rows(loaded, {}, {})
+    one = base.extended([kettle], {}, {}, [])
+    two = one.extended([hallway], {}, {}, [])
+    fork = one.extended([bicycle], {}, {}, [loaded[0].id])  # a closed row keeps its place
+    assert columns(base) == columns(RowTable.from_rows(loaded, {}, {}))
+    assert columns(one) == columns(RowTable.from_rows([*loaded, kettle], {}, {}))
+    assert columns(two) == columns(RowTable.from_rows([*loaded, kettle, hallway], {}, {}))
+    assert columns(fork) == columns(RowTable.from_rows([*loaded, kettle, bicycle], {}, {}))
+    assert len(base) == 5 and len(one) == 6 and len(two) == len(fork) == 7

@@ -244,3 +244,57 @@ def test_the_best_neighbours_are_offered_across_many_small_writes() -> None:
         cosine = {n: float(v @ query / np.linalg.norm(v)) for n, v in decoded.items()}
         expected = sorted(cosine, key=lambda n: (-round(cosine[n], 5), n))[:limit]
         assert [r.id for r in found] == expected
+
+
+def test_merged_chunks_hold_the_open_rows_and_leave_earlier_indexes_as_they_were() -> None:
+    # rows written one per write, some closed later: merges happen with and without a closed
+    # row in the first chunk, and an index forked from an earlier one must not see the rows
+    # the other fork wrote into the merged buffer
+    def vector_row(n: int) -> MemoryRow:
+        blob, scale = quantize(unit(1.0, ((n * 37) % 50) / 100.0, (n % 7) / 10.0))
+        return attrs.evolve(row(n, f"u:42 swam {n} lengths at the lido."), embedding=blob, embedding_scale=scale)
+
+    def offered(index: RouteIndex) -> list[int]:
+        swim = Candidate(subject="u:42", kind="event", text="u:42 swam 0 lengths.", importance=4, evidence=(1,))
+        return [r.id for r in neighbours([swim], unit(1.0, 0.0, 0.0)[None, :], "e1", index, limit=40, min_cosine=0.0)[0]]
+
+    def expected(open_ids: set[int]) -> list[int]:
+        return offered(RouteIndex.from_rows(1, [vector_row(n) for n in sorted(open_ids)]))
+
+    index = RouteIndex.from_rows(1, [vector_row(n) for n in range(1, 21)])
+    open_ids = set(range(1, 21))
+    saved = None
+    for n in range(21, 61):
+        closed = [n - 20] if n % 5 == 0 else []  # now and then a row of the first chunk closes
+        index = index.applied([vector_row(n)], closed, version=n)
+        open_ids = (open_ids | {n}) - set(closed)
+        if n == 40:
+            saved, saved_open = index, set(open_ids)
+        assert sorted(index.rows) == sorted(open_ids)
+    assert len(index.spaces["e1"]) <= 9
+    assert offered(index) == expected(open_ids)
+    assert saved is not None
+    fork = saved
+    for n in range(61, 75):  # the other fork writes into what it shares with the first
+        fork = fork.applied([vector_row(n)], [], version=n)
+        saved_open.add(n)
+    assert offered(fork) == expected(saved_open)
+    assert offered(index) == expected(open_ids)
+
+
+def test_vectors_the_actor_decoded_give_the_index_decoding_them_itself_gives() -> None:
+    from persona_memory.actors.row_index import decode_unit_rows
+
+    rows = []
+    for n in range(1, 13):
+        blob, scale = quantize(unit(1.0, n / 10.0, (n % 4) / 3.0))
+        rows.append(attrs.evolve(row(n, f"u:42 planted {n} tulips.", embedder="e1" if n % 3 else "e2"),
+                                 embedding=blob, embedding_scale=scale))
+    decoded = dict(zip((r.id for r in rows), decode_unit_rows(rows, 3)))
+    base = RouteIndex.from_rows(1, [row(100, "u:42 lives in Berlin.", embedder=None)])
+    itself = base.applied(rows, [], version=2)
+    given = base.applied(rows, [], version=2, unit_vectors=decoded)
+    for name in ("e1", "e2"):
+        (a,), (b,) = itself.spaces[name], given.spaces[name]
+        assert np.array_equal(a.ids, b.ids) and np.array_equal(a.pairs, b.pairs)
+        assert a.matrix.dtype == b.matrix.dtype and np.array_equal(a.matrix, b.matrix)

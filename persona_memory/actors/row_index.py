@@ -119,7 +119,7 @@ class RowIndex:
         self.table = self.table.extended(added, vectors, self.replaced, closed_ids, posted.said)
         self.version = posted.versions[1]
         if self._routing is not None:
-            self._routing = self._routing.applied(added, closed_ids, self.version)
+            self._routing = self._routing.applied(added, closed_ids, self.version, vectors)
         return True
 
     def _forget(self) -> bool:

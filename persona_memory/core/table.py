@@ -38,14 +38,16 @@ Rules:
   preparing the others again. Its matrices grow in place (``appended``): a table's matrix is
   a view of the first rows of a larger buffer, and the rows after them are written once, by
   the first table extended from it; so no table's rows ever change, and a write does not copy
-  every vector. A closed row keeps its position until the next full load: it
-  belongs to no group, so no build sees it.
+  every vector. So do its per-row columns of objects (``ids``, ``kinds``, ``lines``,
+  ``lengths``: tuples after a load, object arrays grown the same way after a write), so a
+  write neither copies nor frees a reference per row. A closed row keeps its position until
+  the next full load: it belongs to no group, so no build sees it.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -131,10 +133,10 @@ class RowTable:
     the vectors of the groups it may see.
     """
 
-    ids: tuple[int, ...]
-    kinds: tuple[str, ...]
-    lines: tuple[str, ...]
-    lengths: tuple[int, ...]
+    ids: Sequence[int]  # each of these four: a tuple after a load, an object array after a write
+    kinds: Sequence[str]
+    lines: Sequence[str]
+    lengths: Sequence[int]
     length_array: np.ndarray
     importance: np.ndarray
     stamps: np.ndarray
@@ -411,11 +413,13 @@ class RowTable:
                 heads[name] = _head(matrix)
         position = dict(self.position)
         position.update((row_id, pos + base) for row_id, pos in new.position.items())
+        columns: dict[str, np.ndarray] = {}
+        for column in ("ids", "kinds", "lines", "lengths"):
+            columns[column], rooms[("column", column)] = _grown(
+                getattr(self, column), self.rooms.get(("column", column)), getattr(new, column)
+            )
         return RowTable(
-            ids=self.ids + new.ids,
-            kinds=self.kinds + new.kinds,
-            lines=self.lines + new.lines,
-            lengths=self.lengths + new.lengths,
+            **columns,
             length_array=np.concatenate([self.length_array, new.length_array]),
             importance=np.concatenate([self.importance, new.importance]),
             stamps=np.concatenate([self.stamps, new.stamps]),
@@ -481,6 +485,19 @@ def appended(matrix: np.ndarray, room: Room | None, rows: np.ndarray) -> tuple[n
     buffer[:n] = matrix
     buffer[n : n + k] = rows
     return buffer[: n + k], Room(buffer, n + k)
+
+
+def _grown(column: Sequence[object], room: Room | None, more: Sequence[object]) -> tuple[np.ndarray, Room]:
+    """``appended`` for a column of objects (a tuple from a load becomes an object array)."""
+    if not isinstance(column, np.ndarray):
+        column, room = _objects(column), None
+    return appended(column, room, _objects(more))
+
+
+def _objects(items: Sequence[object]) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 def _keeps_head(name: str, matrix: np.ndarray) -> bool:

@@ -21,6 +21,11 @@ Rules:
   each row's subject and counterpart. A chunk may still hold rows closed since it was made;
   their ids are in ``dead`` and they are skipped. ``applied`` adds a chunk for the new
   rows; when there are more than ``MAX_CHUNKS`` it merges them into one, without closed rows.
+  A merged matrix lies in a buffer with room after it (``core.table.appended``): the next
+  merge writes the new rows after it when the first chunk lost no row, so a merge costs what
+  the small chunks hold, not every vector; a chunk that lost rows is copied once, compacted.
+  Either way the merged chunk holds the rows the concatenation of the chunks without the
+  closed ones would, in that order: the same products.
 - ``from_rows`` decodes the vectors itself, in one batch per dimension; ``from_spaces`` takes
   vectors already decoded (the read path's table), without copying them. Making one reads every
   row's slots (about 25 µs a row the first time a text is seen), so the actor hands the write
@@ -36,6 +41,7 @@ import attrs
 import numpy as np
 
 from .. import ids
+from ..core.table import GROWTH, Room, appended
 from ..embedding.vectors import unit_rows
 from ..rows import MemoryRow
 from .slots import Slot, readings
@@ -104,11 +110,29 @@ class Layered(Mapping):
 
 @attrs.frozen(eq=False)
 class Chunk:
-    """Unit vectors of one embedder (``matrix``, n × d float32), their row ids and pair codes."""
+    """Unit vectors of one embedder (``matrix``, n × d float32), their row ids and pair codes;
+    ``room``: the buffer a merged matrix lies in (``None`` for any other)."""
 
     ids: np.ndarray
     pairs: np.ndarray
     matrix: np.ndarray
+    room: Room | None = None
+    memo: dict = attrs.field(factory=dict, repr=False)  # what ``open_mask`` sorts, once
+
+    def open_mask(self, dead: np.ndarray) -> np.ndarray:
+        """``np.isin(self.ids, dead, invert=True)`` (a chunk's ids are distinct): a chunk is
+        read by many slices, so its ids are sorted once and each slice looks up its few
+        ``dead`` ids instead of testing every row."""
+        known = self.memo.get("sorted")
+        if known is None:
+            order = np.argsort(self.ids, kind="stable")
+            known = self.memo["sorted"] = (order, self.ids[order])
+        order, ascending = known
+        mask = np.ones(len(self.ids), dtype=bool)
+        if dead.size and len(ascending):
+            at = np.minimum(np.searchsorted(ascending, dead), len(ascending) - 1)
+            mask[order[at[ascending[at] == dead]]] = False
+        return mask
 
 
 @attrs.frozen(eq=False)
@@ -156,11 +180,20 @@ class RouteIndex:
         index = cls(version, Layered(), Layered(), Layered(), chunks, pairs, dead)
         return index._with(list(rows.values()), {}, (), vectors_known=True)
 
-    def applied(self, added: Sequence[MemoryRow], closed: Iterable[int], version: int | None) -> RouteIndex:
+    def applied(
+        self,
+        added: Sequence[MemoryRow],
+        closed: Iterable[int],
+        version: int | None,
+        unit_vectors: Mapping[int, np.ndarray] | None = None,
+    ) -> RouteIndex:
         """This index with ``added`` (new open rows, with ids and their stored vectors) and
-        without the ``closed`` row ids, at ``version``."""
+        without the ``closed`` row ids, at ``version``; ``unit_vectors``: the rows' vectors
+        already decoded (by id, as ``_decoded`` gives them: the actor's table decoded them),
+        so they are not decoded twice."""
         added = [r for r in added if r.valid_to is None and r.id is not None]
-        return attrs.evolve(self._with(added, _decoded(added), tuple(closed)), version=version)
+        vectors = _decoded(added) if unit_vectors is None else _stacked(added, unit_vectors)
+        return attrs.evolve(self._with(added, vectors, tuple(closed)), version=version)
 
     def _with(
         self,
@@ -273,13 +306,33 @@ def _decoded(rows: Sequence[MemoryRow]) -> dict[str, tuple[np.ndarray, np.ndarra
     return out
 
 
+def _stacked(rows: Sequence[MemoryRow], unit_vectors: Mapping[int, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``_decoded(rows)`` from vectors decoded elsewhere (each row's unit vector by id; a
+    row's normalisation does not depend on the rows decoded with it)."""
+    groups: dict[tuple[str, int], list[MemoryRow]] = {}
+    for row in rows:
+        if row.embedder is not None and row.embedding is not None and row.embedding_scale is not None:
+            groups.setdefault((row.embedder, len(row.embedding)), []).append(row)
+    return {
+        name: (np.array([r.id for r in batch], dtype=np.int64), np.stack([unit_vectors[r.id] for r in batch]))  # type: ignore[index]
+        for (name, _), batch in groups.items()
+    }
+
+
 def _merged(chunks: Sequence[Chunk], dead: np.ndarray) -> Chunk:
     """One chunk of the rows of ``chunks`` (all of one dimension) still open: those whose ids
     are not ``dead`` (the rows a chunk holds are open until closed, and then ``dead``)."""
     row_ids = np.concatenate([c.ids for c in chunks])
     keep = np.isin(row_ids, dead, invert=True)
-    return Chunk(
-        row_ids[keep],
-        np.concatenate([c.pairs for c in chunks])[keep],
-        np.concatenate([c.matrix for c in chunks])[keep],
-    )
+    first, size = chunks[0], len(chunks[0].ids)
+    more = np.concatenate([c.matrix for c in chunks[1:]])[keep[size:]]
+    if keep[:size].all():
+        matrix, room = appended(first.matrix, first.room, more)
+    else:  # compacted straight into a buffer with room after it
+        kept = int(np.count_nonzero(keep[:size]))
+        total = kept + len(more)
+        buffer = np.empty((max(int(total * GROWTH), total + 64), first.matrix.shape[1]), dtype=first.matrix.dtype)
+        np.compress(keep[:size], first.matrix, axis=0, out=buffer[:kept])
+        buffer[kept:total] = more
+        matrix, room = buffer[:total], Room(buffer, total)
+    return Chunk(row_ids[keep], np.concatenate([c.pairs for c in chunks])[keep], matrix, room)

@@ -92,28 +92,36 @@ def neighbours(
     if wanted and chunks and len(vectors):
         query = np.asarray(vectors, dtype=np.float32)[wanted]
         hits: list[list[tuple[float, int]]] = [[] for _ in candidates]
-        for row_ids, pairs, scores, sorts in _scored(chunks, query, 4 * limit):
+        columns_of: dict[int, list[int]] = {}
+        for column, i in enumerate(wanted):
+            columns_of.setdefault(codes[i], []).append(column)  # type: ignore[arg-type]
+        for row_ids, pairs, scores, sorts, open_rows in _scored(chunks, query, 4 * limit, index.dead):
             by_candidate = np.ascontiguousarray(scores.T)  # the same numbers, a candidate's in a row
-            near_enough = by_candidate >= min_cosine
-            open_rows = np.isin(row_ids, index.dead, invert=True) if index.dead.size else None
-            masks: dict[int, np.ndarray] = {}
-            for column, i in enumerate(wanted):
-                code = codes[i]
-                assert code is not None
-                mask = masks.get(code)
-                if mask is None:
-                    mask = masks[code] = pairs == code if open_rows is None else (pairs == code) & open_rows
-                found = np.flatnonzero(near_enough[column] & mask)
-                if not found.size:
-                    continue
-                mine = by_candidate[column, found]
-                if sorts and len(found) > 4 * limit:  # only the best can be offered: sort those alone
-                    best = np.argpartition(-mine, 4 * limit)[: 4 * limit]
-                    found, mine = found[best], mine[best]
-                hits[i].extend(zip((-mine).tolist(), row_ids[found].tolist()))
+            for code, columns in columns_of.items():
+                mask = pairs == code if open_rows is None else (pairs == code) & open_rows
+                # every candidate of this subject at once: the rows near enough to each, in order
+                which, where = np.divmod(np.flatnonzero((by_candidate[columns] >= min_cosine) & mask), len(mask))
+                ends = np.searchsorted(which, np.arange(1, len(columns) + 1)).tolist()
+                start = 0
+                for n, column in enumerate(columns):
+                    found, start = where[start : ends[n]], ends[n]
+                    if not found.size:
+                        continue
+                    mine = by_candidate[column, found]
+                    if sorts and len(found) > 4 * limit:  # only the best can be offered: sort those alone
+                        best = np.argpartition(-mine, 4 * limit)[: 4 * limit]
+                        found, mine = found[best], mine[best]
+                    hits[wanted[column]].extend(zip((-mine).tolist(), row_ids[found].tolist()))
         for i in wanted:
-            best = sorted(h for h in hits[i] if h[1] in index.rows)[:limit]
-            offered[i] = [index.rows[row_id] for _, row_id in best]
+            # the first ``limit`` open ones in order: what sorting the open ones and cutting gives
+            best = []
+            for _, row_id in sorted(hits[i]):
+                if len(best) == limit:
+                    break
+                row = index.rows.get(row_id)
+                if row is not None:
+                    best.append(row)
+            offered[i] = best
     for i, candidate in enumerate(candidates):
         taken = {row.id for row in offered[i]}
         extra: list[MemoryRow] = []
@@ -127,27 +135,31 @@ def neighbours(
 
 
 def _scored(
-    chunks: Sequence[Chunk], query: np.ndarray, few: int
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
-    """Each chunk's ids, pair codes and cosines with ``query`` (rows × candidates), and whether
-    its hits are cut to the best before sorting. Chunks of at most ``few`` rows (a slice's
-    worth, added since the last merge) come as one: their products are taken one by one, so
-    every number is what it would be alone, and no cut applies to them, as it never would to
-    one of them alone — they are read in one pass per candidate instead of one per chunk."""
+    chunks: Sequence[Chunk], query: np.ndarray, few: int, dead: np.ndarray
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool, np.ndarray | None]]:
+    """Each chunk's ids, pair codes and cosines with ``query`` (rows × candidates), whether
+    its hits are cut to the best before sorting, and which of its rows are open (``None``:
+    all, when nothing is ``dead``). Chunks of at most ``few`` rows (a slice's worth, added
+    since the last merge) come as one: their products are taken one by one, so every number
+    is what it would be alone, and no cut applies to them, as it never would to one of them
+    alone — they are read in one pass per candidate instead of one per chunk."""
     def product(chunk: Chunk) -> np.ndarray:
         with one_thread(len(chunk.ids)):
             return chunk.matrix @ query.T
 
-    out = [(c.ids, c.pairs, product(c), True) for c in chunks if len(c.ids) > few]
+    out = [
+        (c.ids, c.pairs, product(c), True, c.open_mask(dead) if dead.size else None)
+        for c in chunks if len(c.ids) > few
+    ]
     small = [c for c in chunks if len(c.ids) <= few]
-    if len(small) == 1:
-        out.append((small[0].ids, small[0].pairs, product(small[0]), False))
-    elif small:
+    if small:
+        row_ids = np.concatenate([c.ids for c in small]) if len(small) > 1 else small[0].ids
         out.append((
-            np.concatenate([c.ids for c in small]),
-            np.concatenate([c.pairs for c in small]),
-            np.concatenate([product(c) for c in small]),
+            row_ids,
+            np.concatenate([c.pairs for c in small]) if len(small) > 1 else small[0].pairs,
+            np.concatenate([product(c) for c in small]) if len(small) > 1 else product(small[0]),
             False,
+            np.isin(row_ids, dead, invert=True) if dead.size else None,
         ))
     return out
 
