@@ -236,7 +236,7 @@ async def test_a_version_5_file_gains_room_titles_and_keeps_its_rooms(tmp_path: 
     assert titled["dm"].title == "Evening chats" and reopened["dm"].title == "Evening chats"
     check = _plain(path)
     try:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST == 9
+        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST == 10
         with pytest.raises(sqlite3.IntegrityError):
             check.execute("UPDATE rooms SET title = ?", ("t" * 201,))
     finally:
@@ -475,3 +475,30 @@ async def test_a_locked_file_is_a_storage_error_not_a_foreign_one(tmp_path: Path
         holder.close()
     async with open_store(str(path)) as store:
         assert (await store.user_controls([42]))[42].memory_note == "Call me Dan."
+
+
+def test_the_last_kit_of_a_room_is_found_by_its_index_without_reading_the_room_back(tmp_path: Path) -> None:
+    """A room that never mounted a kit (most rooms) answers "no kit" from the partial index of
+    kit lines, not by reading its whole history back; a kit mounted earlier is still found,
+    and only at or before the line asked about."""
+    from persona_memory.storage.writes import LAST_KIT, last_kit
+
+    path = tmp_path / "m.db"
+    conn = sqlite3.connect(path)
+    schema.migrate(conn, str(path))
+    rows = [("long", "u:1", f"line {n}", "2026-08-01T10:00:00+00:00", None) for n in range(3000)]
+    rows[1200] = ("long", "u:1", "let's play", "2026-08-01T10:00:00+00:00", "chess-night")
+    rows += [("plain", "u:2", "hello", "2026-08-01T10:00:00+00:00", None)] * 50
+    conn.executemany("INSERT INTO transcript_lines (room_id, speaker, text, at, kit) VALUES (?, ?, ?, ?, ?)", rows)
+    conn.commit()
+    try:
+        assert last_kit(conn, "long", 3000) == "chess-night"
+        assert last_kit(conn, "long", 1200) is None  # line 1201 carried it: nothing before
+        assert last_kit(conn, "plain", 10**6) is None
+        plan = " ".join(
+            str(step[-1])
+            for step in conn.execute(f"EXPLAIN QUERY PLAN {LAST_KIT}", ("plain", 10**6))
+        )
+        assert "transcript_kits" in plan, plan
+    finally:
+        conn.close()

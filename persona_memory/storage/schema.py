@@ -218,6 +218,11 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX persona_events_by_persona ON persona_events (persona, id);
     ALTER TABLE workers ADD COLUMN address TEXT;
     """,
+    # 10 — the lines said with a kit mounted, by room (``writes.last_kit``): without it, finding
+    #      that a room never had a kit read every line of the room's history back.
+    """
+    CREATE INDEX transcript_kits ON transcript_lines (room_id, id) WHERE kit IS NOT NULL;
+    """,
 )
 
 LATEST = len(MIGRATIONS)

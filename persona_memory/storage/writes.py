@@ -78,14 +78,18 @@ def cursor(conn: sqlite3.Connection, persona: str, room_id: str) -> int:
     return int(found[0]) if found else 0
 
 
+LAST_KIT = (
+    "SELECT kit FROM transcript_lines WHERE room_id = ? AND id <= ? AND kit IS NOT NULL "
+    "ORDER BY id DESC LIMIT 1"
+)
+"""Read from the partial index of kit lines (schema 10), so a room that never had a kit costs
+one index probe, not a read of its whole history."""
+
+
 def last_kit(conn: sqlite3.Connection, room_id: str, up_to: int) -> str | None:
     """The kit of the room's last line at or before line ``up_to`` said with a kit mounted
     (a game or role-play played there earlier), or ``None``."""
-    found = conn.execute(
-        "SELECT kit FROM transcript_lines WHERE room_id = ? AND id <= ? AND kit IS NOT NULL "
-        "ORDER BY id DESC LIMIT 1",
-        (room_id, up_to),
-    ).fetchone()
+    found = conn.execute(LAST_KIT, (room_id, up_to)).fetchone()
     return found[0] if found else None
 
 
