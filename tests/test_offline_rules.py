@@ -54,6 +54,34 @@ def test_numbers_and_objects_survive_into_the_row() -> None:
         assert kept in text
 
 
+def test_a_row_that_shows_something_names_what_the_photo_showed() -> None:
+    [text] = texts("Here's my latest linocut. [shares a photo of a print of a heron over reeds in green ink]")
+    assert text == "u:42 shared their latest linocut: a print of a heron over reeds in green ink."
+
+
+def test_here_is_before_a_thing_is_showing_it_even_with_an_i_inside() -> None:
+    [text] = texts("Here's the bench I built last weekend. [shares a photo of an oak bench under an apple tree]")
+    assert text.startswith("u:42 shared the bench they built")
+    assert text.endswith(": an oak bench under an apple tree.")
+
+
+def test_a_photo_already_said_in_the_row_is_not_said_twice() -> None:
+    assert texts("Here's a pic of my allotment. [shares a photo of my allotment]") == [
+        "u:42 shared a pic of their allotment."
+    ]
+
+
+def test_a_photo_pointed_at_after_a_statement_joins_that_statement() -> None:
+    assert texts("I finally repainted the shed. Take a look! [shares a photo of a shed painted mustard yellow]") == [
+        "u:42 finally repainted the shed and shared a photo of a shed painted mustard yellow."
+    ]
+
+
+def test_a_closing_too_is_a_filler_not_a_pointer() -> None:
+    assert texts("I adopted a greyhound too!") == ["u:42 adopted a greyhound."]
+    assert texts("Me too!") == []
+
+
 # -- a row drops what says nothing about the speaker -------------------------------------------
 
 
@@ -208,7 +236,7 @@ def test_two_follow_ups_about_different_things_are_two_rows() -> None:
 def test_one_sentence_asking_for_two_follow_ups_is_two_rows() -> None:
     assert texts("I'll let you know how the dentist goes, and I'll report back on the car loan too.") == [
         "u:42 will report back on how the dentist goes.",
-        "u:42 will report back on the car loan too.",
+        "u:42 will report back on the car loan.",
     ]
     assert texts("Remind me to water the ferns, and ask me about the bookbinding fair later.") == [
         "u:42 asked to be reminded to water the ferns.",

@@ -150,6 +150,12 @@ _HYPOTHETICAL = Folded(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
 )
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+_BARE_PRESENTER = re.compile(
+    r"^(?:(?:look|check|see)(?: at)? (?:this|these|it|them)(?: out)?|check (?:it|this|these|them) out|"
+    r"take a look(?: at (?:this|these|it|them))?|look|see|here (?:it is|they are)|this is (?:it|them))"
+    r"\s*[.!]*$",
+    re.IGNORECASE,
+)
 PRONOUNS = frozenset({"he", "she", "they"})
 _BLOCK_LINE = re.compile(r'^- (".*?(?<!\\)")')
 _LIKE_KNOWN = 0.8
@@ -274,6 +280,10 @@ class _Reader:
                 sentence = name_the_asked(sentence, asked)
             asked = None  # the question before the line is answered by its first sentence only
             sentence = restore_subject(sentence)
+            if things and _BARE_PRESENTER.match(sentence):
+                self._shown(things.pop(0), found)
+                last = None
+                continue
             wanted = follow_ups(sentence) if sentence else []
             if not sentence or sentence.rstrip().endswith("?") and not wanted:
                 last = None
@@ -293,6 +303,14 @@ class _Reader:
                 self._follow_up(request, line, index, voice, found)
                 last = None
         return found
+
+    @staticmethod
+    def _shown(thing: str, found: list[_Memory]) -> None:
+        """A photo the speaker drew the listener to ("Look at this!") joins the line's row
+        before it: "u:42 got a kayak and shared a photo of a red kayak on a lake." With no row
+        before it, nothing was said about the photo, and it is no row."""
+        if found and not found[-1].followed:
+            found[-1].text = as_memory_text(f"{found[-1].text.rstrip('.')} and shared a photo of {thing}")
 
     def _carry_on(self, sentence: str, line: Line, voice: Voice, row: _Memory) -> bool:
         """Join ``sentence`` to ``row`` when it goes on about what the row says (see
@@ -339,6 +357,8 @@ class _Reader:
             pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
             if pointed is not None:
                 text = as_memory_text(settle_demonstratives(pointed))
+        if things and sentence.startswith("I shared") and not dangling(text):
+            text = with_what_was_shown(text, things.pop(0))
         if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
             return None
         if dangling(text):
@@ -519,6 +539,16 @@ class _Reader:
             seen.add(key)
             out.append(memory)
         return out
+
+
+def with_what_was_shown(text: str, thing: str) -> str:
+    """A row that shows something ("u:42 shared their new quilt.") with what the line's photo
+    showed: "u:42 shared their new quilt: a patchwork quilt with blue squares." Unchanged
+    when the row already holds most of the photo's words."""
+    shown = content_stems(thing)
+    if not shown or len(shown - content_stems(text)) * 2 <= len(shown):
+        return text
+    return as_memory_text(f"{text.rstrip('.')}: {thing}")
 
 
 def _reads_as_order(text: str, speaker: str) -> bool:

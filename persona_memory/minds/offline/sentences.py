@@ -23,7 +23,9 @@ Rules:
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
   "haha", "btw", "tbh", "omg" and their like, and the intensifiers that only raise the voice
   ("really", "totally", "definitely", "actually", "honestly", "literally", "super" before an
-  adjective, after the sentence's first word): "I also sold my bike lol" → "I sold my bike",
+  adjective, after the sentence's first word), and a closing "too" or "as well" that only ties
+  the sentence to what was said before ("I baked a cake too!" → "I baked a cake!"):
+  "I also sold my bike lol" → "I sold my bike",
   "I'm really super excited" → "I'm excited". A row is read later in a block of limited size; emphasis costs room and
   says nothing.
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
@@ -271,7 +273,8 @@ def _name_pattern(names: Iterable[str]) -> str:
 _FILLER = re.compile(
     r"\b(?:also|anyway|anyways|lol+|lmao|rofl|haha\w*|hehe\w*|btw|tbh|omg|imo|ngl)\b|"
     r"(?<=[A-Za-z'] )(?:actually|literally|honestly|basically|totally|definitely|seriously|truly|really)\b|"
-    r"(?<=[A-Za-z'] )(?-i:super)(?= [a-z])",
+    r"(?<=[A-Za-z'] )(?-i:super)(?= [a-z])|"
+    r"(?<=[A-Za-z'] )(?:too|as well)(?=[.!]*$)",
     re.IGNORECASE,
 )
 _SPACE_BEFORE_MARK = re.compile(r"\s+([,.!?;:])")
