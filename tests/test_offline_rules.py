@@ -82,6 +82,21 @@ def test_a_closing_too_is_a_filler_not_a_pointer() -> None:
     assert texts("Me too!") == []
 
 
+def test_a_line_with_more_rows_than_it_may_keep_keeps_the_ones_that_say_most() -> None:
+    kept = texts("I saw a film. I baked bread. I restored a 1968 Vespa with my uncle in Bath.")
+    assert len(kept) == 2
+    assert "u:42 restored a 1968 Vespa with their uncle in Bath." in kept
+
+
+def test_a_follow_up_is_kept_before_a_more_specific_row() -> None:
+    kept = texts("I saw a film. I restored a 1968 Vespa with my uncle in Bath. I'll tell you how the MOT goes.")
+    assert "u:42 will report back on how the MOT goes." in kept
+
+
+def test_a_clause_whose_it_points_nowhere_is_cut_and_the_rest_kept() -> None:
+    assert texts("I took up fencing and it's giving me so much focus.") == ["u:42 took up fencing."]
+
+
 # -- a row drops what says nothing about the speaker -------------------------------------------
 
 

@@ -45,12 +45,18 @@ Rules:
   titles); chat fillers ("also", "lol") and intensifiers ("really") are taken out; "those
   letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
   is joined to the row before it from the same line ("u:42 bought a bike and rides it
-  daily"), and dropped when there is none.
+  daily"); when there is none, the row keeps the clauses before the one that points nowhere
+  ("u:42 took up fencing and it's giving them focus" → "u:42 took up fencing"), and is
+  dropped when no clause is left.
+- What a line showed joins the row that shows it: "Here's my new quilt [a photo of a
+  patchwork quilt]" → "u:42 shared their new quilt: a patchwork quilt"; "Take a look!" after
+  a statement of the same line → "…and shared a photo of …".
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
 - Lines of other personas, and of humans not present, yield nothing.
-- At most ``max_per_line`` memories per line (the most important); none below
+- At most ``max_per_line`` memories per line: those of importance 7 and up first, then the
+  ones with the most specific words (a line's plainest sentences say least); none below
   ``importance_min``; none the block already holds; evidence is the line's id.
 """
 
@@ -242,7 +248,7 @@ class _Reader:
             else:
                 continue
             found = [m for m in found if not self._known(m)]
-            best = sorted(found, key=lambda m: -m.importance)[: self.max_per_line]
+            best = sorted(found, key=_worth_keeping)[: self.max_per_line]
             last = self.last_of.get(line.speaker)
             if last is not None and last[0] == index and all(m is not last[1] for m in best):
                 del self.last_of[line.speaker]
@@ -362,9 +368,11 @@ class _Reader:
         if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
             return None
         if dangling(text):
-            if found:
-                self._continue(found[-1], text, line)
-            return None
+            if found and self._continue(found[-1], text, line):
+                return None
+            text = _before_dangling_clause(text)
+            if text is None or not self._specific(text):
+                return None
         return self._new(line.speaker, kind, text, importance, line, dated.valid_from)
 
     def _a_view(self, sentence: str) -> bool:
@@ -541,6 +549,21 @@ class _Reader:
         return out
 
 
+_CLAUSE_BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|so|because|which|while)\s")
+
+
+def _before_dangling_clause(text: str) -> str | None:
+    """The row up to the clause whose pointing word has nothing to point at: "u:42 is doing
+    judo and it's giving them energy." → "u:42 is doing judo." ``None`` when no clause before
+    it stands alone (the subject's clause itself points nowhere)."""
+    cuts = [m.start() for m in _CLAUSE_BOUNDARY.finditer(text)]
+    for cut in reversed(cuts):
+        head = as_memory_text(text[:cut])
+        if not dangling(head):
+            return head
+    return None
+
+
 def with_what_was_shown(text: str, thing: str) -> str:
     """A row that shows something ("u:42 shared their new quilt.") with what the line's photo
     showed: "u:42 shared their new quilt: a patchwork quilt with blue squares." Unchanged
@@ -556,6 +579,17 @@ def _reads_as_order(text: str, speaker: str) -> bool:
     u:42…"); validation would drop it, so it is not offered. Rows that start with the
     speaker are statements and skip the (costly) check."""
     return not text.startswith(speaker) and carries_link_or_order(text)
+
+
+_HIGH_IMPORTANCE = 7
+
+
+def _worth_keeping(memory: _Memory) -> tuple[int, int]:
+    """The order in which a line's rows are kept: what matters a lot first (life events,
+    follow-ups and promises, importance 7 and up), then the rows that say the most — the
+    most specific words, one more for a row that opens on its subject — in the order they
+    were said."""
+    return (-(memory.importance >= _HIGH_IMPORTANCE), -_count_specific(memory.text) - memory.text.startswith(memory.subject))
 
 
 def _count_specific(text: str) -> int:
