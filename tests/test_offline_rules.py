@@ -97,6 +97,30 @@ def test_a_clause_whose_it_points_nowhere_is_cut_and_the_rest_kept() -> None:
     assert texts("I took up fencing and it's giving me so much focus.") == ["u:42 took up fencing."]
 
 
+def test_an_answer_whose_it_is_named_by_what_follows_keeps_the_name() -> None:
+    assert texts("Thanks! It's a map of the canal towpaths from 1902.") == [
+        "u:42 mentioned a map of the canal towpaths from 1902."
+    ]
+    assert texts("They're two rescue ferrets called Pip and Moss.") == [
+        "u:42 mentioned two rescue ferrets called Pip and Moss."
+    ]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["It's a shame.", "It's a great pic!", "It's an amazing experience.", "It's been a long week.",
+     "It's lovely to hear from you.", "It's a present for you."],
+)
+def test_a_verdict_a_dummy_it_or_a_thing_of_the_listeners_is_no_name(said: str) -> None:
+    assert texts(said) == []
+
+
+def test_a_named_it_after_a_row_continues_that_row_instead() -> None:
+    [text] = texts("I joined a choir in Frome. It's a group of forty singers.")
+    assert text.startswith("u:42 joined a choir in Frome")
+    assert "mentioned" not in text
+
+
 # -- a row drops what says nothing about the speaker -------------------------------------------
 
 

@@ -48,6 +48,9 @@ Rules:
   daily"); when there is none, the row keeps the clauses before the one that points nowhere
   ("u:42 took up fencing and it's giving them focus" → "u:42 took up fencing"), and is
   dropped when no clause is left.
+- A sentence with no row before it to continue, whose opening "it" or "they" is named by
+  what follows ("It's a map of the old city") keeps that name: "u:42 mentioned a map of the
+  old city" (``identity``).
 - What a line showed joins the row that shows it: "Here's my new quilt [a photo of a
   patchwork quilt]" → "u:42 shared their new quilt: a patchwork quilt"; "Take a look!" after
   a statement of the same line → "…and shared a photo of …".
@@ -76,6 +79,7 @@ from ...write.folded import Folded
 from .continuation import joined, may_continue, points_back
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
+from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
 from .person import (
@@ -285,6 +289,8 @@ class _Reader:
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
             asked = None  # the question before the line is answered by its first sentence only
+            if last is None:
+                sentence = named_thing(sentence) or sentence
             sentence = restore_subject(sentence)
             if things and _BARE_PRESENTER.match(sentence):
                 self._shown(things.pop(0), found)
