@@ -77,6 +77,22 @@ def test_a_photo_pointed_at_after_a_statement_joins_that_statement() -> None:
     ]
 
 
+def test_a_row_that_names_the_photos_thing_takes_the_photos_words_for_it() -> None:
+    assert texts("I knitted a jumper for my dad! [shares a photo of a jumper with green reindeer on it]") == [
+        "u:42 knitted a jumper with green reindeer on it for their dad."
+    ]
+    assert texts("I knitted a jumper for my dad! [shares a photo of a dog on a sofa]") == [
+        "u:42 knitted a jumper for their dad."
+    ]
+
+
+def test_an_opening_just_before_a_time_is_no_order() -> None:
+    assert texts("Just yesterday I signed up for a pottery course in Stroud.") == [
+        "u:42 signed up for a pottery course in Stroud on 2026-08-09."
+    ]
+    assert texts("Just keep going!") == []
+
+
 def test_a_closing_too_is_a_filler_not_a_pointer() -> None:
     assert texts("I adopted a greyhound too!") == ["u:42 adopted a greyhound."]
     assert texts("Me too!") == []

@@ -53,7 +53,9 @@ Rules:
   old city" (``identity``).
 - What a line showed joins the row that shows it: "Here's my new quilt [a photo of a
   patchwork quilt]" → "u:42 shared their new quilt: a patchwork quilt"; "Take a look!" after
-  a statement of the same line → "…and shared a photo of …".
+  a statement of the same line → "…and shared a photo of …"; a row that names the photo's
+  thing takes the photo's words for it ("I made a quilt!" [a quilt with red stars] → "u:42
+  made a quilt with red stars").
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
@@ -371,6 +373,11 @@ class _Reader:
                 text = as_memory_text(settle_demonstratives(pointed))
         if things and sentence.startswith("I shared") and not dangling(text):
             text = with_what_was_shown(text, things.pop(0))
+        elif things and not dangling(text):
+            shown = described_by_photo(text, things[0])
+            if shown is not None:
+                text = shown
+                things.pop(0)
         if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
             return None
         if dangling(text):
@@ -568,6 +575,29 @@ def _before_dangling_clause(text: str) -> str | None:
         if not dangling(head):
             return head
     return None
+
+
+_SHOWN_HEAD = re.compile(
+    r"^(?:a|an|the|my|our|some|two|three|four|five)\s+(?P<head>(?:[\w'-]+\s+){0,3}?[\w'-]+?)"
+    r"(?=\s+(?:of|with|on|in|at|from|by|under|over|near|and|that)\b|$)", re.I)
+
+
+def described_by_photo(text: str, thing: str) -> str | None:
+    """A row that names the thing the line's photo shows, with the photo's description of it:
+    "u:42 made a quilt." and a photo of "a quilt with red stars" → "u:42 made a quilt with red
+    stars." ``None`` when the row does not name the photo's thing (its last noun before any
+    "of", "with", "on"… after an article or possessive)."""
+    match = _SHOWN_HEAD.match(thing.strip())
+    if match is None or match.end() >= len(thing.strip()):
+        return None
+    head = match["head"].split()[-1]
+    if head.lower() in STOPWORDS or head.lower() in VAGUE:
+        return None
+    named = re.search(rf"\b(?:a|an|the|their|this|that)\s+(?:[\w'-]+\s+){{0,2}}?{re.escape(head)}\b(?![\w'-])", text, re.I)
+    if named is None:
+        return None
+    rest = thing.strip()[match.end() :].rstrip(" .")
+    return as_memory_text(f"{text[: named.end()]} {rest}{text[named.end() :]}")
 
 
 def with_what_was_shown(text: str, thing: str) -> str:
