@@ -104,6 +104,24 @@ def test_a_line_with_more_rows_than_it_may_keep_keeps_the_ones_that_say_most() -
     assert "u:42 restored a 1968 Vespa with their uncle in Bath." in kept
 
 
+def test_a_row_a_line_cannot_keep_joins_the_kept_row_said_before_it() -> None:
+    assert texts("I saw a film. I baked bread. I restored a 1968 Vespa with my uncle in Bath.") == [
+        "u:42 saw a film; u:42 baked bread.",
+        "u:42 restored a 1968 Vespa with their uncle in Bath.",
+    ]
+
+
+def test_a_row_that_would_not_fit_beside_the_one_before_it_is_left_out() -> None:
+    long_one = (
+        "I restored a 1968 Vespa with my uncle in Bath over three wet weekends in the shed behind his"
+        " house, with parts we found at a scrapyard near Chippenham and a manual from the library."
+    )
+    kept = texts(f"{long_one} I baked bread. I saw a film about the miners' strike in Wales.")
+    assert len(kept) == 2
+    assert not any("bread" in text for text in kept)
+    assert kept[1] == "u:42 saw a film about the miners' strike in Wales."
+
+
 def test_a_follow_up_is_kept_before_a_more_specific_row() -> None:
     kept = texts("I saw a film. I restored a 1968 Vespa with my uncle in Bath. I'll tell you how the MOT goes.")
     assert "u:42 will report back on how the MOT goes." in kept

@@ -61,7 +61,9 @@ Rules:
   before the promise.
 - Lines of other personas, and of humans not present, yield nothing.
 - At most ``max_per_line`` memories per line: those of importance 7 and up first, then the
-  ones with the most specific words (a line's plainest sentences say least); none below
+  ones with the most specific words (a line's plainest sentences say least); a statement
+  left over joins the kept row said just before it when the two fit in one ("u:42 saw a
+  film; u:42 baked bread."); none below
   ``importance_min``; none the block already holds; evidence is the line's id.
 """
 
@@ -104,7 +106,7 @@ from .sentences import (
     strip_address,
     take_attachments,
 )
-from .shape import as_memory_text
+from .shape import LIMIT, as_memory_text
 from .stems import content_stems, likeness
 
 _FOREIGN_SUBJECT = re.compile(
@@ -255,6 +257,7 @@ class _Reader:
                 continue
             found = [m for m in found if not self._known(m)]
             best = sorted(found, key=_worth_keeping)[: self.max_per_line]
+            _fold_the_rest(found, best)
             last = self.last_of.get(line.speaker)
             if last is not None and last[0] == index and all(m is not last[1] for m in best):
                 del self.last_of[line.speaker]
@@ -615,6 +618,21 @@ def _reads_as_order(text: str, speaker: str) -> bool:
     u:42…"); validation would drop it, so it is not offered. Rows that start with the
     speaker are statements and skip the (costly) check."""
     return not text.startswith(speaker) and carries_link_or_order(text)
+
+
+def _fold_the_rest(found: list[_Memory], kept: list[_Memory]) -> None:
+    """A row a line could not keep joins the kept row said just before it, when both are
+    statements about the same subject and the two fit in one row."""
+    for memory in sorted(found, key=lambda m: m.order):
+        if any(memory is k for k in kept):
+            continue
+        before = [k for k in kept if k.order < memory.order and k.subject == memory.subject]
+        if not before or before[-1].followed or memory.followed or memory.kind in ("promise", "open_loop"):
+            continue
+        host = before[-1]
+        text = f"{host.text.rstrip('.')}; {memory.text}"
+        if len(text) <= LIMIT and not dangling(text):
+            host.text = as_memory_text(text)
 
 
 _HIGH_IMPORTANCE = 7
