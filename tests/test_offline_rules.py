@@ -140,6 +140,14 @@ def test_an_answer_whose_it_is_named_by_what_follows_keeps_the_name() -> None:
     ]
 
 
+def test_a_name_given_for_the_pronoun_is_the_thing_named() -> None:
+    assert texts("Her name is Juniper! She's full of beans and always makes me laugh.") == [
+        "u:42 mentioned Juniper; she's full of beans and always makes them laugh."
+    ]
+    assert texts("Their names are Pip and Moss.") == ["u:42 mentioned Pip and Moss."]
+    assert texts("It's called a hob.") == []
+
+
 @pytest.mark.parametrize(
     "said",
     ["It's a shame.", "It's a great pic!", "It's an amazing experience.", "It's been a long week.",

@@ -21,6 +21,9 @@ Rules:
   of jazz and soul") or a name or a number.
 - The sentence must not speak to the listener ("It's a gift for you") — whose thing that is
   cannot be told later — nor name someone present (the caller checks names).
+- A name given for the pronoun is the thing: "Her name is Juniper!", "It's called The Lamb"
+  → "I mentioned Juniper", "I mentioned The Lamb" (a name is capitalised; "It's called a
+  hob" is no name).
 - The row is first person, for the usual turn to the third: "I mentioned <the predicate>"; the
   rest of the sentence after the thing stays ("It's a quilt my gran made" → "I mentioned a
   quilt my gran made").
@@ -34,6 +37,11 @@ _IDENTITY = re.compile(
     r"^(?:it|that|this|they|these)(?:'s|'re| is| was| are| were)\s+"
     r"(?P<thing>(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+[A-Za-z][\w'-]*.*|"
     r"(?-i:[A-Z])[\w'-]+.*)$",
+    re.IGNORECASE,
+)
+_NAMED = re.compile(
+    r"^(?:(?:her|his|their|its) names? (?:is|are|was|were)|(?:it|she|he|they)(?:'s|'re| is| are| was| were)"
+    r" (?:called|named))\s+(?P<name>(?-i:[A-Z])[\w'-]*(?:\s+(?:and\s+)?(?-i:[A-Z])[\w'-]*)*)(?P<rest>.*)$",
     re.IGNORECASE,
 )
 _VERDICTS = re.compile(
@@ -55,6 +63,9 @@ _TO_LISTENER = re.compile(r"\byou(?:r|rs|'re|'ve|'ll|'d)?\b", re.IGNORECASE)
 def named_thing(sentence: str) -> str | None:
     """"It's a map of the old city." → "I mentioned a map of the old city."; ``None`` when
     the sentence is not a pronoun named by its predicate (see the module rules)."""
+    named = _NAMED.match(sentence.strip())
+    if named is not None:
+        return f"I mentioned {named['name']}{named['rest']}"
     match = _IDENTITY.match(sentence.strip())
     if match is None:
         return None
