@@ -298,6 +298,45 @@ def test_an_answer_is_not_guessed_when_the_pronoun_or_the_words_after_it_do_not_
     assert chat(("warren", "Your garden looks great."), ("u:42", "It's a lot of work in July.")) == []
 
 
+# -- a reply is kept with what it answers --------------------------------------------------------
+
+
+def chat_rows(*said: tuple[str, str]) -> list[dict]:
+    request = ExtractionRequest(
+        persona="warren",
+        lines=tuple(
+            Line(id=100 + i, speaker=speaker, text=text, at=MONDAY + timedelta(minutes=i))
+            for i, (speaker, text) in enumerate(said)
+        ),
+        present=(DAN,),
+        block="",
+        today=MONDAY.date(),
+        private=True,
+        personas=("warren",),
+    )
+    return extract_memories(request)["memories"]
+
+
+def test_a_replys_first_row_cites_the_line_it_answers() -> None:
+    found = chat_rows(
+        ("warren", "How often do you get to the pool these days?"),
+        ("u:42", "I swim three times a week at the lido. I also joined a masters squad in Hove."),
+    )
+    assert [(m["text"], m["evidence"]) for m in found] == [
+        ("u:42 swims three times a week at the lido.", [101, 100]),
+        ("u:42 joined a masters squad in Hove.", [101]),
+    ]
+
+
+def test_a_line_after_the_speakers_own_line_cites_only_itself() -> None:
+    found = chat_rows(
+        ("warren", "How was the weekend?"),
+        ("u:42", "Busy!"),
+        ("u:42", "I repainted the kitchen a deep olive green."),
+    )
+    assert [m["evidence"] for m in found] == [[102]]
+
+
 # -- follow-ups --------------------------------------------------------------------------------
 
 

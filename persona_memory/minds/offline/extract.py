@@ -60,11 +60,16 @@ Rules:
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
 - Lines of other personas, and of humans not present, yield nothing.
+- A reply is kept with what it answers: the first row of a line said straight after someone
+  else's line cites that line too (its evidence is both), so the question ("How often do you
+  swim?") stays beside the answer ("u:42 swims three times a week") for whoever reads or
+  searches the row later.
 - At most ``max_per_line`` memories per line: those of importance 7 and up first, then the
   ones with the most specific words (a line's plainest sentences say least); a statement
   left over joins the kept row said just before it when the two fit in one ("u:42 saw a
   film; u:42 baked bread."); none below
-  ``importance_min``; none the block already holds; evidence is the line's id.
+  ``importance_min``; none the block already holds; evidence is the line's id (and, for a
+  reply's first row, the line it replies to).
 """
 
 from __future__ import annotations
@@ -247,11 +252,14 @@ class _Reader:
         previous: Line | None = None
         for index, line in enumerate(self.request.lines):
             asked = previous.text if previous is not None and previous.speaker != line.speaker else ""
+            previous_line = previous if asked else None
             previous = line
             if line.speaker == self.request.persona:
                 found = self._promises(line)
             elif line.speaker in self.humans:
                 found = self._statements(line, index, asked_thing(asked) if asked else None)
+                if found and previous_line is not None:
+                    _cite_what_it_answers(found[0], previous_line)
                 self.last_human = line.speaker
             else:
                 continue
@@ -618,6 +626,14 @@ def _reads_as_order(text: str, speaker: str) -> bool:
     u:42…"); validation would drop it, so it is not offered. Rows that start with the
     speaker are statements and skip the (costly) check."""
     return not text.startswith(speaker) and carries_link_or_order(text)
+
+
+def _cite_what_it_answers(memory: _Memory, before: Line) -> None:
+    """A reply's first row cites the line it replies to beside its own: what the row means
+    ("u:42 swims three times a week") is read with what was asked or said to the speaker ("How
+    often do you get to the pool?"), and a search for the one finds the other."""
+    if before.id not in memory.evidence:
+        memory.evidence.append(before.id)
 
 
 def _fold_the_rest(found: list[_Memory], kept: list[_Memory]) -> None:
