@@ -131,6 +131,10 @@ def test_a_clause_whose_it_points_nowhere_is_cut_and_the_rest_kept() -> None:
     assert texts("I took up fencing and it's giving me so much focus.") == ["u:42 took up fencing."]
 
 
+def test_what_is_left_after_the_cut_must_still_name_its_subject() -> None:
+    assert texts("Sadly, it means I can't keep a cat in the flat.") == []
+
+
 def test_an_answer_whose_it_is_named_by_what_follows_keeps_the_name() -> None:
     assert texts("Thanks! It's a map of the canal towpaths from 1902.") == [
         "u:42 mentioned a map of the canal towpaths from 1902."

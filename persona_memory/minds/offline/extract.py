@@ -395,8 +395,8 @@ class _Reader:
             if found and self._continue(found[-1], text, line):
                 return None
             text = _before_dangling_clause(text)
-            if text is None or not self._specific(text):
-                return None
+            if text is None or line.speaker not in text or not self._specific(text):
+                return None  # what is left must still say who ("Finally." is no row)
         return self._new(line.speaker, kind, text, importance, line, dated.valid_from)
 
     def _a_view(self, sentence: str) -> bool:
