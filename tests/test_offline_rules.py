@@ -71,6 +71,12 @@ def test_a_photo_already_said_in_the_row_is_not_said_twice() -> None:
     ]
 
 
+def test_a_photo_pointed_at_joins_only_a_row_that_opens_on_its_subject() -> None:
+    assert texts("A lot has changed in my life. Look! [shares a photo of a red kayak on a lake]") == [
+        "A lot has changed in u:42's life."
+    ]
+
+
 def test_a_photo_pointed_at_after_a_statement_joins_that_statement() -> None:
     assert texts("I finally repainted the shed. Take a look! [shares a photo of a shed painted mustard yellow]") == [
         "u:42 finally repainted the shed and shared a photo of a shed painted mustard yellow."
@@ -155,6 +161,7 @@ def test_a_name_given_for_the_pronoun_is_the_thing_named() -> None:
 @pytest.mark.parametrize(
     "said",
     ["It's a shame.", "It's a great pic!", "It's an amazing experience.", "It's been a long week.",
+     "It's one of my favourites.", "It's a memory I'll never forget.",
      "It's lovely to hear from you.", "It's a present for you."],
 )
 def test_a_verdict_a_dummy_it_or_a_thing_of_the_listeners_is_no_name(said: str) -> None:

@@ -332,9 +332,10 @@ class _Reader:
     @staticmethod
     def _shown(thing: str, found: list[_Memory]) -> None:
         """A photo the speaker drew the listener to ("Look at this!") joins the line's row
-        before it: "u:42 got a kayak and shared a photo of a red kayak on a lake." With no row
-        before it, nothing was said about the photo, and it is no row."""
-        if found and not found[-1].followed:
+        before it when that row opens on its subject: "u:42 got a kayak and shared a photo of
+        a red kayak on a lake." With no such row, nothing was said about the photo, and it is
+        no row."""
+        if found and not found[-1].followed and found[-1].text.startswith(found[-1].subject):
             found[-1].text = as_memory_text(f"{found[-1].text.rstrip('.')} and shared a photo of {thing}")
 
     def _carry_on(self, sentence: str, line: Line, voice: Voice, row: _Memory) -> bool:

@@ -45,11 +45,13 @@ _NAMED = re.compile(
     re.IGNORECASE,
 )
 _VERDICTS = re.compile(
-    r"^(?:a|an)\s+(?:(?:\w+\s+){0,2})?(?:shame|pity|relief|bummer|blast|must|lot|joke|mess|"
+    r"^(?:one of (?:my|our|the) (?:all-time )?favou?rites\b|"
+    r"(?:a|an)\s+(?:(?:\w+\s+){0,2})?(?:shame|pity|relief|bummer|blast|must|lot|joke|mess|"
     r"idea|way|thing|deal|start|treat|dream|nightmare|pleasure|honou?r|challenge|struggle|"
     r"journey|process|bit|while|time|moment|day|night|morning|evening|weekend|week|month|season|"
-    r"summer|winter|spring|autumn|year|reminder|sign|lesson|"
-    r"success|hit|win|surprise|wonder|miracle|game changer|no-brainer)\b",
+    r"summer|winter|spring|autumn|year|reminder|sign|lesson|experience|memory|memories|feeling|"
+    r"quality|adventure|move|step|rush|ride|jump|light|"
+    r"success|hit|win|surprise|wonder|miracle|game changer|no-brainer)\b)",
     re.IGNORECASE,
 )
 _TIME_OR_NUMBER_ONLY = re.compile(
