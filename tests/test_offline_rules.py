@@ -117,6 +117,14 @@ def test_a_row_a_line_cannot_keep_joins_the_kept_row_said_before_it() -> None:
     ]
 
 
+def test_a_joined_row_that_opens_on_a_common_word_is_lowered() -> None:
+    said = "I restored a 1968 Vespa with my uncle in Bath. I adopted a three-legged greyhound called Pickle."
+    assert texts(f"{said} The old maps in my attic fascinate me.") == [
+        "u:42 restored a 1968 Vespa with their uncle in Bath; the old maps in u:42's attic fascinate them.",
+        "u:42 adopted a three-legged greyhound called Pickle.",
+    ]
+
+
 def test_a_row_that_would_not_fit_beside_the_one_before_it_is_left_out() -> None:
     long_one = (
         "I restored a 1968 Vespa with my uncle in Bath over three wet weekends in the shed behind his"

@@ -85,7 +85,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...write.folded import Folded
-from .continuation import joined, may_continue, points_back
+from .continuation import joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
@@ -647,7 +647,10 @@ def _fold_the_rest(found: list[_Memory], kept: list[_Memory]) -> None:
         if not before or before[-1].followed or memory.followed or memory.kind in ("promise", "open_loop"):
             continue
         host = before[-1]
-        text = f"{host.text.rstrip('.')}; {memory.text}"
+        clause = memory.text
+        if sentence_case(clause.split(" ", 1)[0]):
+            clause = clause[0].lower() + clause[1:]  # "…; certain authors inspire u:42."
+        text = f"{host.text.rstrip('.')}; {clause}"
         if len(text) <= LIMIT and not dangling(text):
             host.text = as_memory_text(text)
 
