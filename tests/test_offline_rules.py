@@ -117,6 +117,14 @@ def test_a_row_a_line_cannot_keep_joins_the_kept_row_said_before_it() -> None:
     ]
 
 
+def test_a_kept_row_takes_one_leftover_row_at_most() -> None:
+    kept = texts(
+        "I adopted a three-legged greyhound called Pickle. I saw a film. I baked bread. I cleaned the oven."
+    )
+    assert len(kept) == 2
+    assert max(text.count(";") for text in kept) == 1
+
+
 def test_a_joined_row_that_opens_on_a_common_word_is_lowered() -> None:
     said = "I restored a 1968 Vespa with my uncle in Bath. I adopted a three-legged greyhound called Pickle."
     assert texts(f"{said} The old maps in my attic fascinate me.") == [

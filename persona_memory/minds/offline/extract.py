@@ -639,7 +639,9 @@ def _cite_what_it_answers(memory: _Memory, before: Line) -> None:
 
 def _fold_the_rest(found: list[_Memory], kept: list[_Memory]) -> None:
     """A row a line could not keep joins the kept row said just before it, when both are
-    statements about the same subject and the two fit in one row."""
+    statements about the same subject, the two fit in one row, and that row has taken no
+    other."""
+    hosts: list[_Memory] = []
     for memory in sorted(found, key=lambda m: m.order):
         if any(memory is k for k in kept):
             continue
@@ -647,12 +649,15 @@ def _fold_the_rest(found: list[_Memory], kept: list[_Memory]) -> None:
         if not before or before[-1].followed or memory.followed or memory.kind in ("promise", "open_loop"):
             continue
         host = before[-1]
+        if any(host is h for h in hosts):
+            continue  # one row joined per kept row: a chain of them reads as a list of scraps
         clause = memory.text
         if sentence_case(clause.split(" ", 1)[0]):
             clause = clause[0].lower() + clause[1:]  # "…; certain authors inspire u:42."
         text = f"{host.text.rstrip('.')}; {clause}"
         if len(text) <= LIMIT and not dangling(text):
             host.text = as_memory_text(text)
+            hosts.append(host)
 
 
 _HIGH_IMPORTANCE = 7
