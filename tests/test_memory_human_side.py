@@ -38,6 +38,19 @@ async def test_controls_personas_and_provenance(open_test_memory):
             await memory.evidence(CARA, row.id)
 
 
+async def test_an_answer_is_kept_with_the_question_it_answers(open_test_memory):
+    async with open_test_memory() as memory:
+        await memory.send(pm.RoomOpened(**DM))
+        await told(memory, "dm", ("warren", "Which instrument did you pick up in the end?"),
+                   ("u:42", "I picked the cello, I practise every evening after work."))
+        (row,) = await memory.memories_about(DAN)
+        lines = await memory.evidence(DAN, row.id)
+        assert [(line.speaker, line.text) for line in lines] == [
+            ("warren", "Which instrument did you pick up in the end?"),
+            ("u:42", "I picked the cello, I practise every evening after work."),
+        ]
+
+
 async def test_the_meter_is_what_a_private_chat_block_would_use(open_test_memory):
     async with open_test_memory() as memory:
         await memory.send(pm.RoomOpened(**DM))

@@ -459,7 +459,7 @@ def test_a_chat_with_small_talk_a_dated_event_and_a_plan() -> None:
         )
     )["memories"]
     assert [(m["evidence"], m["kind"], m["text"], m.get("valid_from")) for m in found] == [
-        ([2], "fact", "u:1 is swamped with tax returns & swim meets.", None),
+        ([2, 1], "fact", "u:1 is swamped with tax returns & swim meets.", None),  # a reply cites what it answers
         ([5], "event", "u:1 knitted that blue scarf last winter.", None),
         ([5], "event", "u:1's gran showed them the stitch.", None),
         ([6], "open_loop", "u:1 is off to go rowing with their cousins.", None),

@@ -54,6 +54,142 @@ def test_numbers_and_objects_survive_into_the_row() -> None:
         assert kept in text
 
 
+def test_a_row_that_shows_something_names_what_the_photo_showed() -> None:
+    [text] = texts("Here's my latest linocut. [shares a photo of a print of a heron over reeds in green ink]")
+    assert text == "u:42 shared their latest linocut: a print of a heron over reeds in green ink."
+
+
+def test_here_is_before_a_thing_is_showing_it_even_with_an_i_inside() -> None:
+    [text] = texts("Here's the bench I built last weekend. [shares a photo of an oak bench under an apple tree]")
+    assert text.startswith("u:42 shared the bench they built")
+    assert text.endswith(": an oak bench under an apple tree.")
+
+
+def test_a_photo_already_said_in_the_row_is_not_said_twice() -> None:
+    assert texts("Here's a pic of my allotment. [shares a photo of my allotment]") == [
+        "u:42 shared a pic of their allotment."
+    ]
+
+
+def test_a_photo_pointed_at_joins_only_a_row_that_opens_on_its_subject() -> None:
+    assert texts("A lot has changed in my life. Look! [shares a photo of a red kayak on a lake]") == [
+        "A lot has changed in u:42's life."
+    ]
+
+
+def test_a_photo_pointed_at_after_a_statement_joins_that_statement() -> None:
+    assert texts("I finally repainted the shed. Take a look! [shares a photo of a shed painted mustard yellow]") == [
+        "u:42 finally repainted the shed and shared a photo of a shed painted mustard yellow."
+    ]
+
+
+def test_a_row_that_names_the_photos_thing_takes_the_photos_words_for_it() -> None:
+    assert texts("I knitted a jumper for my dad! [shares a photo of a jumper with green reindeer on it]") == [
+        "u:42 knitted a jumper with green reindeer on it for their dad."
+    ]
+    assert texts("I knitted a jumper for my dad! [shares a photo of a dog on a sofa]") == [
+        "u:42 knitted a jumper for their dad."
+    ]
+
+
+def test_an_opening_just_before_a_time_is_no_order() -> None:
+    assert texts("Just yesterday I signed up for a pottery course in Stroud.") == [
+        "u:42 signed up for a pottery course in Stroud on 2026-08-09."
+    ]
+    assert texts("Just keep going!") == []
+
+
+def test_a_closing_too_is_a_filler_not_a_pointer() -> None:
+    assert texts("I adopted a greyhound too!") == ["u:42 adopted a greyhound."]
+    assert texts("Me too!") == []
+
+
+def test_a_line_with_more_rows_than_it_may_keep_keeps_the_ones_that_say_most() -> None:
+    kept = texts("I saw a film. I baked bread. I restored a 1968 Vespa with my uncle in Bath.")
+    assert len(kept) == 2
+    assert "u:42 restored a 1968 Vespa with their uncle in Bath." in kept
+
+
+def test_a_row_a_line_cannot_keep_joins_the_kept_row_said_before_it() -> None:
+    assert texts("I saw a film. I baked bread. I restored a 1968 Vespa with my uncle in Bath.") == [
+        "u:42 saw a film; u:42 baked bread.",
+        "u:42 restored a 1968 Vespa with their uncle in Bath.",
+    ]
+
+
+def test_a_kept_row_takes_one_leftover_row_at_most() -> None:
+    kept = texts(
+        "I adopted a three-legged greyhound called Pickle. I saw a film. I baked bread. I cleaned the oven."
+    )
+    assert len(kept) == 2
+    assert max(text.count(";") for text in kept) == 1
+
+
+def test_a_joined_row_that_opens_on_a_common_word_is_lowered() -> None:
+    said = "I restored a 1968 Vespa with my uncle in Bath. I adopted a three-legged greyhound called Pickle."
+    assert texts(f"{said} The old maps in my attic fascinate me.") == [
+        "u:42 restored a 1968 Vespa with their uncle in Bath; the old maps in u:42's attic fascinate them.",
+        "u:42 adopted a three-legged greyhound called Pickle.",
+    ]
+
+
+def test_a_row_that_would_not_fit_beside_the_one_before_it_is_left_out() -> None:
+    long_one = (
+        "I restored a 1968 Vespa with my uncle in Bath over three wet weekends in the shed behind his"
+        " house, with parts we found at a scrapyard near Chippenham and a manual from the library."
+    )
+    kept = texts(f"{long_one} I baked bread. I saw a film about the miners' strike in Wales.")
+    assert len(kept) == 2
+    assert not any("bread" in text for text in kept)
+    assert kept[1] == "u:42 saw a film about the miners' strike in Wales."
+
+
+def test_a_follow_up_is_kept_before_a_more_specific_row() -> None:
+    kept = texts("I saw a film. I restored a 1968 Vespa with my uncle in Bath. I'll tell you how the MOT goes.")
+    assert "u:42 will report back on how the MOT goes." in kept
+
+
+def test_a_clause_whose_it_points_nowhere_is_cut_and_the_rest_kept() -> None:
+    assert texts("I took up fencing and it's giving me so much focus.") == ["u:42 took up fencing."]
+
+
+def test_what_is_left_after_the_cut_must_still_name_its_subject() -> None:
+    assert texts("Sadly, it means I can't keep a cat in the flat.") == []
+
+
+def test_an_answer_whose_it_is_named_by_what_follows_keeps_the_name() -> None:
+    assert texts("Thanks! It's a map of the canal towpaths from 1902.") == [
+        "u:42 mentioned a map of the canal towpaths from 1902."
+    ]
+    assert texts("They're two rescue ferrets called Pip and Moss.") == [
+        "u:42 mentioned two rescue ferrets called Pip and Moss."
+    ]
+
+
+def test_a_name_given_for_the_pronoun_is_the_thing_named() -> None:
+    assert texts("Her name is Juniper! She's full of beans and always makes me laugh.") == [
+        "u:42 mentioned Juniper; she's full of beans and always makes them laugh."
+    ]
+    assert texts("Their names are Pip and Moss.") == ["u:42 mentioned Pip and Moss."]
+    assert texts("It's called a hob.") == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["It's a shame.", "It's a great pic!", "It's an amazing experience.", "It's been a long week.",
+     "It's one of my favourites.", "It's a memory I'll never forget.",
+     "It's lovely to hear from you.", "It's a present for you."],
+)
+def test_a_verdict_a_dummy_it_or_a_thing_of_the_listeners_is_no_name(said: str) -> None:
+    assert texts(said) == []
+
+
+def test_a_named_it_after_a_row_continues_that_row_instead() -> None:
+    [text] = texts("I joined a choir in Frome. It's a group of forty singers.")
+    assert text.startswith("u:42 joined a choir in Frome")
+    assert "mentioned" not in text
+
+
 # -- a row drops what says nothing about the speaker -------------------------------------------
 
 
@@ -189,6 +325,45 @@ def test_an_answer_is_not_guessed_when_the_pronoun_or_the_words_after_it_do_not_
     assert chat(("warren", "Your garden looks great."), ("u:42", "It's a lot of work in July.")) == []
 
 
+# -- a reply is kept with what it answers --------------------------------------------------------
+
+
+def chat_rows(*said: tuple[str, str]) -> list[dict]:
+    request = ExtractionRequest(
+        persona="warren",
+        lines=tuple(
+            Line(id=100 + i, speaker=speaker, text=text, at=MONDAY + timedelta(minutes=i))
+            for i, (speaker, text) in enumerate(said)
+        ),
+        present=(DAN,),
+        block="",
+        today=MONDAY.date(),
+        private=True,
+        personas=("warren",),
+    )
+    return extract_memories(request)["memories"]
+
+
+def test_a_replys_first_row_cites_the_line_it_answers() -> None:
+    found = chat_rows(
+        ("warren", "How often do you get to the pool these days?"),
+        ("u:42", "I swim three times a week at the lido. I also joined a masters squad in Hove."),
+    )
+    assert [(m["text"], m["evidence"]) for m in found] == [
+        ("u:42 swims three times a week at the lido.", [101, 100]),
+        ("u:42 joined a masters squad in Hove.", [101]),
+    ]
+
+
+def test_a_line_after_the_speakers_own_line_cites_only_itself() -> None:
+    found = chat_rows(
+        ("warren", "How was the weekend?"),
+        ("u:42", "Busy!"),
+        ("u:42", "I repainted the kitchen a deep olive green."),
+    )
+    assert [m["evidence"] for m in found] == [[102]]
+
+
 # -- follow-ups --------------------------------------------------------------------------------
 
 
@@ -208,7 +383,7 @@ def test_two_follow_ups_about_different_things_are_two_rows() -> None:
 def test_one_sentence_asking_for_two_follow_ups_is_two_rows() -> None:
     assert texts("I'll let you know how the dentist goes, and I'll report back on the car loan too.") == [
         "u:42 will report back on how the dentist goes.",
-        "u:42 will report back on the car loan too.",
+        "u:42 will report back on the car loan.",
     ]
     assert texts("Remind me to water the ferns, and ask me about the bookbinding fair later.") == [
         "u:42 asked to be reminded to water the ferns.",

@@ -96,7 +96,7 @@ def joined(row_text: str, clause: str) -> str | None:
 def sentence_case(word: str) -> bool:
     """Whether an opening ``word`` has its capital only because it opens a sentence: a common
     word (a stop word, a vague word, an adverb in -ly, a gerund). A name or a title keeps it."""
-    lowered = word.lower()
+    lowered = word.lower().split("'", 1)[0]  # "She's" opens on "she"
     if not word[:1].isupper() or word[1:2].isupper():
         return False
     return lowered in STOPWORDS or lowered in VAGUE or lowered.endswith(("ly", "ing"))

@@ -45,13 +45,31 @@ Rules:
   titles); chat fillers ("also", "lol") and intensifiers ("really") are taken out; "those
   letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
   is joined to the row before it from the same line ("u:42 bought a bike and rides it
-  daily"), and dropped when there is none.
+  daily"); when there is none, the row keeps the clauses before the one that points nowhere
+  ("u:42 took up fencing and it's giving them focus" → "u:42 took up fencing"), and is
+  dropped when no clause is left.
+- A sentence with no row before it to continue, whose opening "it" or "they" is named by
+  what follows ("It's a map of the old city") keeps that name: "u:42 mentioned a map of the
+  old city" (``identity``).
+- What a line showed joins the row that shows it: "Here's my new quilt [a photo of a
+  patchwork quilt]" → "u:42 shared their new quilt: a patchwork quilt"; "Take a look!" after
+  a statement of the same line → "…and shared a photo of …"; a row that names the photo's
+  thing takes the photo's words for it ("I made a quilt!" [a quilt with red stars] → "u:42
+  made a quilt with red stars").
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
 - Lines of other personas, and of humans not present, yield nothing.
-- At most ``max_per_line`` memories per line (the most important); none below
-  ``importance_min``; none the block already holds; evidence is the line's id.
+- A reply is kept with what it answers: the first row of a line said straight after someone
+  else's line cites that line too (its evidence is both), so the question ("How often do you
+  swim?") stays beside the answer ("u:42 swims three times a week") for whoever reads or
+  searches the row later.
+- At most ``max_per_line`` memories per line: those of importance 7 and up first, then the
+  ones with the most specific words (a line's plainest sentences say least); a statement
+  left over joins the kept row said just before it when the two fit in one ("u:42 saw a
+  film; u:42 baked bread."); none below
+  ``importance_min``; none the block already holds; evidence is the line's id (and, for a
+  reply's first row, the line it replies to).
 """
 
 from __future__ import annotations
@@ -67,9 +85,10 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...write.folded import Folded
-from .continuation import joined, may_continue, points_back
+from .continuation import joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
+from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
 from .person import (
@@ -92,7 +111,7 @@ from .sentences import (
     strip_address,
     take_attachments,
 )
-from .shape import as_memory_text
+from .shape import LIMIT, as_memory_text
 from .stems import content_stems, likeness
 
 _FOREIGN_SUBJECT = re.compile(
@@ -150,6 +169,12 @@ _HYPOTHETICAL = Folded(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
 )
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+_BARE_PRESENTER = re.compile(
+    r"^(?:(?:look|check|see)(?: at)? (?:this|these|it|them)(?: out)?|check (?:it|this|these|them) out|"
+    r"take a look(?: at (?:this|these|it|them))?|look|see|here (?:it is|they are)|this is (?:it|them))"
+    r"\s*[.!]*$",
+    re.IGNORECASE,
+)
 PRONOUNS = frozenset({"he", "she", "they"})
 _BLOCK_LINE = re.compile(r'^- (".*?(?<!\\)")')
 _LIKE_KNOWN = 0.8
@@ -227,16 +252,20 @@ class _Reader:
         previous: Line | None = None
         for index, line in enumerate(self.request.lines):
             asked = previous.text if previous is not None and previous.speaker != line.speaker else ""
+            previous_line = previous if asked else None
             previous = line
             if line.speaker == self.request.persona:
                 found = self._promises(line)
             elif line.speaker in self.humans:
                 found = self._statements(line, index, asked_thing(asked) if asked else None)
+                if found and previous_line is not None:
+                    _cite_what_it_answers(found[0], previous_line)
                 self.last_human = line.speaker
             else:
                 continue
             found = [m for m in found if not self._known(m)]
-            best = sorted(found, key=lambda m: -m.importance)[: self.max_per_line]
+            best = sorted(found, key=_worth_keeping)[: self.max_per_line]
+            _fold_the_rest(found, best)
             last = self.last_of.get(line.speaker)
             if last is not None and last[0] == index and all(m is not last[1] for m in best):
                 del self.last_of[line.speaker]
@@ -273,7 +302,13 @@ class _Reader:
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
             asked = None  # the question before the line is answered by its first sentence only
+            if last is None:
+                sentence = named_thing(sentence) or sentence
             sentence = restore_subject(sentence)
+            if things and _BARE_PRESENTER.match(sentence):
+                self._shown(things.pop(0), found)
+                last = None
+                continue
             wanted = follow_ups(sentence) if sentence else []
             if not sentence or sentence.rstrip().endswith("?") and not wanted:
                 last = None
@@ -293,6 +328,15 @@ class _Reader:
                 self._follow_up(request, line, index, voice, found)
                 last = None
         return found
+
+    @staticmethod
+    def _shown(thing: str, found: list[_Memory]) -> None:
+        """A photo the speaker drew the listener to ("Look at this!") joins the line's row
+        before it when that row opens on its subject: "u:42 got a kayak and shared a photo of
+        a red kayak on a lake." With no such row, nothing was said about the photo, and it is
+        no row."""
+        if found and not found[-1].followed and found[-1].text.startswith(found[-1].subject):
+            found[-1].text = as_memory_text(f"{found[-1].text.rstrip('.')} and shared a photo of {thing}")
 
     def _carry_on(self, sentence: str, line: Line, voice: Voice, row: _Memory) -> bool:
         """Join ``sentence`` to ``row`` when it goes on about what the row says (see
@@ -339,12 +383,21 @@ class _Reader:
             pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
             if pointed is not None:
                 text = as_memory_text(settle_demonstratives(pointed))
+        if things and sentence.startswith("I shared") and not dangling(text):
+            text = with_what_was_shown(text, things.pop(0))
+        elif things and not dangling(text):
+            shown = described_by_photo(text, things[0])
+            if shown is not None:
+                text = shown
+                things.pop(0)
         if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
             return None
         if dangling(text):
-            if found:
-                self._continue(found[-1], text, line)
-            return None
+            if found and self._continue(found[-1], text, line):
+                return None
+            text = _before_dangling_clause(text)
+            if text is None or line.speaker not in text or not self._specific(text):
+                return None  # what is left must still say who ("Finally." is no row)
         return self._new(line.speaker, kind, text, importance, line, dated.valid_from)
 
     def _a_view(self, sentence: str) -> bool:
@@ -521,11 +574,101 @@ class _Reader:
         return out
 
 
+_CLAUSE_BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|so|because|which|while)\s")
+
+
+def _before_dangling_clause(text: str) -> str | None:
+    """The row up to the clause whose pointing word has nothing to point at: "u:42 is doing
+    judo and it's giving them energy." → "u:42 is doing judo." ``None`` when no clause before
+    it stands alone (the subject's clause itself points nowhere)."""
+    cuts = [m.start() for m in _CLAUSE_BOUNDARY.finditer(text)]
+    for cut in reversed(cuts):
+        head = as_memory_text(text[:cut])
+        if not dangling(head):
+            return head
+    return None
+
+
+_SHOWN_HEAD = re.compile(
+    r"^(?:a|an|the|my|our|some|two|three|four|five)\s+(?P<head>(?:[\w'-]+\s+){0,3}?[\w'-]+?)"
+    r"(?=\s+(?:of|with|on|in|at|from|by|under|over|near|and|that)\b|$)", re.I)
+
+
+def described_by_photo(text: str, thing: str) -> str | None:
+    """A row that names the thing the line's photo shows, with the photo's description of it:
+    "u:42 made a quilt." and a photo of "a quilt with red stars" → "u:42 made a quilt with red
+    stars." ``None`` when the row does not name the photo's thing (its last noun before any
+    "of", "with", "on"… after an article or possessive)."""
+    match = _SHOWN_HEAD.match(thing.strip())
+    if match is None or match.end() >= len(thing.strip()):
+        return None
+    head = match["head"].split()[-1]
+    if head.lower() in STOPWORDS or head.lower() in VAGUE:
+        return None
+    named = re.search(rf"\b(?:a|an|the|their|this|that)\s+(?:[\w'-]+\s+){{0,2}}?{re.escape(head)}\b(?![\w'-])", text, re.I)
+    if named is None:
+        return None
+    rest = thing.strip()[match.end() :].rstrip(" .")
+    return as_memory_text(f"{text[: named.end()]} {rest}{text[named.end() :]}")
+
+
+def with_what_was_shown(text: str, thing: str) -> str:
+    """A row that shows something ("u:42 shared their new quilt.") with what the line's photo
+    showed: "u:42 shared their new quilt: a patchwork quilt with blue squares." Unchanged
+    when the row already holds most of the photo's words."""
+    shown = content_stems(thing)
+    if not shown or len(shown - content_stems(text)) * 2 <= len(shown):
+        return text
+    return as_memory_text(f"{text.rstrip('.')}: {thing}")
+
+
 def _reads_as_order(text: str, speaker: str) -> bool:
     """A turned row that no longer starts with its speaker can read as an order ("Never remind
     u:42…"); validation would drop it, so it is not offered. Rows that start with the
     speaker are statements and skip the (costly) check."""
     return not text.startswith(speaker) and carries_link_or_order(text)
+
+
+def _cite_what_it_answers(memory: _Memory, before: Line) -> None:
+    """A reply's first row cites the line it replies to beside its own: what the row means
+    ("u:42 swims three times a week") is read with what was asked or said to the speaker ("How
+    often do you get to the pool?"), and a search for the one finds the other."""
+    if before.id not in memory.evidence:
+        memory.evidence.append(before.id)
+
+
+def _fold_the_rest(found: list[_Memory], kept: list[_Memory]) -> None:
+    """A row a line could not keep joins the kept row said just before it, when both are
+    statements about the same subject, the two fit in one row, and that row has taken no
+    other."""
+    hosts: list[_Memory] = []
+    for memory in sorted(found, key=lambda m: m.order):
+        if any(memory is k for k in kept):
+            continue
+        before = [k for k in kept if k.order < memory.order and k.subject == memory.subject]
+        if not before or before[-1].followed or memory.followed or memory.kind in ("promise", "open_loop"):
+            continue
+        host = before[-1]
+        if any(host is h for h in hosts):
+            continue  # one row joined per kept row: a chain of them reads as a list of scraps
+        clause = memory.text
+        if sentence_case(clause.split(" ", 1)[0]):
+            clause = clause[0].lower() + clause[1:]  # "…; certain authors inspire u:42."
+        text = f"{host.text.rstrip('.')}; {clause}"
+        if len(text) <= LIMIT and not dangling(text):
+            host.text = as_memory_text(text)
+            hosts.append(host)
+
+
+_HIGH_IMPORTANCE = 7
+
+
+def _worth_keeping(memory: _Memory) -> tuple[int, int]:
+    """The order in which a line's rows are kept: what matters a lot first (life events,
+    follow-ups and promises, importance 7 and up), then the rows that say the most — the
+    most specific words, one more for a row that opens on its subject — in the order they
+    were said."""
+    return (-(memory.importance >= _HIGH_IMPORTANCE), -_count_specific(memory.text) - memory.text.startswith(memory.subject))
 
 
 def _count_specific(text: str) -> int:

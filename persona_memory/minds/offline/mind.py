@@ -30,8 +30,8 @@ class OfflineMind:
     Args:
         pronouns: how each persona's promises speak of it — ``{"warren": "he"}`` makes
             "Warren said he would send u:42 the letter"; a persona not named here is "they".
-        max_per_line: at most this many memories from one transcript line (the most
-            important ones).
+        max_per_line: at most this many memories from one transcript line (those of
+            importance 7 and up, then the most specific).
         importance_min: statements rated below this are not offered at all (validation drops
             them anyway; 3 is the design's bar).
     """

@@ -31,6 +31,9 @@ Rules:
   dyed my hair green" (a past form before "my"), "Here's a snap of my
   allotment" → "I shared a snap of my allotment". A bare "Enjoy…" is not one of them: it
   is said to the listener ("Enjoy the sea air!"), not about the speaker.
+- "Here's …" before a thing of the speaker's is the speaker showing it, even when an "I"
+  follows inside: "Here's the quilt I finished on Sunday" → "I shared the quilt I finished
+  on Sunday".
 """
 
 from __future__ import annotations
@@ -149,6 +152,11 @@ _RESTORE = (
         "I shared",
     ),
 )
+_PRESENTER = re.compile(
+    r"^(?:here's|here is|here are)(?= (?:a|an|the|my|our|some|one of my|one of our)\b)"
+    r"(?=.*\b(?:I|my|our|we)\b)",
+    re.I,
+)
 _GERUND = re.compile(
     r"^([A-Za-z]{2,}ing)\b(?!'s|\s+(?:is|was|has|are|can|makes|helps|means|gives|keeps|takes|"
     r"brings|feels)\b)"
@@ -225,6 +233,9 @@ _SAID_COMPANY = re.compile(
 
 def restore_subject(sentence: str) -> str:
     """Put back an "I" the chat left out (see the module rules); other sentences unchanged."""
+    presenting = _PRESENTER.match(sentence)
+    if presenting is not None:
+        return "I shared" + sentence[presenting.end() :]
     if has_first_person_subject(sentence):
         return sentence
     for pattern, replacement in _RESTORE:

@@ -23,7 +23,10 @@ Rules:
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
   "haha", "btw", "tbh", "omg" and their like, and the intensifiers that only raise the voice
   ("really", "totally", "definitely", "actually", "honestly", "literally", "super" before an
-  adjective, after the sentence's first word): "I also sold my bike lol" → "I sold my bike",
+  adjective, after the sentence's first word), an opening "just" before a time ("Just
+  yesterday I…" is no order, and "just" says nothing), and a closing "too" or "as well" that only ties
+  the sentence to what was said before ("I baked a cake too!" → "I baked a cake!"):
+  "I also sold my bike lol" → "I sold my bike",
   "I'm really super excited" → "I'm excited". A row is read later in a block of limited size; emphasis costs room and
   says nothing.
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
@@ -123,7 +126,8 @@ _TO_LISTENER = Folded(
 )
 _IMPERATIVE = re.compile(
     r"^(tell|ask|call|text|look|check|see|take|give|send|show|let|don't|do|make|keep|try|go|"
-    r"come|remember|imagine|guess|please|believe|push|trust|stay|enjoy|feel|stop|just|be|wish|"
+    r"come|remember|imagine|guess|please|believe|push|trust|stay|enjoy|feel|stop|"
+    r"just(?!(?:\s+[\w-]+){0,3}\s+(?:I|I'm|I've|I'd|we|we're|we've)\b)|be|wish|"
     r"hang|hold|have fun|good luck|never(?! been\b))\b",
     re.IGNORECASE,
 )
@@ -270,8 +274,10 @@ def _name_pattern(names: Iterable[str]) -> str:
 
 _FILLER = re.compile(
     r"\b(?:also|anyway|anyways|lol+|lmao|rofl|haha\w*|hehe\w*|btw|tbh|omg|imo|ngl)\b|"
+    r"^just(?= (?:yesterday|today|tonight|last|this|recently|lately|the other day)\b)|"
     r"(?<=[A-Za-z'] )(?:actually|literally|honestly|basically|totally|definitely|seriously|truly|really)\b|"
-    r"(?<=[A-Za-z'] )(?-i:super)(?= [a-z])",
+    r"(?<=[A-Za-z'] )(?-i:super)(?= [a-z])|"
+    r"(?<=[A-Za-z'] )(?:too|as well)(?=[.!]*$)",
     re.IGNORECASE,
 )
 _SPACE_BEFORE_MARK = re.compile(r"\s+([,.!?;:])")

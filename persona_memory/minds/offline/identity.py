@@ -1,0 +1,80 @@
+"""An answer whose opening pronoun is named by what follows it: "It's a map of the old city".
+
+In chat the thing a line is about was often named in the line before, by the other person
+("Love that map! What's on it?"), and the answer opens on a pronoun: "It's a map of the old
+city from 1890." Alone the sentence points at nothing; but its predicate *names* the thing —
+the sentence says what "it" is. So the speaker's row keeps that name: "u:42 mentioned a map of
+the old city from 1890." — what they spoke of, without guessing what the pronoun meant.
+
+Rules:
+- Only a sentence that has no row before it to continue (the first of a line, the one that
+  answers the line before, or one after a sentence that gave no row — the caller knows),
+  opening on "it", "that", "this", "they" or "these" with "is", "was", "are", "were" or
+  their contractions,
+  and then a thing: an article or a number and a noun ("It's a sourdough starter", "They're
+  two rescue ferrets") or a name ("It's Lisbon"). Never an adjective ("It's lovely to…"),
+  a dummy "it" or a time ("It's been a week", "It was a Tuesday").
+- What the predicate calls the pronoun must be a thing, not a verdict on it: "a shame", "a
+  relief", "a great idea", "a lot", "a must" are reactions (``_VERDICTS``) and give nothing;
+  so is an article with two words or fewer ("a great pic", "an amazing experience", "a big
+  decision"): the thing needs three words after its article ("a team shooter game", "a mix
+  of jazz and soul") or a name or a number.
+- The sentence must not speak to the listener ("It's a gift for you") — whose thing that is
+  cannot be told later — nor name someone present (the caller checks names).
+- A name given for the pronoun is the thing: "Her name is Juniper!", "It's called The Lamb"
+  → "I mentioned Juniper", "I mentioned The Lamb" (a name is capitalised; "It's called a
+  hob" is no name).
+- The row is first person, for the usual turn to the third: "I mentioned <the predicate>"; the
+  rest of the sentence after the thing stays ("It's a quilt my gran made" → "I mentioned a
+  quilt my gran made").
+"""
+
+from __future__ import annotations
+
+import re
+
+_IDENTITY = re.compile(
+    r"^(?:it|that|this|they|these)(?:'s|'re| is| was| are| were)\s+"
+    r"(?P<thing>(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|\d+)\s+[A-Za-z][\w'-]*.*|"
+    r"(?-i:[A-Z])[\w'-]+.*)$",
+    re.IGNORECASE,
+)
+_NAMED = re.compile(
+    r"^(?:(?:her|his|their|its) names? (?:is|are|was|were)|(?:it|she|he|they)(?:'s|'re| is| are| was| were)"
+    r" (?:called|named))\s+(?P<name>(?-i:[A-Z])[\w'-]*(?:\s+(?:and\s+)?(?-i:[A-Z])[\w'-]*)*)(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+_VERDICTS = re.compile(
+    r"^(?:one of (?:my|our|the) (?:all-time )?favou?rites\b|"
+    r"(?:a|an)\s+(?:(?:\w+\s+){0,2})?(?:shame|pity|relief|bummer|blast|must|lot|joke|mess|"
+    r"idea|way|thing|deal|start|treat|dream|nightmare|pleasure|honou?r|challenge|struggle|"
+    r"journey|process|bit|while|time|moment|day|night|morning|evening|weekend|week|month|season|"
+    r"summer|winter|spring|autumn|year|reminder|sign|lesson|experience|memory|memories|feeling|"
+    r"quality|adventure|move|step|rush|ride|jump|light|"
+    r"success|hit|win|surprise|wonder|miracle|game changer|no-brainer)\b)",
+    re.IGNORECASE,
+)
+_TIME_OR_NUMBER_ONLY = re.compile(
+    r"^(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:o'clock|am|pm|minutes?|hours?|"
+    r"days?|weeks?|months?|years?)\b|^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b",
+    re.IGNORECASE,
+)
+_TO_LISTENER = re.compile(r"\byou(?:r|rs|'re|'ve|'ll|'d)?\b", re.IGNORECASE)
+
+
+def named_thing(sentence: str) -> str | None:
+    """"It's a map of the old city." → "I mentioned a map of the old city."; ``None`` when
+    the sentence is not a pronoun named by its predicate (see the module rules)."""
+    named = _NAMED.match(sentence.strip())
+    if named is not None:
+        return f"I mentioned {named['name']}{named['rest']}"
+    match = _IDENTITY.match(sentence.strip())
+    if match is None:
+        return None
+    thing = match["thing"].strip()
+    if _VERDICTS.match(thing) or _TIME_OR_NUMBER_ONLY.match(thing) or _TO_LISTENER.search(thing):
+        return None
+    words = re.findall(r"[\w'-]+", thing)
+    if words[0].lower() in ("a", "an") and len(words) < 4 and not any(w[:1].isupper() or w[:1].isdigit() for w in words[1:]):
+        return None
+    return f"I mentioned {thing}"
