@@ -325,6 +325,19 @@ def test_an_answer_is_not_guessed_when_the_pronoun_or_the_words_after_it_do_not_
     assert chat(("warren", "Your garden looks great."), ("u:42", "It's a lot of work in July.")) == []
 
 
+def test_a_closing_later_is_a_goodbye_but_later_that_week_is_a_time() -> None:
+    assert rows("Later, take care.") == []
+    assert rows("Later!") == []
+    assert texts("Later that week I repainted the shed.") == ["Later that week u:42 repainted the shed."]
+
+
+def test_a_closing_suggestion_to_the_listener_is_cut_from_the_row() -> None:
+    assert texts("I care a lot about the river clean-up, so let's make it happen.") == [
+        "u:42 cares a lot about the river clean-up."
+    ]
+    assert texts("I joined the choir, and let's see if I can hold a tune.") == ["u:42 joined the choir."]
+
+
 # -- a reply is kept with what it answers --------------------------------------------------------
 
 
@@ -470,6 +483,27 @@ def test_no_longer_and_never_sit_between_the_speaker_and_the_verb(said: str, row
     assert texts(said) == [row]
 
 
+# -- a subject the chat left out ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("Stoked to start the new job on Monday!", "u:42 is stoked to start the new job on Monday 2026-08-17."),
+        ("Grateful for my neighbours after the storm.", "u:42 is grateful for their neighbours after the storm."),
+        ("Busy packing for the move to Leeds.", "u:42 is busy packing for the move to Leeds."),
+    ],
+)
+def test_a_feeling_or_a_busy_spell_without_its_i_gets_it_back(said: str, row: str) -> None:
+    assert texts(said) == [row]
+
+
+def test_a_capitalised_word_in_ly_can_be_the_subject() -> None:
+    """"Family" ends like an adverb; before "is" it is what the sentence is about."""
+    assert texts("Family is everything to me.") == ["Family is everything to u:42."]
+    assert texts("Family means the world to me.") == ["Family means the world to u:42."]
+
+
 # -- importance on the Generative Agents scale --------------------------------------------------
 
 
@@ -499,6 +533,8 @@ def test_a_mood_or_a_meal_with_nothing_changed_is_still_small_talk() -> None:
         "I can't wait to see the photos.",
         "I'm staying positive.",
         "I'll keep going no matter what.",
+        "Excited to see what's next.",
+        "Mostly chilling at home tonight.",
     ],
 )
 def test_pleasantries_and_small_talk_rate_at_most_two(said: str) -> None:

@@ -25,7 +25,9 @@ Rules:
   sentence led by a capitalised word is about that someone ("Cara is pregnant") unless it
   says what the word is to the speaker ("Dance is my stress fix", "Rowan is my oldest friend").
 - A row names its subject: one that opens on an adverb and a verb ("Really got u:42
-  wondering…") lost its subject in the chat and is not offered.
+  wondering…") lost its subject in the chat and is not offered; a capitalised word in -ly
+  before "is", "was", "has" or "means" is a subject, not an adverb ("Family is everything
+  to u:42").
 - Display names never reach the text; a sentence that still names someone present is dropped.
 - Wishes and hypotheticals ("I wish I…", "if I could…") are not facts; "we" that means the
   speaker and the listener ("we should…", "we both…", "each other") is not about the speaker.
@@ -104,6 +106,7 @@ from .promises import promise_text, promised_act
 from .sentences import (
     carries_link_or_order,
     drop_fillers,
+    drop_suggestion,
     is_chatter,
     mentions_name,
     normalise,
@@ -127,7 +130,7 @@ _NAMED_SUBJECT = re.compile(
     r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and(?! (?:I|me)\b(?!'))|'s)\b"
 )
 _FRAMED_BY_SPEAKER = re.compile(
-    r"^[A-Z][a-z]+(?:'s)?\s+(?:is|was|has been)\s+(?:\w+\s+){0,3}?(?:my|mine)\b"
+    r"^[A-Z][a-z]+(?:'s\s+|\s+(?:is|was|has been)\s+)(?:\w+\s+){0,3}?(?:my|mine|(?:to|for) me)\b"
 )
 _JUST_US = re.compile(
     r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
@@ -151,7 +154,9 @@ _VIEW_OPENER = re.compile(
     re.IGNORECASE,
 )
 _SUBJECTLESS = re.compile(
-    rf"^(?:[A-Z][a-z]+ly|Really|Just|Also|Still|Even|Totally|Kinda|Sorta)\s+"
+    # A capitalised word in -ly before "is", "was", "has" or "means" is a subject, not an
+    # adverb: "Family is everything to u:42", "Italy was…".
+    rf"^(?:[A-Z][a-z]+ly(?!\s+(?:is|was|has|means)\b)|Really|Just|Also|Still|Even|Totally|Kinda|Sorta)\s+"
     rf"(?:[a-z]+ed|[a-z]+s|{'|'.join(sorted(IRREGULAR_PAST))})\b"
 )
 _THING_SUBJECT = re.compile(
@@ -298,7 +303,7 @@ class _Reader:
         found: list[_Memory] = []
         last: _Memory | None = None  # the row the sentence just before made or continued
         for raw in sentences:
-            sentence = drop_fillers(strip_address(raw, self.names))
+            sentence = drop_fillers(drop_suggestion(strip_address(raw, self.names)))
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
             asked = None  # the question before the line is answered by its first sentence only

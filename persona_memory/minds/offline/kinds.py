@@ -145,7 +145,8 @@ _PLEASANTRY = Folded(
     r"\b(?:can't wait|cannot wait|looking forward|look forward|one day at a time|one step at a time|"
     r"keep (?:going|pushing|trying|at it|it up|that in mind|it in mind|you posted|my head up|smiling)|"
     r"do (?:my|our) best|take (?:it|things) (?:easy|slow)|stay(?:ing)? (?:positive|strong|safe|tuned)|"
-    r"hang in there|see how it goes|see what happens|make (?:the most of it|it count|it work)|"
+    r"hang in there|see how it goes|see what happens|see what(?:'s| is| comes) next|"
+    r"make (?:the most of it|it count|it work)|"
     r"(?:never|always) (?:forget|remember)|make (?:\w+ )?memories|"
     r"(?:so |really |super |very )*(?:excited|thrilled|pumped|stoked|happy|glad|grateful|thankful|"
     r"blessed|lucky|proud|relieved|nervous|exhausted|overwhelmed|stressed)|"
@@ -254,7 +255,7 @@ def _changes_a_habit(sentence: str) -> bool:
 _SMALL_WORDS = frozenset(
     "morning evening afternoon night tonight today weekend week grabbed grab quick quickly little "
     "bit again here there outside able chance lately since last talked chatted spoke caught "
-    "busy ready interesting exciting excited see hear wait feeling tired".split()
+    "busy ready interesting exciting excited see hear wait feeling tired mostly mainly".split()
 )
 
 

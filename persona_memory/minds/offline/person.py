@@ -29,7 +29,9 @@ Rules:
   continue my edu", "Finally booked the ferry to Crete" → "I finally booked…",
   "Comparing mortgage offers" → "I'm comparing mortgage offers", "Dyed my hair green" → "I
   dyed my hair green" (a past form before "my"), "Here's a snap of my
-  allotment" → "I shared a snap of my allotment". A bare "Enjoy…" is not one of them: it
+  allotment" → "I shared a snap of my allotment", "Stoked to start the new job" → "I'm stoked
+  to start the new job" (a feeling before "to", "about", "for", "of" or "that"), "Busy packing
+  for the move" → "I'm busy packing for the move". A bare "Enjoy…" is not one of them: it
   is said to the listener ("Enjoy the sea air!"), not about the speaker.
 - "Here's …" before a thing of the speaker's is the speaker showing it, even when an "I"
   follows inside: "Here's the quilt I finished on Sunday" → "I shared the quilt I finished
@@ -125,7 +127,15 @@ _RESTORE = (
     (re.compile(r"^gotta\b", re.I), "I have to"),
     (re.compile(r"^(?:have|has) been\b", re.I), "I've been"),
     (re.compile(r"^(?:can't|cannot) wait\b", re.I), "I can't wait"),
-    (re.compile(r"^(?:still|currently|now|also|just|really) (?=[a-z]{2,}ing\b)", re.I), "I'm {0}"),
+    (re.compile(r"^(?:still|currently|now|also|just|really|mostly|mainly|always|busy) (?=[a-z]{2,}ing\b)", re.I), "I'm {0}"),
+    (
+        re.compile(
+            r"^(?:so |really |very )?(?:excited|stoked|thrilled|psyched|pumped|nervous|anxious|proud|grateful|"
+            r"thankful|bummed|gutted|sad|worried|curious|keen|eager|ready)(?= (?:to|about|for|of|that)\b)",
+            re.I,
+        ),
+        "I'm {0}",
+    ),
     (
         re.compile(
             r"^(?:just|finally|recently|also|still)\s+(?=[a-z]+ed\b|(?:"

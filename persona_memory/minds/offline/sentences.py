@@ -20,6 +20,8 @@ Rules:
   address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
   exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "a
   work trip up north, Bergen." stay) is dropped.
+- A closing clause that proposes something to the listener (", so let's make it happen") is
+  cut: a suggestion is not a fact about the speaker.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
   "haha", "btw", "tbh", "omg" and their like, and the intensifiers that only raise the voice
   ("really", "totally", "definitely", "actually", "honestly", "literally", "super" before an
@@ -29,7 +31,8 @@ Rules:
   "I also sold my bike lol" → "I sold my bike",
   "I'm really super excited" → "I'm excited". A row is read later in a block of limited size; emphasis costs room and
   says nothing.
-- What is left is *chatter*, and yields nothing, when it is a question, a greeting, thanks,
+- What is left is *chatter*, and yields nothing, when it is a question, a greeting or a goodbye
+  ("Later, take care" — but "Later that week I…" is a time), thanks,
   a reply that stands alone ("I'm good, thanks", "I know!" — but "I'm in talks with a
   sponsor" and "I know three languages" go on to say something), a reaction to the listener
   ("Good to see you"), an instruction or a wish addressed to the
@@ -101,7 +104,7 @@ _NOT_A_NAME = frozenset(
 )
 
 _GREETING_OR_THANKS = re.compile(
-    r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|see (you|ya)|talk (to you )?"
+    r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|later(?=\s*(?:[,.!]|$))|see (you|ya)|talk (to you )?"
     r"(soon|later)|ttyl|take care|thanks|thank you|thx|ty|cheers|congrats|congratulations|welcome|"
     r"sorry (to hear|about)|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
     r"glad to (hear|see)|so glad|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
@@ -282,6 +285,18 @@ _FILLER = re.compile(
 )
 _SPACE_BEFORE_MARK = re.compile(r"\s+([,.!?;:])")
 _LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
+
+
+_SUGGESTION_AFTER = re.compile(r"(?<=\w)\s*[,;]?\s+(?:(?:so|and|but|then)\s+)?let's\b.*$", re.IGNORECASE)
+
+
+def drop_suggestion(sentence: str) -> str:
+    """The sentence without a closing clause that proposes something to the listener ("I care
+    about the clean-up, so let's make it happen" → "I care about the clean-up"): a suggestion
+    to the listener is not a fact about the speaker. A sentence that opens on "let's" is
+    chatter (``is_chatter``) and stays as it is here."""
+    cut = _SUGGESTION_AFTER.sub("", sentence)
+    return f"{cut}." if cut != sentence and cut else sentence
 
 
 def drop_fillers(sentence: str) -> str:
