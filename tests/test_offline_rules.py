@@ -651,6 +651,39 @@ def test_a_quantity_of_things_is_a_referent() -> None:
     assert text.startswith("u:42 has got loads of cookbooks")
 
 
+def test_an_answer_goes_on_about_the_row_the_question_asked_about_by_a_pronoun() -> None:
+    request = ExtractionRequest(
+        persona="warren",
+        lines=(
+            Line(id=100, speaker="u:42", text="I finished two paintings for the fair.", at=MONDAY),
+            Line(id=101, speaker="warren", text="Nice! Where will they hang?", at=MONDAY + timedelta(minutes=1)),
+            Line(id=102, speaker="u:42", text="They'll hang in the library foyer until June.", at=MONDAY + timedelta(minutes=2)),
+        ),
+        present=(DAN,),
+        block="",
+        today=MONDAY.date(),
+        private=True,
+        personas=("warren",),
+    )
+    [row] = extract_memories(request)["memories"]
+    assert row["text"] == "u:42 finished two paintings for the fair; they'll hang in the library foyer until June."
+    assert row["evidence"] == [100, 102]
+
+
+def test_an_answer_does_not_go_on_about_a_row_the_question_did_not_point_at() -> None:
+    assert chat(
+        ("u:42", "I finished two paintings for the fair."),
+        ("warren", "Lovely. How was your week otherwise?"),
+        ("u:42", "It was busy but fine."),
+    ) == ["u:42 finished two paintings for the fair."]
+    assert chat(  # the row just before the question names no plural for "they"
+        ("u:42", "I finished two paintings for the fair."),
+        ("u:42", "My sister moved to Leeds last week."),
+        ("warren", "Where will they hang?"),
+        ("u:42", "They'll hang in the library foyer until June."),
+    ) == ["u:42 finished two paintings for the fair.", "u:42's sister moved to Leeds in the week of 2026-08-03."]
+
+
 # -- a reply is chatter only when nothing follows it ------------------------------------------------
 
 

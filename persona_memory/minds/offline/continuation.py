@@ -15,7 +15,13 @@ Rules:
   hard to…") points at nothing, a reaction ("That photo looks great", "It sounds fun")
   is about what the listener showed or said, and a fragment led by a gerund ("Definitely
   adding it to my list") has no subject to join with: none of them continues.
-- It joins only the row made from the sentence straight before it in the same line, once: a
+- Across a question: when the listener's line just before asks about the speaker's row by a
+  pronoun ("I adopted two rabbits." — "What do they eat?"), the first sentence of the answer
+  may continue that row, the one from the speaker's line just before the question: "u:42
+  adopted two rabbits; they eat mostly hay and carrots", and the answer's line is evidence too.
+  The pronouns must agree: "they" needs a plural in the row ("two paintings"), "it" a thing
+  after an article; "he" and "she" are never carried across.
+- Otherwise it joins only the row made from the sentence straight before it in the same line, once: a
   row takes one continuing clause, and none when it holds a follow-up ("…and will report back"
   ends a row). A third sentence about the same thing is left out — measured on the dev file,
   one clause kept more answers in the block than chains did, and reads better.

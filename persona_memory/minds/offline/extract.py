@@ -153,6 +153,13 @@ _VIEW_OPENER = re.compile(
     r"could|would|will|did|does|do|oops|whoops|yikes|lucky|proud|happy)\b",
     re.IGNORECASE,
 )
+_ASKS_BY_PRONOUN = re.compile(r"\b(?:it|they|them)\b[^.!?]*\?", re.IGNORECASE)
+_ANSWER_PRONOUN = re.compile(r"(it|it's|its|they|they're|they'll|they've|their|them)\b", re.IGNORECASE)
+_PLURAL_THING = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|some|several|many|few|couple of|lots of|"
+    r"their|the|these|those|u:\d+'s)\s+(?:[a-z-]+\s+){0,2}[a-z]+[^su\W]s\b"
+)
+_SINGULAR_THING = re.compile(r"\b(?:a|an|the|their|u:\d+'s)\s+(?:[a-z-]+\s+){0,2}[a-z]+\b")
 _SUBJECTLESS = re.compile(
     # A capitalised word in -ly before "is", "was", "has" or "means" is a subject, not an
     # adverb: "Family is everything to u:42", "Italy was…".
@@ -262,7 +269,9 @@ class _Reader:
             if line.speaker == self.request.persona:
                 found = self._promises(line)
             elif line.speaker in self.humans:
-                found = self._statements(line, index, asked_thing(asked) if asked else None)
+                thing = asked_thing(asked) if asked else None
+                carried = self._asked_about_last(line.speaker, index, asked) if asked and thing is None else None
+                found = self._statements(line, index, thing, carried)
                 if found and previous_line is not None:
                     _cite_what_it_answers(found[0], previous_line)
                 self.last_human = line.speaker
@@ -279,7 +288,27 @@ class _Reader:
 
     # -- human lines -----------------------------------------------------------------------
 
-    def _statements(self, line: Line, index: int, asked: str | None) -> list[_Memory]:
+    def _asked_about_last(self, speaker: str, index: int, question: str) -> _Memory | None:
+        """The speaker's row from their line just before ``question`` (the line before this
+        one) when the question asks about it by a pronoun ("I adopted two rabbits." — "What do
+        they eat?"): the answer may go on about that row (``continuation``)."""
+        last = self.last_of.get(speaker)
+        if last is None or last[0] != index - 2 or not _ASKS_BY_PRONOUN.search(question):
+            return None
+        return last[1]
+
+    @staticmethod
+    def _agrees(answer: str, row: _Memory) -> bool:
+        """Whether the answer's opening pronoun can mean something the row names: "they" a
+        plural ("two paintings"), "it" a thing after an article ("a kayak"); nothing else is
+        carried ("u:42's sister moved…" is no antecedent for "They'll hang…")."""
+        opening = _ANSWER_PRONOUN.match(answer.lstrip(" \"'"))
+        if opening is None:
+            return False
+        plural = opening[1].lower().startswith(("they", "their", "them"))
+        return bool((_PLURAL_THING if plural else _SINGULAR_THING).search(row.text))
+
+    def _statements(self, line: Line, index: int, asked: str | None, carried: _Memory | None = None) -> list[_Memory]:
         text = normalise(line.text)
         if carries_link_or_order(text):
             return []
@@ -289,7 +318,9 @@ class _Reader:
         voice = Voice(ref=line.speaker, company=self.company.get(line.speaker, "others"))
         text, shown = take_attachments(text)
         things = [t for t in (shown_thing(s) for s in shown) if t]
-        return self._said(split_sentences(text), line, index, voice, things, asked)
+        if carried is not None and not self._agrees(text, carried):
+            carried = None
+        return self._said(split_sentences(text), line, index, voice, things, asked, carried)
 
     def _said(
         self,
@@ -299,9 +330,12 @@ class _Reader:
         voice: Voice,
         things: list[str],
         asked: str | None,
+        carried: _Memory | None = None,
     ) -> list[_Memory]:
         found: list[_Memory] = []
-        last: _Memory | None = None  # the row the sentence just before made or continued
+        # the row the sentence just before made or continued; for the line's first sentence,
+        # the speaker's row the listener's question just asked about (``_asked_about_last``)
+        last: _Memory | None = carried
         for raw in sentences:
             sentence = drop_fillers(drop_suggestion(strip_address(raw, self.names)))
             if asked is not None:
@@ -365,6 +399,8 @@ class _Reader:
         row.text = as_memory_text(text)
         row.valid_from = row.valid_from or dated.valid_from
         row.continued = True
+        if line.id not in row.evidence:  # it went on in a later line: that line is evidence too
+            row.evidence.append(line.id)
         return True
 
     def _statement(
