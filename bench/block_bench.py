@@ -26,7 +26,8 @@ embedded in batches and int8-quantised — then, through the real ``open_memory`
 - the floor, alternating with the cold opens: the same work in numpy alone, no actor and no
   SQLite (``make_floor``) — embed the topic, one product of the stored float32 unit vectors
   with it, ``argpartition`` the best rows, join their rendered lines up to 1,200 characters —
-  and the ratio of the two medians.
+  and the ratio of the two medians; for reference, the floor timed again back to back, its
+  caches warm (what a cold open never sees: each open follows other work), and that ratio.
 - open after a write: a human's line in an open room, ``RoomWentQuiet`` and ``drain`` (the
   offline mind's write path commits a row through the actor's own writer; untimed), then a
   cold open, timed; then a cold open right after it, for the ratio.
@@ -249,6 +250,7 @@ class SizeResult:
     first_inproc: float = 0.0
     cold: list[float] = attrs.field(factory=list)
     floor: list[float] = attrs.field(factory=list)
+    floor_warm: list[float] = attrs.field(factory=list)  # back to back, caches warm: for reference
     floor_chars: int = 0
     after_write: list[float] = attrs.field(factory=list)
     after_cold: list[float] = attrs.field(factory=list)
@@ -368,6 +370,10 @@ async def measure(
             floor()
             result.floor.append(time.perf_counter() - start)
             result.cold.append(await cold_open(memory, f"cold-{i}"))
+        for _ in range(cold_reps):
+            start = time.perf_counter()
+            floor()
+            result.floor_warm.append(time.perf_counter() - start)
 
         for i in range(write_reps):
             how = await own_write(memory, i)
@@ -612,7 +618,9 @@ def report(results: list[SizeResult], args: argparse.Namespace, postgres: str | 
     for r in results:
         print(
             f"  {r.rows:>6,} rows: cold p50 / floor p50 = {pct(r.cold, 50) / pct(r.floor, 50):.1f}× "
-            f"(floor p99 {fmt(pct(r.floor, 99))}, {r.floor_chars} chars)"
+            f"(floor p99 {fmt(pct(r.floor, 99))}, {r.floor_chars} chars); for reference, the floor back to back "
+            f"with warm caches: p50 {fmt(pct(r.floor_warm, 50))}, cold p50 / that = "
+            f"{pct(r.cold, 50) / pct(r.floor_warm, 50):.1f}×"
         )
 
     print()
@@ -786,6 +794,8 @@ def headline(results: list[SizeResult], args: argparse.Namespace, postgres: str 
                 "cold_p50": p(r.cold, 50),
                 "cold_p95": p(r.cold, 95),
                 "cold_p99": p(r.cold, 99),
+                "floor_p50": p(r.floor, 50),
+                "floor_warm_p50": p(r.floor_warm, 50),
                 "first_load_fresh": float(np.median(r.first_fresh)) if r.first_fresh else None,
                 "first_load_inproc": r.first_inproc,
                 "after_write_reps": len(r.after_write),
