@@ -626,6 +626,18 @@ def test_a_clause_that_would_overrun_the_row_limit_is_left_out() -> None:
     assert ";" not in text and len(text) <= 200
 
 
+def test_a_sentence_too_long_to_join_joins_with_its_first_clause() -> None:
+    [text] = texts(
+        "The hardest part of the month was that we had to sell the family boat at the harbour. "
+        "It was part of our summers for 15 years and it's so strange to think we won't sail it along the coast again next year."
+    )
+    assert text.endswith("had to sell the family boat at the harbour; it was part of their summers for 15 years.")
+    assert continuation.first_clause("it was part of their summers for 15 years and it's strange.") == (
+        "it was part of their summers for 15 years."
+    )
+    assert continuation.first_clause("it holds the china, the linen and the board games.") is None
+
+
 def test_the_clause_lowers_a_common_opening_word_and_keeps_a_name() -> None:
     [text] = texts("I adopted a cat in the spring. Her name is Biscuit and she naps on my laptop.")
     assert text.endswith("; her name is Biscuit and she naps on their laptop.")

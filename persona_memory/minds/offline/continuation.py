@@ -34,7 +34,9 @@ Rules:
   named in the row ("a film", "Dune", "their kayak"), not a whole clause ("u:42 applied to
   three agencies; it's a big decision" is left as its first half).
 - The joined row stays within the row limit (``shape.LIMIT``); a sentence that would push it
-  over is left out rather than cut.
+  over joins with its first clause alone when that fits and still says something ("…; it was
+  part of their summers for 15 years", not the "and it's so strange to think…" after it), and
+  is left out otherwise.
 - The clause is the sentence in the third person about its speaker (already named by the row),
   joined after a semicolon; its opening capital is lowered when it opens on a common word
   (``sentence_case``), and kept for a name or a title.
@@ -85,6 +87,23 @@ def may_continue(sentence: str) -> bool:
 def specific_words(text: str) -> int:
     words = [w.lower() for w in _WORD.findall(text) if not w.startswith("u:")]
     return sum(1 for w in words if w not in STOPWORDS and w not in VAGUE and not w.isdigit())
+
+
+_CLAUSE_BREAK = re.compile(
+    r"(?:,\s*|\s+)(?:and|but|so)\s+(?=(?:it|it's|its|they|they're|he|he's|she|she's|u:\d+|i|i'm|we|we're)\b)"
+    r"|\s*;\s*|\s+-\s+",
+    re.IGNORECASE,
+)
+
+
+def first_clause(clause: str) -> str | None:
+    """``clause`` up to where a second clause of its own begins ("it was part of their summers
+    for 15 years and it's strange to…" → "it was part of their summers for 15 years."), or
+    ``None`` when it has no second clause."""
+    cut = _CLAUSE_BREAK.search(clause)
+    if cut is None or cut.start() == 0:
+        return None
+    return clause[: cut.start()].rstrip(" ,") + "."
 
 
 def joined(row_text: str, clause: str) -> str | None:

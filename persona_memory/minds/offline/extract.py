@@ -87,7 +87,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...write.folded import Folded
-from .continuation import joined, may_continue, points_back, sentence_case
+from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
@@ -394,6 +394,9 @@ class _Reader:
         if importance_of(sentence, kind_of(sentence, tense_of(sentence))) < self.importance_min:
             return False  # small talk ("can't wait to hear about it") adds nothing
         text = joined(row.text, turned)
+        if text is None:  # too long: its first clause may still fit ("…for 15 years and it's…")
+            first = first_clause(turned)
+            text = joined(row.text, first) if first is not None and may_continue(first) else None
         if text is None or dangling(text):
             return False
         row.text = as_memory_text(text)
