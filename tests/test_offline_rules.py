@@ -65,6 +65,22 @@ def test_here_is_before_a_thing_is_showing_it_even_with_an_i_inside() -> None:
     assert text.endswith(": an oak bench under an apple tree.")
 
 
+def test_this_standing_alone_is_what_the_photo_showed_even_beside_another_thing() -> None:
+    assert texts("My kids made this at the pottery fair! [shares a photo of a clay mug shaped like an owl]") == [
+        "u:42's kids made a clay mug shaped like an owl at the pottery fair."
+    ]
+    # a "this" before its noun names its own thing: the photo is not forced into it
+    assert texts("This brooch belonged to my aunt in Porto. [shares a photo of a silver brooch]") == [
+        "The brooch belonged to u:42's aunt in Porto."
+    ]
+
+
+def test_since_we_last_spoke_is_peeled_even_without_its_comma() -> None:
+    assert texts("Since we last spoke I've started night classes in welding.") == [
+        "u:42 has started night classes in welding."
+    ]
+
+
 def test_a_photo_already_said_in_the_row_is_not_said_twice() -> None:
     assert texts("Here's a pic of my allotment. [shares a photo of my allotment]") == [
         "u:42 shared a pic of their allotment."

@@ -42,7 +42,9 @@ Rules:
   ``references``).
 - What a line showed ("[shares a photo of …]") is never a row by itself — a caption with
   nothing said about it tells a persona nothing about the speaker — but it can say what the
-  line's "this" or "it" points at ("I made this!" → "u:42 made a clay bowl").
+  line's "this" or "it" points at ("I made this!" → "u:42 made a clay bowl"); a "this" standing
+  alone as a thing is the photo's even when the row names something else ("My kids made this
+  at the fair!" → "u:42's kids made a clay bowl at the fair").
 - A row keeps the specific words of its sentence (names, objects, places, numbers, dates,
   titles); chat fillers ("also", "lol") and intensifiers ("really") are taken out; "those
   letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
@@ -151,6 +153,12 @@ _VIEW_OPENER = re.compile(
     r"really|very|yes|no|not|never|always|just|only|thanks|thank|sorry|congrats|good|great|"
     r"awesome|amazing|nice|cool|wow|love|hate|means|makes|feels|is|was|were|are|has|had|have|can|"
     r"could|would|will|did|does|do|oops|whoops|yikes|lucky|proud|happy)\b",
+    re.IGNORECASE,
+)
+_THIS_ALONE = re.compile(
+    # "this" or "these" standing alone as a thing ("My kids made this at the workshop!"): with
+    # a photo in the line it is what the photo showed, whatever else the row names
+    r"\b(?:this|these)\b(?=\s*(?:[.!,;]|$)|\s+(?:at|in|on|for|from|with|to|last|yesterday|today|myself)\b)",
     re.IGNORECASE,
 )
 _ASKS_BY_PRONOUN = re.compile(r"\b(?:it|they|them)\b[^.!?]*\?", re.IGNORECASE)
@@ -423,7 +431,7 @@ class _Reader:
         if third is None:
             return None
         text = as_memory_text(settle_demonstratives(third))
-        if dangling(text) and things:
+        if things and (dangling(text) or _THIS_ALONE.search(dated.text)):
             pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
             if pointed is not None:
                 text = as_memory_text(settle_demonstratives(pointed))

@@ -15,7 +15,8 @@ Rules:
   before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
-  together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
+  together before the speaker's own clause ("When we met, I…", "Since you asked, I…",
+  "Since we last spoke I…" even without its comma), or
   closing it ("…, since we spoke on Monday") — and an
   address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
   exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "a
@@ -87,7 +88,10 @@ _OPENER = re.compile(
 
 _SHARED_CLAUSE = re.compile(
     r"^(?:ever since|since|when|after|before|as|now that)\s+(?:we|you)\b[^,.!?]{0,60}[,;]\s*"
-    r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
+    r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)"
+    # the same without its comma, for the one chat says most: "Since we last spoke I've…"
+    r"|^(?:ever since|since)\s+(?:we|you and I)\s+(?:last\s+)?(?:spoke|talked|chatted|caught up|met up)"
+    r"(?:\s+last)?\s+(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
     re.IGNORECASE,
 )
 _SHARED_TAIL = re.compile(
