@@ -354,6 +354,24 @@ def test_a_closing_suggestion_to_the_listener_is_cut_from_the_row() -> None:
     assert texts("I joined the choir, and let's see if I can hold a tune.") == ["u:42 joined the choir."]
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Use local radio and work with the library for a bigger reach.",  # advice to the listener
+        "Focus on the first chapter before you edit the rest.",
+        "Count me in!",
+        "Biscuit looks so adorable in that photo.",  # a reaction to what the listener showed
+    ],
+)
+def test_advice_a_reply_and_a_reaction_are_no_rows(said: str) -> None:
+    assert rows(said) == []
+
+
+def test_a_view_that_keeps_its_capital_is_quoted() -> None:
+    assert texts("Setbacks are just chances for a comeback.") == ["u:42 says: Setbacks are just chances for a comeback."]
+    assert texts("The ferry to Arran is always late.") == ["u:42 says the ferry to Arran is always late."]
+
+
 # -- a reply is kept with what it answers --------------------------------------------------------
 
 
@@ -493,9 +511,23 @@ def test_a_person_present_never_appears_as_the_speakers_company() -> None:
         ("I no longer smoke cigars.", "u:42 no longer smokes cigars."),
         ("I don't play the trombone anymore.", "u:42 doesn't play the trombone anymore."),
         ("I never miss a parkrun.", "u:42 never misses a parkrun."),
+        ("I slowly rebuilt my savings after the move.", "u:42 slowly rebuilt their savings after the move."),
+        ("I happily spend my Sundays at the allotment.", "u:42 happily spends their Sundays at the allotment."),
     ],
 )
 def test_no_longer_and_never_sit_between_the_speaker_and_the_verb(said: str, row: str) -> None:
+    assert texts(said) == [row]
+
+
+@pytest.mark.parametrize(
+    ("said", "row"),
+    [
+        ("I retook my driving test in Swindon.", "u:42 retook their driving test in Swindon."),
+        ("I outgrew my old climbing shoes.", "u:42 outgrew their old climbing shoes."),
+        ("I apply for two arts grants every spring.", "u:42 applies for two arts grants every spring."),
+    ],
+)
+def test_a_prefixed_past_stays_past_and_a_verb_in_ly_still_agrees(said: str, row: str) -> None:
     assert texts(said) == [row]
 
 
@@ -512,6 +544,10 @@ def test_no_longer_and_never_sit_between_the_speaker_and_the_verb(said: str, row
 )
 def test_a_feeling_or_a_busy_spell_without_its_i_gets_it_back(said: str, row: str) -> None:
     assert texts(said) == [row]
+
+
+def test_used_to_without_its_i_gets_it_back() -> None:
+    assert texts("Used to live in Cork before the move.") == ["u:42 used to live in Cork before the move."]
 
 
 def test_a_capitalised_word_in_ly_can_be_the_subject() -> None:

@@ -15,7 +15,8 @@ Rules:
   relationship, and kept as such. A thing named with a demonstrative ("This brooch is
   special to me") is a thing, not a pointer: it reads "The brooch is special to u:42". A
   sentence that names no person and is the speaker's view of a thing ("The ferry to Arran is
-  always late") is kept as theirs: "u:42 says the ferry to Arran is always late" — when it
+  always late") is kept as theirs: "u:42 says the ferry to Arran is always late" (after a
+  colon when its first word keeps its capital: "u:42 says: Setbacks are chances…") — when it
   has at least three words that say something, points at nothing outside itself ("That
   cake looks great" is about the listener's photo), is not an order ("Grab the chance!": a
   word other than a gerund straight before an article or an object) and does not speak to
@@ -129,7 +130,7 @@ _FOREIGN_SUBJECT = re.compile(
 )
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:The|A|An|My|Our|Me|We|I|Just|Being)\b)[A-Z][a-z]+(?:'s)?\s+"
-    r"(?:is|was|has|had|told|said|says|thinks|got|just|will|and(?! (?:I|me)\b(?!'))|'s)\b"
+    r"(?:is|was|has|had|told|said|says|thinks|got|just|will|looks|looked|sounds|seems|and(?! (?:I|me)\b(?!'))|'s)\b"
 )
 _FRAMED_BY_SPEAKER = re.compile(
     r"^[A-Z][a-z]+(?:'s\s+|\s+(?:is|was|has been)\s+)(?:\w+\s+){0,3}?(?:my|mine|(?:to|for) me)\b"
@@ -473,7 +474,8 @@ class _Reader:
         common = first is not None and (first[0].lower() in STOPWORDS or first[0].lower() in VAGUE
                                         or first[0].lower().endswith("ing"))
         said = settle_demonstratives(third[0].lower() + third[1:] if common else third)
-        text = as_memory_text(f"{line.speaker} says {said}")
+        # a word kept capitalised (a name, or a noun no rule can tell from one) is quoted
+        text = as_memory_text(f"{line.speaker} says {said}" if said[:1].islower() else f"{line.speaker} says: {said}")
         if _count_specific(text) < 3 or dangling(text):
             return None
         importance = importance_of(sentence, "fact")

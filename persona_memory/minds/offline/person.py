@@ -6,7 +6,9 @@ Rules:
   (or the ``he``/``she`` forms when the caller knows them, as for a persona), so a sentence
   names its subject once and reads naturally.
 - The verb after ``I`` agrees with its new subject, past adverbs ("I really love" → "u:42
-  really loves", "I no longer eat" → "u:42 no longer eats"): ``am`` → ``is``, ``have`` →
+  really loves", "I no longer eat" → "u:42 no longer eats", "I slowly formed" → "u:42 slowly
+  formed": a word in -ly before another word is an adverb, but for "apply", "rely" and their
+  like); an irregular past keeps its form with a prefix too ("retook", "outgrew"): ``am`` → ``is``, ``have`` →
   ``has``, ``do`` → ``does``, ``go`` → ``goes``, ``watch`` → ``watches``, ``study`` →
   ``studies``; a past form (``went``, ``sold``) or a modal (``can``, ``will``) stays. After
   ``they`` the verb keeps its plural form (``I am`` → ``they are``, ``I was`` → ``they
@@ -127,6 +129,7 @@ _RESTORE = (
     (re.compile(r"^gotta\b", re.I), "I have to"),
     (re.compile(r"^(?:have|has) been\b", re.I), "I've been"),
     (re.compile(r"^(?:can't|cannot) wait\b", re.I), "I can't wait"),
+    (re.compile(r"^used to\b", re.I), "I used to"),
     (re.compile(r"^(?:still|currently|now|also|just|really|mostly|mainly|always|busy) (?=[a-z]{2,}ing\b)", re.I), "I'm {0}"),
     (
         re.compile(
@@ -407,9 +410,15 @@ class _Turner:
                 continue
             if not token[:1].isalpha():
                 return None
-            if token.lower() in ADVERBS or self._in_no_longer(j):
+            if token.lower() in ADVERBS or self._in_no_longer(j) or _an_ly_adverb(token.lower(), self._after(j)):
                 continue
             return j
+        return None
+
+    def _after(self, j: int) -> str | None:
+        """The word straight after the token at ``j`` (past one space), if any."""
+        if j + 2 < len(self.tokens) and self.tokens[j + 1].isspace() and self.tokens[j + 2][:1].isalpha():
+            return self.tokens[j + 2]
         return None
 
     def _in_no_longer(self, j: int) -> bool:
@@ -433,6 +442,22 @@ _SECOND = frozenset(
 _I_CONTRACTIONS = frozenset({"i'm", "i've", "i'll", "i'd"})
 
 
+_LY_VERBS = frozenset("apply reply rely supply fly multiply comply imply tally bully rally ally".split())
+_PAST_PREFIXES = ("re", "over", "out", "under", "mis", "up")
+
+
+def _an_ly_adverb(word: str, following: str | None) -> bool:
+    """Whether ``word`` is an adverb in -ly between a subject and its verb ("I slowly formed",
+    "I quickly learned"): a word in -ly with another word after it, other than the verbs in
+    -ly ("apply", "rely", …)."""
+    return following is not None and len(word) > 4 and word.endswith("ly") and word not in _LY_VERBS
+
+
+def _prefixed_past(word: str) -> bool:
+    """An irregular past with a prefix: "retook", "rewrote", "overslept", "outgrew"."""
+    return any(word.startswith(p) and word[len(p) :] in IRREGULAR_PAST for p in _PAST_PREFIXES)
+
+
 def third_singular(verb: str, *, habitual: bool = False) -> str:
     """The verb as it follows "he"/"she": ``love`` → ``loves``; past forms and modals unchanged.
 
@@ -442,7 +467,7 @@ def third_singular(verb: str, *, habitual: bool = False) -> str:
     lower = verb.lower()
     if lower in VERB_FIXES:
         return VERB_FIXES[lower]
-    if lower == "and" or lower in MODALS or lower.endswith("n't") or lower in IRREGULAR_PAST:
+    if lower == "and" or lower in MODALS or lower.endswith("n't") or lower in IRREGULAR_PAST or _prefixed_past(lower):
         return verb
     if lower in AMBIGUOUS_PAST and not habitual:
         return verb

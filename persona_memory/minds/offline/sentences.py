@@ -135,7 +135,8 @@ _IMPERATIVE = re.compile(
     r"^(tell|ask|call|text|look|check|see|take|give|send|show|let|don't|do|make|keep|try|go|"
     r"come|remember|imagine|guess|please|believe|push|trust|stay|enjoy|feel|stop|"
     r"just(?!(?:\s+[\w-]+){0,3}\s+(?:I|I'm|I've|I'd|we|we're|we've)\b)|be|wish|"
-    r"hang|hold|have fun|good luck|never(?! been\b))\b",
+    r"hang|hold|have fun|good luck|never(?! been\b)|use|consider|avoid|focus|pick|choose|follow|"
+    r"listen|watch|write|join|grab|treat|count)\b",
     re.IGNORECASE,
 )
 
