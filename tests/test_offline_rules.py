@@ -501,6 +501,12 @@ def test_a_person_present_never_appears_as_the_speakers_company() -> None:
     assert rows("Dan and I broke up.") == []  # Dan is the display name of the human in the room
 
 
+def test_me_and_my_someone_before_a_verb_is_a_subject_mid_sentence_too() -> None:
+    assert texts("I got new boots and me and my sister hiked the ridge at dawn.") == [
+        "u:42 got new boots and they and their sister hiked the ridge at dawn."
+    ]
+
+
 # -- the verb after an adverb ------------------------------------------------------------------
 
 

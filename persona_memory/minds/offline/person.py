@@ -20,6 +20,8 @@ Rules:
   speaker's ("our flat" → "u:42's flat").
 - An unnamed "we" that does what a couple does (got married, engaged or divorced, broke up,
   moved in together, is expecting or had a baby) is "u:42 and their partner".
+- "Me and my brother" before a verb is a subject, at the start or after "and" mid-sentence:
+  "…and me and my sister hiked the ridge" → "…and they and their sister hiked the ridge".
 - A named person with the speaker as a subject ("Robin and I", "me and Robin") puts the
   speaker first: "u:42 and Robin moved to Leeds". A name of someone present is dropped later,
   by the guards; a name of someone absent may stay.
@@ -184,7 +186,7 @@ _MAIN_VERB_LATER = re.compile(
 _COMPOUND = re.compile(
     rf"\b([Mm]y|[Oo]ur) ((?:[\w'-]+ )?(?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))})) and I\b"
 )
-_ME_AND = re.compile(r"^[Mm]e and (my|our) ")
+_ME_AND = re.compile(r"(?:^|(?<=\band )|(?<=, ))[Mm]e and (my|our) (?=(?:[\w'-]+ ){1,2}(?:[a-z]+ed|[a-z]+s|went|got|had|did|made|took|saw|ran|ate|are|were|will|can)\b)|^[Mm]e and (my|our) ")
 _COUPLE_WE = re.compile(
     r"\b[Ww]e(?:'re|'ve|'d)?(?:\s+(?:" + "|".join(sorted(ADVERBS)) + r"|are|have|had|were|will))*\s+"
     r"(?:(?:got|get|getting|gotten) (?:married|engaged|divorced|hitched)|"
@@ -278,7 +280,7 @@ def to_third_person(sentence: str, voice: Voice, *, named: bool = False) -> str 
     if voice.company == "others" and _COUPLE_WE.search(sentence):
         voice = attrs.evolve(voice, company="their partner")
     sentence = _COMPOUND.sub(lambda m: f"I and {m.group(1).lower()} {m.group(2)}", sentence)
-    sentence = _ME_AND.sub(lambda m: f"I and {m.group(1)} ", sentence)
+    sentence = _ME_AND.sub(lambda m: f"I and {m.group(1) or m.group(2)} ", sentence)
     sentence = _NAME_AND_I.sub(_speaker_first, sentence)
     sentence = _ME_AND_NAME.sub(_speaker_first, sentence)
     tokens = _TOKEN.findall(sentence)
