@@ -360,6 +360,7 @@ def test_a_closing_suggestion_to_the_listener_is_cut_from_the_row() -> None:
         "Use local radio and work with the library for a bigger reach.",  # advice to the listener
         "Focus on the first chapter before you edit the rest.",
         "Count me in!",
+        "Sorry I haven't been around much.",  # an apology
         "Biscuit looks so adorable in that photo.",  # a reaction to what the listener showed
     ],
 )
@@ -519,6 +520,7 @@ def test_me_and_my_someone_before_a_verb_is_a_subject_mid_sentence_too() -> None
         ("I never miss a parkrun.", "u:42 never misses a parkrun."),
         ("I slowly rebuilt my savings after the move.", "u:42 slowly rebuilt their savings after the move."),
         ("I happily spend my Sundays at the allotment.", "u:42 happily spends their Sundays at the allotment."),
+        ("I first watched that film in 2019.", "u:42 first watched that film in 2019."),
     ],
 )
 def test_no_longer_and_never_sit_between_the_speaker_and_the_verb(said: str, row: str) -> None:
@@ -554,6 +556,19 @@ def test_a_feeling_or_a_busy_spell_without_its_i_gets_it_back(said: str, row: st
 
 def test_used_to_without_its_i_gets_it_back() -> None:
     assert texts("Used to live in Cork before the move.") == ["u:42 used to live in Cork before the move."]
+
+
+def test_a_gerund_with_its_own_verb_later_is_the_subject_not_the_speaker() -> None:
+    assert texts("Overcoming setbacks builds real grit.") == ["u:42 says overcoming setbacks builds real grit."]
+    assert texts("Opening the bakery's been a great adventure for me.") == [
+        "Opening the bakery's been a great adventure for u:42."
+    ]
+    assert texts("Planning my sister's wedding in Bath.") == ["u:42 is planning their sister's wedding in Bath."]
+
+
+def test_been_a_while_is_small_talk_and_been_doing_gets_its_i() -> None:
+    assert rows("Been a few days, huh.") == []
+    assert texts("Been learning Welsh on the bus.") == ["u:42 has been learning Welsh on the bus."]
 
 
 def test_a_capitalised_word_in_ly_can_be_the_subject() -> None:

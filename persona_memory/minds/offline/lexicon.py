@@ -14,7 +14,7 @@ ADVERBS = frozenset(
     mostly generally rarely seldom certainly probably literally both now then again kinda
     sorta almost nearly officially barely hardly simply basically pretty so too very
     constantly regularly normally typically occasionally secretly once originally initially
-    eventually luckily sadly unfortunately fortunately recently lately""".split()
+    eventually luckily sadly unfortunately fortunately recently lately first""".split()
 )
 
 MODALS = frozenset(

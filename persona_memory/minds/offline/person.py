@@ -127,7 +127,8 @@ _ELIDED_PAST = (
 ).split()
 _RESTORE = (
     (re.compile(r"^(?:gonna|going to)\b(?! be\b)", re.I), "I'm going to"),
-    (re.compile(r"^been\b", re.I), "I've been"),
+    # "Been a few days" is "it's been a few days": small talk, not the speaker
+    (re.compile(r"^been\b(?! (?:a|an|ages|forever|too long|so long|some time|a while|a few|a bit|quite)\b)", re.I), "I've been"),
     (re.compile(r"^gotta\b", re.I), "I have to"),
     (re.compile(r"^(?:have|has) been\b", re.I), "I've been"),
     (re.compile(r"^(?:can't|cannot) wait\b", re.I), "I can't wait"),
@@ -180,7 +181,8 @@ _MAIN_VERB_LATER = re.compile(
     r"\b(?:has been|have been|is|was|are|were|isn't|wasn't|aren't|weren't|can't|won't|doesn't|"
     r"can|could|will|would|should|might|must|makes|helps|"
     r"means|gives|keeps|brings|feels|seems|sounds|looks|takes|matters|reminds|lets|gets|puts|"
-    r"inspires|motivates|calms|relaxes|allows)\b|\b(?:always|really|just|also|often|usually|never)"
+    r"inspires|motivates|calms|relaxes|allows|builds|pushes|teaches|shows|turns|needs|costs|beats|"
+    r"'s been|'ve been)\b|\b(?:always|really|just|also|often|usually|never)"
     r"\s+[a-z]+s\b"
 )
 _COMPOUND = re.compile(

@@ -110,7 +110,7 @@ _NOT_A_NAME = frozenset(
 _GREETING_OR_THANKS = re.compile(
     r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|later(?=\s*(?:[,.!]|$))|see (you|ya)|talk (to you )?"
     r"(soon|later)|ttyl|take care|thanks|thank you|thx|ty|cheers|congrats|congratulations|welcome|"
-    r"sorry (to hear|about)|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
+    r"sorry|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
     r"glad to (hear|see)|so glad|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
     r"keep (it up|going|up)|you got this|hang in there|no worries|no problem|my pleasure|"
     r"same here|me too|(I )?(got|have got) your back|how about you|what about you|let's|let us|"
