@@ -566,6 +566,11 @@ def test_a_gerund_with_its_own_verb_later_is_the_subject_not_the_speaker() -> No
     assert texts("Planning my sister's wedding in Bath.") == ["u:42 is planning their sister's wedding in Bath."]
 
 
+def test_speaking_of_something_and_then_are_peeled_like_other_markers() -> None:
+    assert texts("Speaking of big trips, my wife and I just left for Norway.") == ["u:42 and their wife just left for Norway."]
+    assert texts("Then I signed up for the autumn half marathon.") == ["u:42 signed up for the autumn half marathon."]
+
+
 def test_been_a_while_is_small_talk_and_been_doing_gets_its_i() -> None:
     assert rows("Been a few days, huh.") == []
     assert texts("Been learning Welsh on the bus.") == ["u:42 has been learning Welsh on the bus."]

@@ -11,7 +11,8 @@ Rules:
   before a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose,
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
-  ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "By the way"), a short heading
+  ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "By the way",
+  "Then", "Speaking of big trips,"), a short heading
   before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
@@ -74,6 +75,7 @@ _INTERJECTION = (
 _MARKER = (
     r"so|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
     r"to be honest|tbh|i mean|you know|guess what|fun fact|oh and|oh by the way|speaking of which|"
+    r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
     r"in the meantime|meanwhile|though|however|but yeah|long time no (?:see|talk)|"
     r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
     r"it'?s been (?:a while|ages|a few days|some time)"
