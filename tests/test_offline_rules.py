@@ -368,6 +368,13 @@ def test_advice_a_reply_and_a_reaction_are_no_rows(said: str) -> None:
     assert rows(said) == []
 
 
+def test_a_view_in_the_present_speaks_of_people_and_a_told_one_of_the_speaker() -> None:
+    assert texts("Dogs make us so much calmer and never let us down.") == [
+        "u:42 says: Dogs make people so much calmer and never let people down."
+    ]
+    assert texts("The ferry left us stranded for hours.") == ["u:42 says the ferry left them and others stranded for hours."]
+
+
 def test_a_view_that_keeps_its_capital_is_quoted() -> None:
     assert texts("Setbacks are just chances for a comeback.") == ["u:42 says: Setbacks are just chances for a comeback."]
     assert texts("The ferry to Arran is always late.") == ["u:42 says the ferry to Arran is always late."]

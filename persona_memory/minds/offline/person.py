@@ -362,7 +362,7 @@ class _Turner:
                     return "they" + token[2:]
                 return subject + " " + self._expand(i, lower[3:], plural=True)
             case "us":
-                return f"{forms['reflexive']} and {self.voice.company}" if self.named else self._group()
+                return f"{forms['object']} and {self.voice.company}" if self.named else self._group()
             case "our":
                 return "their" if self.named else self._possessive()
             case "ours":
