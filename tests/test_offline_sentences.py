@@ -103,6 +103,19 @@ def test_a_conjunction_left_hanging_at_the_end_is_taken_off() -> None:
     assert as_memory_text("u:42 sold the van and") == "u:42 sold the van."
 
 
+@pytest.mark.parametrize(
+    ("text", "shaped"),
+    [
+        ("Lately u:42 has been restoring a canal boat.", "u:42 has lately been restoring a canal boat."),
+        ("Now, u:42 is saving for a pottery kiln.", "u:42 is now saving for a pottery kiln."),
+        ("Recently u:42 moved to Leeds.", "u:42 moved to Leeds recently."),
+        ("Lately it has rained every weekend.", "Lately it has rained every weekend."),  # no subject to move it after
+    ],
+)
+def test_a_time_adverb_before_the_subject_moves_after_it(text: str, shaped: str) -> None:
+    assert as_memory_text(text) == shaped
+
+
 def test_a_memory_text_begins_with_a_capital_or_an_id() -> None:
     assert as_memory_text("the gate u:42 fixed was rusty") == "The gate u:42 fixed was rusty."
     assert as_memory_text("u:42 fixed the gate") == "u:42 fixed the gate."

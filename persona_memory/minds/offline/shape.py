@@ -6,6 +6,9 @@ Rules:
   it begins with a capital letter (or a ``u:`` id, which is written as it is).
 - A text longer than the limit is cut at the last clause boundary that fits (", ", "; ", " - ",
   " and ", " but ", " because ", " which "), else at the last space: never inside a word.
+- A time adverb before the subject ("Lately u:42 has been…", "Now, u:42 is…") moves after it:
+  after its first auxiliary when it has one ("u:42 has lately been…", "u:42 is now…"), else to
+  the end ("u:42 moved to Leeds recently"), so the row opens on whom it is about.
 - Inner sentence ends ("!" or "?" followed by more words) become commas, initials lose their
   dots ("J. K. Rowling" → "J K Rowling"), and any other full stop inside ends the text there:
   a memory is one sentence.
@@ -27,8 +30,29 @@ _TRAILING_JOIN = re.compile(r"(?:[\s,;:–—-]+(?:and|but|or|so|because|though|
 _BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|because|which|while|so|though)\s")
 
 
+_LEADING_TIME = re.compile(
+    r"^(?P<adverb>lately|recently|now|nowadays|currently|sometimes|these days)\s*,?\s+(?P<subject>u:\d+)\s+",
+    re.IGNORECASE,
+)
+_AUXILIARY = re.compile(r"^(?:has|have|had|is|was|are|were|will|would|can|could|may|might)\b\s+(?!been\b\s*$)")
+
+
+def _subject_first(text: str) -> str:
+    """``text`` with a leading time adverb moved after the subject (see the module rules)."""
+    lead = _LEADING_TIME.match(text)
+    if lead is None:
+        return text
+    adverb, subject, rest = lead["adverb"].lower(), lead["subject"], text[lead.end() :]
+    aux = _AUXILIARY.match(rest)
+    if aux is not None:
+        return f"{subject} {rest[: aux.end()]}{adverb} {rest[aux.end() :]}"
+    body = rest.rstrip(" .!")
+    return f"{subject} {body} {adverb}"
+
+
 def as_memory_text(text: str, limit: int = LIMIT) -> str:
     """``text`` shaped by the module rules."""
+    text = _subject_first(text)
     text = _EMOTICON.sub(" ", text)
     text = _SYMBOLS.sub(" ", text)
     text = _INNER_END.sub(", ", text)
