@@ -21,6 +21,12 @@ def test_terms_drop_ids_function_words_and_single_letters_and_meet_in_one_stem()
     ]
 
 
+def test_an_irregular_verb_meets_its_base_form() -> None:
+    assert terms("She ran the relay and bought new spikes") == terms("she runs the relay and buys new spikes")
+    assert terms("we went, she has gone, they go") == ["go", "go", "go"]
+    assert terms("the children wrote letters") == terms("a child writes a letter")
+
+
 def test_bm25_by_hand() -> None:
     index = LexicalIndex.from_texts(["cat sat", "cat cat dog", "bird"])
     # N = 3, df(cat) = 2, average length 2: idf = ln(1 + 1.5 / 2.5) = ln 1.6.

@@ -7,7 +7,8 @@ shared words, so the read path uses both (``ranking`` fuses them).
 Rules:
 - Terms: the text lower-cased, split into ``[a-z0-9]+`` runs; ``u:`` ids, words of one
   letter and common function words (``STOP_WORDS``) are dropped; the rest are cut to a light
-  stem (``stem``), so "interviews", "interviewed" and "interviewing" are one term.
+  stem (``stem``), so "interviews", "interviewed" and "interviewing" are one term; an
+  irregular form of a common verb is read as its base first ("ran" → "run", "bought" → "buy").
 - A row's terms are counted once, when its table is prepared (``LexicalIndex.from_texts``),
   from its text and what its transcript lines said (``table.searched``).
 - BM25 (Robertson & Zaragoza 2009) with ``k1 = 1.2``, ``b = 0.75`` and the non-negative idf
@@ -51,6 +52,29 @@ STOP_WORDS = frozenset(
 few fillers. They say nothing about what a row is about."""
 
 _SUFFIXES = ("ings", "ing", "ies", "ied", "ed", "es", "s")
+
+_IRREGULAR = {
+    form: base
+    for base, forms in {
+        "go": "went gone", "take": "took taken", "see": "saw seen", "make": "made", "come": "came",
+        "give": "gave given", "find": "found", "feel": "felt", "leave": "left", "meet": "met",
+        "buy": "bought", "sell": "sold", "tell": "told", "think": "thought", "know": "knew known",
+        "run": "ran", "begin": "began begun", "write": "wrote written", "say": "said", "keep": "kept",
+        "lose": "lost", "win": "won", "spend": "spent", "send": "sent", "build": "built", "pay": "paid",
+        "bring": "brought", "teach": "taught", "catch": "caught", "fight": "fought", "hear": "heard",
+        "hold": "held", "stand": "stood", "sit": "sat", "sleep": "slept", "drive": "drove driven",
+        "ride": "rode ridden", "fly": "flew flown", "grow": "grew grown", "throw": "threw thrown",
+        "draw": "drew drawn", "eat": "ate eaten", "drink": "drank drunk", "swim": "swam swum",
+        "sing": "sang sung", "break": "broke broken", "choose": "chose chosen", "speak": "spoke spoken",
+        "wake": "woke woken", "wear": "wore worn", "forget": "forgot forgotten", "become": "became",
+        "fall": "fell fallen", "lend": "lent", "mean": "meant", "lead": "led", "feed": "fed",
+        "dig": "dug", "hang": "hung", "shoot": "shot", "shake": "shook shaken", "steal": "stole stolen",
+        "hide": "hid hidden", "child": "children", "man": "men", "woman": "women",
+    }.items()
+    for form in forms.split()
+}
+"""Irregular forms of common English verbs (and plurals), read as their base form, so "ran"
+meets "run" and "bought" meets "buy": the stemmer only takes endings off."""
 
 
 def stem(word: str) -> str:
@@ -100,7 +124,7 @@ def terms(text: str) -> list[str]:
             if len(known) >= STEMS_KEPT:
                 known.clear()
             skip = len(word) < 2 or word in STOP_WORDS or word.startswith("u:")
-            term = known[word] = None if skip else stem(word)
+            term = known[word] = None if skip else stem(_IRREGULAR.get(word, word))
         if term is not None:
             out.append(term)
     return out
