@@ -78,6 +78,8 @@ def test_a_year_is_resolved_to_the_year(said: str, text: str, valid_from: str) -
         "I swim every Saturday morning",
         "I met him a few weeks ago",
         "I've been busy lately",
+        "My neighbour plays the organ for the Sunday concerts",  # a weekday that names a thing
+        "I loved my Saturday job at the bakery",
     ],
 )
 def test_no_time_stated_means_no_valid_from(said: str) -> None:

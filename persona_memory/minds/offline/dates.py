@@ -17,7 +17,9 @@ Rules:
 - A bare weekday, month or day-and-month looks back in a past-tense sentence and ahead in a
   future one. In a present-tense sentence a single weekday is the coming one ("my daughter
   turns 5 on Saturday"), but a month or day-and-month ("my birthday is in March"), a plural
-  ("I swim on Mondays") or a time after "every" is recurring, not a date, and is left alone.
+  ("I swim on Mondays") or a time after "every" is recurring, not a date, and is left alone;
+  so is a weekday after "the", "a" or a possessive with no preposition before it ("the Sunday
+  concerts", "my Saturday job"): it names a thing.
 - "for four years" in a present-perfect sentence ("I've known them for 4 years") states a
   start: "(since 2019)" is added and ``valid_from`` is that year.
 - Vague spans ("a few weeks ago", "recently") resolve to nothing.
@@ -280,9 +282,14 @@ def _recurring(match: re.Match[str]) -> bool:
 _EVERY = re.compile(r"\b(?:every|each|most|all|some)\s+(?:other\s+)?$", re.I)
 
 
+_ATTRIBUTIVE = re.compile(r"\b(?:the|a|my|our|his|her|their|your)\s+$", re.I)
+
+
 def _weekday(match: re.Match[str], today: date, tense: Tense) -> _Resolved | None:
     if match["plural"] or _recurring(match):
         return None
+    if not match["pre"] and _ATTRIBUTIVE.search(match.string[: match.start()]):
+        return None  # "the Sunday concerts", "my Saturday job": the name of a thing, not a date
     target = _WEEKDAY_FORMS[match["weekday"].lower()]
     which = " ".join((match["which"] or "").lower().split())
     if match["weekday"] in ("Sat", "Sun", "Mon") and not (which or match["pre"]):
