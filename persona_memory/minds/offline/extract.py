@@ -106,7 +106,17 @@ from .person import (
     restore_subject,
     to_third_person,
 )
-from .references import asked_thing, dangling, name_the_asked, point_at, settle_demonstratives, shown_thing
+from .references import (
+    asked_thing,
+    asks_by_pronoun,
+    dangling,
+    may_mean,
+    name_the_asked,
+    point_at,
+    settle_demonstratives,
+    shown_thing,
+    this_alone,
+)
 from .promises import promise_text, promised_act
 from .sentences import (
     carries_link_or_order,
@@ -164,19 +174,6 @@ _NARRATED = re.compile(
 _GENERIC_WE = re.compile(r"\b(?:us|we|our|ourselves|we're|we've)\b", re.IGNORECASE)
 _PEOPLE = {"us": "people", "we": "people", "our": "people's", "ourselves": "themselves",
            "we're": "people are", "we've": "people have"}
-_THIS_ALONE = re.compile(
-    # "this" or "these" standing alone as a thing ("My kids made this at the workshop!"): with
-    # a photo in the line it is what the photo showed, whatever else the row names
-    r"\b(?:this|these)\b(?=\s*(?:[.!,;]|$)|\s+(?:at|in|on|for|from|with|to|last|yesterday|today|myself)\b)",
-    re.IGNORECASE,
-)
-_ASKS_BY_PRONOUN = re.compile(r"\b(?:it|they|them)\b[^.!?]*\?", re.IGNORECASE)
-_ANSWER_PRONOUN = re.compile(r"(it|it's|its|they|they're|they'll|they've|their|them)\b", re.IGNORECASE)
-_PLURAL_THING = re.compile(
-    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|some|several|many|few|couple of|lots of|"
-    r"their|the|these|those|u:\d+'s)\s+(?:[a-z-]+\s+){0,2}[a-z]+[^su\W]s\b"
-)
-_SINGULAR_THING = re.compile(r"\b(?:a|an|the|their|u:\d+'s)\s+(?:[a-z-]+\s+){0,2}[a-z]+\b")
 _SUBJECTLESS = re.compile(
     # A capitalised word in -ly before "is", "was", "has" or "means" is a subject, not an
     # adverb: "Family is everything to u:42", "Italy was…".
@@ -310,20 +307,9 @@ class _Reader:
         one) when the question asks about it by a pronoun ("I adopted two rabbits." — "What do
         they eat?"): the answer may go on about that row (``continuation``)."""
         last = self.last_of.get(speaker)
-        if last is None or last[0] != index - 2 or not _ASKS_BY_PRONOUN.search(question):
+        if last is None or last[0] != index - 2 or not asks_by_pronoun(question):
             return None
         return last[1]
-
-    @staticmethod
-    def _agrees(answer: str, row: _Memory) -> bool:
-        """Whether the answer's opening pronoun can mean something the row names: "they" a
-        plural ("two paintings"), "it" a thing after an article ("a kayak"); nothing else is
-        carried ("u:42's sister moved…" is no antecedent for "They'll hang…")."""
-        opening = _ANSWER_PRONOUN.match(answer.lstrip(" \"'"))
-        if opening is None:
-            return False
-        plural = opening[1].lower().startswith(("they", "their", "them"))
-        return bool((_PLURAL_THING if plural else _SINGULAR_THING).search(row.text))
 
     def _statements(self, line: Line, index: int, asked: str | None, carried: _Memory | None = None) -> list[_Memory]:
         text = normalise(line.text)
@@ -335,7 +321,7 @@ class _Reader:
         voice = Voice(ref=line.speaker, company=self.company.get(line.speaker, "others"))
         text, shown = take_attachments(text)
         things = [t for t in (shown_thing(s) for s in shown) if t]
-        if carried is not None and not self._agrees(text, carried):
+        if carried is not None and not may_mean(text, carried.text):
             carried = None
         return self._said(split_sentences(text), line, index, voice, things, asked, carried)
 
@@ -440,7 +426,7 @@ class _Reader:
         if third is None:
             return None
         text = as_memory_text(settle_demonstratives(third))
-        if things and (dangling(text) or _THIS_ALONE.search(dated.text)):
+        if things and (dangling(text) or this_alone(dated.text)):
             pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
             if pointed is not None:
                 text = as_memory_text(settle_demonstratives(pointed))

@@ -19,7 +19,9 @@ Rules:
   the final"), "that" joining a clause ("says that the bus…", "so tired that…"), and
   "they/them/their", which the third-person turn uses for the speaker themself.
 - What a line showed (an attachment, "a photo of a clay bowl") can be the referent of the
-  line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl".
+  line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl";
+  a "this" standing alone as a thing (``this_alone``: before an end mark or a preposition) is
+  the photo's even when the row names something else ("My kids made this at the fair!").
 - What the listener just asked about can be the referent of an answer's opening pronoun: after
   "What's your new screenplay about?", the next line's "It's about grief and second chances"
   is "My new screenplay is about grief and second chances". The thing is the words after
@@ -30,6 +32,11 @@ Rules:
   preposition, a name or a number ("It's about…", "She's a rescue", "It was made by…") —
   never an adjective ("It's awesome to…" says nothing about the thing). Nothing else is guessed. Only the
   question itself is read ("Your garden looks great! How old is your dog?" asks about "dog").
+- A question that asks by a pronoun ("What do they eat?", ``asks_by_pronoun``) asks about what
+  the speaker's row just before it named; the answer's opening pronoun may mean that row's
+  thing only when they agree (``may_mean``): "they" needs a plural in the row ("two
+  paintings", "their boots"), "it" a thing after an article ("a kayak"); "he" and "she" are
+  never carried ("u:42's sister moved…" is no antecedent for "They'll hang…").
 """
 
 from __future__ import annotations
@@ -90,6 +97,41 @@ _OPENING_PRONOUN = re.compile(
 )
 _QUESTION = re.compile(r"[^.!?]*\?")
 _POSSESSIVES = frozenset({"its", "her", "his", "their"})
+
+
+_ASKS_BY_PRONOUN = re.compile(r"\b(?:it|they|them)\b[^.!?]*\?", re.IGNORECASE)
+_ANSWER_PRONOUN = re.compile(r"(it|it's|its|they|they're|they'll|they've|their|them)\b", re.IGNORECASE)
+_PLURAL_THING = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|some|several|many|few|couple of|lots of|"
+    r"their|the|these|those|u:\d+'s)\s+(?:[a-z-]+\s+){0,2}[a-z]+[^su\W]s\b"
+)
+_SINGULAR_THING = re.compile(r"\b(?:a|an|the|their|u:\d+'s)\s+(?:[a-z-]+\s+){0,2}[a-z]+\b")
+
+
+_THIS_ALONE = re.compile(
+    r"\b(?:this|these)\b(?=\s*(?:[.!,;]|$)|\s+(?:at|in|on|for|from|with|to|last|yesterday|today|myself)\b)",
+    re.IGNORECASE,
+)
+
+
+def this_alone(sentence: str) -> bool:
+    """Whether "this" or "these" stands alone as a thing in ``sentence`` (see the rules)."""
+    return bool(_THIS_ALONE.search(sentence))
+
+
+def asks_by_pronoun(question: str) -> bool:
+    """Whether ``question`` asks about something by "it", "they" or "them" (see the rules)."""
+    return bool(_ASKS_BY_PRONOUN.search(question))
+
+
+def may_mean(answer: str, row_text: str) -> bool:
+    """Whether the opening pronoun of ``answer`` can mean something ``row_text`` names (see the
+    rules): "they" a plural, "it" a thing after an article."""
+    opening = _ANSWER_PRONOUN.match(answer.lstrip(" \"'"))
+    if opening is None:
+        return False
+    plural = opening[1].lower().startswith(("they", "their", "them"))
+    return bool((_PLURAL_THING if plural else _SINGULAR_THING).search(row_text))
 
 
 def asked_thing(question: str) -> str | None:
