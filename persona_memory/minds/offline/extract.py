@@ -488,6 +488,8 @@ class _Reader:
         if previous.followed or not text.startswith(subject) or line.id not in previous.evidence:
             return False
         rest = text[len(subject) :]
+        if rest.startswith("and "):
+            return False  # "u:42 and others paddle it" has a subject of its own, not the row's
         joined = as_memory_text(f"{previous.text.rstrip('.')} and {rest}")
         if not joined.endswith(rest) or dangling(joined):
             return False

@@ -127,7 +127,7 @@ _ELIDED_PAST = (
 ).split()
 _RESTORE = (
     (re.compile(r"^(?:gonna|going to)\b(?! be\b)", re.I), "I'm going to"),
-    # "Been a few days" is "it's been a few days": small talk, not the speaker
+    # "Been ages" is "it's been ages": small talk, not the speaker
     (re.compile(r"^been\b(?! (?:a|an|ages|forever|too long|so long|some time|a while|a few|a bit|quite)\b)", re.I), "I've been"),
     (re.compile(r"^gotta\b", re.I), "I have to"),
     (re.compile(r"^(?:have|has) been\b", re.I), "I've been"),
@@ -268,9 +268,29 @@ def restore_subject(sentence: str) -> str:
         return replacement + sentence[match.end() :]
     match = _GERUND.match(sentence)
     if match and match.group(1).lower() not in ING_NOUNS:
-        if not _MAIN_VERB_LATER.search(sentence[match.end() :]):
+        rest = sentence[match.end() :]
+        if not _MAIN_VERB_LATER.search(rest) and not _past_main_verb(rest):
             return "I'm " + sentence[0].lower() + sentence[1:]
     return sentence
+
+
+_ONLY_PAST = (IRREGULAR_PAST | frozenset("felt made kept got brought taught left".split())) - frozenset(
+    """found built held bought sold told lost won spent sent paid caught heard met had said
+    thought sat slept stood understood led fed lent meant dug hung shot stuck struck swept
+    swung lit slid spun wound bent""".split()
+)
+"""Past forms that, after a leading gerund's words, are its own verb ("Finishing the race felt
+great"); the ones as often a participle of a phrase ("books bought in Lisbon") are left out."""
+_SUBJECT_BEFORE = frozenset("i we you he she they it who that which".split())
+_WORD_RUN = re.compile(r"[A-Za-z']+")
+
+
+def _past_main_verb(rest: str) -> bool:
+    """Whether the words after a leading gerund hold its own past verb ("Selling the van gave
+    me the nerve to travel"): a past form (``_ONLY_PAST``), not straight after a subject of its own ("…the
+    dog I adopted" is a clause of the gerund's)."""
+    words = _WORD_RUN.findall(rest.lower())
+    return any(w in _ONLY_PAST and (i == 0 or words[i - 1] not in _SUBJECT_BEFORE) for i, w in enumerate(words))
 
 
 def to_third_person(sentence: str, voice: Voice, *, named: bool = False) -> str | None:

@@ -73,7 +73,8 @@ _CLAUSE_AFTER_THAT = frozenset(
 _DUMMY_IT = re.compile(
     r"\b(?:it(?:'s| is| was| has been| feels| felt| takes| took| seems| seemed)\s+(?:\w+\s+){0,2}"
     r"(?:to|that|when|how|if)\b|(?:make|makes|made|making|find|finds|found|take|takes|took)\s+it\s+"
-    r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit (?:all|off|out|up)\b)",
+    r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit (?:all|off|out|up)\b|"
+    r"\b(?:make|makes|made|making)\s+it\s+(?:happen|work|count)\b)",
     re.IGNORECASE,
 )
 _SHOWN = re.compile(
@@ -196,12 +197,15 @@ def settle_demonstratives(text: str) -> str:
             return match[0]
         if word.lower() in ("this", "that") and lower.endswith("s") and not lower.endswith("ss"):
             return match[0]  # "this makes…": a verb, so "this" stands alone
+        if _LIKE_BEFORE.search(match.string[: match.start()]):
+            return match[0]  # "evenings like these make…": "these" stands for the evenings
         article = "The" if word[0].isupper() else "the"
         return f"{article} {following}"
 
     return _DEMONSTRATIVE_NOUN.sub(swap, text)
 
 
+_LIKE_BEFORE = re.compile(r"\blike\s+$", re.IGNORECASE)
 _DEMONSTRATIVE_NOUN = re.compile(r"\b(?P<word>[Tt]his|[Tt]hese|[Tt]hose)\s+(?P<next>[a-z][a-z'-]*)\b")
 
 

@@ -12,17 +12,16 @@ Rules:
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
   ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "By the way",
-  "Then", "Speaking of big trips,"), a short heading
+  "Then", "Speaking of long drives,"), a short heading
   before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
-  together before the speaker's own clause ("When we met, I…", "Since you asked, I…",
-  "Since we last spoke I…" even without its comma), or
+  together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
   closing it ("…, since we spoke on Monday") — and an
   address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
   exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "a
   work trip up north, Bergen." stay) is dropped.
-- A closing clause that proposes something to the listener (", so let's make it happen") is
+- A closing clause that proposes something to the listener (", so let's get it done") is
   cut: a suggestion is not a fact about the speaker.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
   "haha", "btw", "tbh", "omg" and their like, and the intensifiers that only raise the voice
@@ -90,10 +89,7 @@ _OPENER = re.compile(
 
 _SHARED_CLAUSE = re.compile(
     r"^(?:ever since|since|when|after|before|as|now that)\s+(?:we|you)\b[^,.!?]{0,60}[,;]\s*"
-    r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)"
-    # the same without its comma, for the one chat says most: "Since we last spoke I've…"
-    r"|^(?:ever since|since)\s+(?:we|you and I)\s+(?:last\s+)?(?:spoke|talked|chatted|caught up|met up)"
-    r"(?:\s+last)?\s+(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
+    r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
     re.IGNORECASE,
 )
 _SHARED_TAIL = re.compile(
@@ -124,7 +120,7 @@ _GREETING_OR_THANKS = re.compile(
     # Replies that are only replies when nothing follows them: "I'm good, thanks!" or "I know!",
     # but "I'm in talks with a sponsor", "I'm back at college", "I know three languages" say
     # something.
-    r"|^(?:I get it|I understand|I know|I see|I'm (?:fine|good|ok|okay|here|back|in|down))(?=\s*(?:[,.!;:]|$))",
+    r"|^(?:I get it|I understand|I know|I see|I remember|I agree|I'm (?:fine|good|ok|okay|here|back|in|down))(?=\s*(?:[,.!;:]|$))",
     re.IGNORECASE,
 )
 
@@ -299,7 +295,7 @@ _SUGGESTION_AFTER = re.compile(r"(?<=\w)\s*[,;]?\s+(?:(?:so|and|but|then)\s+)?le
 
 def drop_suggestion(sentence: str) -> str:
     """The sentence without a closing clause that proposes something to the listener ("I care
-    about the clean-up, so let's make it happen" → "I care about the clean-up"): a suggestion
+    about the clean-up, so let's get it done" → "I care about the clean-up"): a suggestion
     to the listener is not a fact about the speaker. A sentence that opens on "let's" is
     chatter (``is_chatter``) and stays as it is here."""
     if "let's" not in sentence and "Let's" not in sentence and "LET'S" not in sentence:
