@@ -385,6 +385,9 @@ def test_a_view_in_the_present_speaks_of_people_and_a_told_one_of_the_speaker() 
         "u:42 says: Dogs make people calmer and keep people honest."
     ]
     assert texts("The ferry left us stranded for hours.") == ["u:42 says the ferry left them and others stranded for hours."]
+    assert texts("The bakery near us makes the best rye bread.") == [  # a place of theirs, not of people's
+        "u:42 says the bakery near them and others makes the best rye bread."
+    ]
 
 
 def test_a_view_that_keeps_its_capital_is_quoted() -> None:

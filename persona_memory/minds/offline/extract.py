@@ -17,8 +17,8 @@ Rules:
   sentence that names no person and is the speaker's view of a thing ("The ferry to Arran is
   always late") is kept as theirs: "u:42 says the ferry to Arran is always late" (after a
   colon when its first word keeps its capital: "u:42 says: Setbacks are chances…"; a view in
-  the present speaks of people at large, so its "we" and "us" are "people": "u:42 says: Pets
-  make people happier") — when it
+  the present that opens on no article or possessive speaks of people at large, so its "we"
+  and "us" are "people": "u:42 says: Pets make people happier") — when it
   has at least three words that say something, points at nothing outside itself ("That
   cake looks great" is about the listener's photo), is not an order ("Grab the chance!": a
   word other than a gerund straight before an article or an object) and does not speak to
@@ -170,6 +170,9 @@ _VIEW_OPENER = re.compile(
 )
 _NARRATED = re.compile(
     rf"\b(?:[a-z]+ed|was|were|had|{'|'.join(sorted(IRREGULAR_PAST))})\b", re.IGNORECASE
+)
+_GENERIC_OPENER = re.compile(
+    r"^(?!(?:the|a|an|this|that|these|those|my|our|your|his|her|their|its|some|one)\b)[A-Za-z]", re.IGNORECASE
 )
 _GENERIC_WE = re.compile(r"\b(?:us|we|our|ourselves|we're|we've)\b", re.IGNORECASE)
 _PEOPLE = {"us": "people", "we": "people", "our": "people's", "ourselves": "themselves",
@@ -460,7 +463,8 @@ class _Reader:
 
     def _view(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:
         tense = tense_of(sentence)
-        if tense == "present" and not _NARRATED.search(sentence):  # of people at large: "Pets make us happier"
+        if tense == "present" and _GENERIC_OPENER.match(sentence) and not _NARRATED.search(sentence):
+            # of people at large: "Pets make us happier" (but "The bakery near us…" is theirs)
             sentence = _GENERIC_WE.sub(lambda m: _PEOPLE[m[0].lower()], sentence)
         dated = resolve_dates(sentence, line.at.date(), tense)
         third = to_third_person(dated.text, voice, named=True)
