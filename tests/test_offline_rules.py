@@ -356,6 +356,7 @@ def test_a_closing_later_is_a_goodbye_but_later_that_week_is_a_time() -> None:
     assert rows("Later, take care.") == []
     assert rows("Later!") == []
     assert texts("Later that week I repainted the shed.") == ["Later that week u:42 repainted the shed."]
+    assert texts("Later, I went home and slept for ten hours.") == ["Later, u:42 went home and slept for ten hours."]
 
 
 def test_a_closing_suggestion_to_the_listener_is_cut_from_the_row() -> None:

@@ -106,7 +106,7 @@ _NOT_A_NAME = frozenset(
 )
 
 _GREETING_OR_THANKS = re.compile(
-    r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|later(?=\s*(?:[,.!]|$))|see (you|ya)|talk (to you )?"
+    r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|later(?=\s*(?:[.!]|$|,\s*(?:take care|bye|see|talk|cheers)\b))|see (you|ya)|talk (to you )?"
     r"(soon|later)|ttyl|take care|thanks|thank you|thx|ty|cheers|congrats|congratulations|welcome|"
     r"sorry|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
     r"glad to (hear|see)|so glad|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
