@@ -477,8 +477,13 @@ def _an_ly_adverb(word: str, following: str | None) -> bool:
     return following is not None and len(word) > 4 and word.endswith("ly") and word not in _LY_VERBS
 
 
+_PRESENT_LOOKALIKES = frozenset({"resent", "relent"})  # present verbs spelled like a prefixed past
+
+
 def _prefixed_past(word: str) -> bool:
     """An irregular past with a prefix: "retook", "rewrote", "overslept", "outgrew"."""
+    if word in _PRESENT_LOOKALIKES:
+        return False
     return any(word.startswith(p) and word[len(p) :] in IRREGULAR_PAST for p in _PAST_PREFIXES)
 
 
