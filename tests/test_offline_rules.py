@@ -556,6 +556,7 @@ def test_no_longer_and_never_sit_between_the_speaker_and_the_verb(said: str, row
         ("I retook my driving test in Swindon.", "u:42 retook their driving test in Swindon."),
         ("I outgrew my old climbing shoes.", "u:42 outgrew their old climbing shoes."),
         ("I apply for two arts grants every spring.", "u:42 applies for two arts grants every spring."),
+        ("I resent the new parking rules at work.", "u:42 resents the new parking rules at work."),
     ],
 )
 def test_a_prefixed_past_stays_past_and_a_verb_in_ly_still_agrees(said: str, row: str) -> None:
