@@ -219,7 +219,7 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
     if trailing_name is not None:
         sentence = trailing_name.sub("", sentence)
     sentence = _SHARED_TAIL.sub("", sentence)
-    trailing = _TRAILING_VOCATIVE.search(sentence)
+    trailing = _TRAILING_VOCATIVE.search(sentence) if "," in sentence and "!" in sentence else None
     if (
         trailing is not None
         and not trailing["before"][:1].isupper()
@@ -284,8 +284,19 @@ _SPACE_BEFORE_MARK = re.compile(r"\s+([,.!?;:])")
 _LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
 
 
+_FILLER_WORDS = (
+    "also", "anyway", "lol", "lmao", "rofl", "haha", "hehe", "btw", "tbh", "omg", "imo", "ngl", "just",
+    "actually", "literally", "honestly", "basically", "totally", "definitely", "seriously", "truly",
+    "really", "super", "too", "as well",
+)
+"""Every match of ``_FILLER`` holds one of these: an ASCII sentence whose lowercase holds none
+is left as it is, unsearched (beyond ASCII the case-insensitive search always runs)."""
+
+
 def drop_fillers(sentence: str) -> str:
     """The sentence without its chat fillers (see the module rules)."""
+    if sentence.isascii() and not any(map(sentence.lower().__contains__, _FILLER_WORDS)):
+        return sentence
     if not _FILLER.search(sentence):
         return sentence
     text = " ".join(_FILLER.sub(" ", sentence).split())
