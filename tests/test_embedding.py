@@ -334,3 +334,34 @@ def test_wordllama_one_text_is_the_batch_vector_to_float_rounding(wordllama: Wor
         assert alone.dtype == np.float32 and alone.shape == (256,)
         np.testing.assert_allclose(alone, batched, atol=1e-6)
     assert not wordllama.embed_sync([""]).any()
+
+
+def test_wordllama_batch_is_the_librarys_batch_bit_for_bit(wordllama: WordLlamaEmbedder) -> None:
+    # the batch path encodes each text alone and pads as encode_batch would: the vectors must
+    # be the library's own, every bit (stored vectors and routing ties depend on them)
+    words = "the a kayak river Tuesday 42 miles café naïve 🦙 zzqx repaired sister's, moved!".split()
+    texts = [" ".join(words[(i * 7 + k) % len(words)] for k in range(i % 23)) for i in range(150)]
+    texts[3], texts[70] = "", "word " * 300  # an empty text; a long one in the second batch
+    for batch in (texts[:2], texts[:12], texts[:64], texts[:65], texts):
+        ours = wordllama.embed_sync(batch)
+        theirs = unit_rows(wordllama._inference.embed(list(batch), norm=False))
+        assert ours.shape == theirs.shape and ours.tobytes() == theirs.tobytes()
+
+
+def test_wordllama_batch_never_wakes_the_tokenizers_thread_pool(wordllama: WordLlamaEmbedder, monkeypatch) -> None:
+    tokenizer = wordllama._inference.tokenizer
+    calls = []
+
+    class Watched:
+        padding = tokenizer.padding
+
+        def encode(self, *args, **kwargs):
+            return tokenizer.encode(*args, **kwargs)
+
+        def encode_batch(self, *args, **kwargs):
+            calls.append(args)
+            return tokenizer.encode_batch(*args, **kwargs)
+
+    monkeypatch.setattr(wordllama._inference, "tokenizer", Watched())
+    assert wordllama.embed_sync(["one short line", "and a second, longer line"]).shape == (2, 256)
+    assert calls == []

@@ -501,3 +501,29 @@ def test_a_pin_named_with_what_it_opens_is_still_a_secret():
     assert secret("The PIN for u:42's bank card is 4821.") is not None
     assert secret("The passcode to u:42's phone is 0905.") is not None
     assert secret("u:42 collects enamel pins from every city.") is None
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ("On 2026-03-14 u:42 said the WIFI KEY is plumtree77.", "a password or code"),
+        ("On 2026-03-14 u:42 set the Garage Code: 5531.", "a password or code"),
+        ("u:42's PIN is 4821, set on 2026-03-14.", "a PIN or code with its value"),
+        ("u:42 paid with 4539 5787 6362 1486 on 2026-03-14.", "a card number"),
+        ("u:42's ACCT NO. 55512345678 opened 2026-03-14.", "a bank account number"),
+        ("u:42's Bearer Token = q8w7e6r5t4y3 since 2026-03-14.", "an API key or token"),
+        ("u:42 wrote 078-05-1120 on a form on 2026-03-14.", "a social security number"),
+        ("u:42's Passport Number is K7731942, renewed 2026-03-14.", "a government id number"),
+        ("Le 2026-03-14, u:42 a noté : PIN 4821 — déjà changé.", "a PIN or code with its value"),
+    ],
+)
+def test_every_kind_of_secret_is_found_in_any_case_beside_a_date(text: str, kind: str) -> None:
+    # the keyword prefilters lowercase an ASCII text before looking: capitals still count,
+    # and a text beyond ASCII runs every pattern
+    assert (guards.secret(text) or "").startswith(kind)
+
+
+def test_a_childhood_or_own_pregnancy_in_capitals_still_reads_as_the_subjects() -> None:
+    assert guards.third_partys_sensitive_fact("u:42 Was Sick A Lot As A Kid in 1998.") is None
+    assert guards.third_partys_sensitive_fact("u:42 is PREGNANT WITH A BABY GIRL.") is None
+    assert guards.third_partys_sensitive_fact("u:42's sister is PREGNANT.") is not None

@@ -245,3 +245,44 @@ async def test_undo_deletes_exactly_the_announced_rows_and_reopens_what_they_clo
     assert [n.id for n in await store.read(lambda c: writes.notices(c, DAN))] == [notices[1].id]
     with pytest.raises(NotYourNotice):
         await store.write(lambda c: writes.undo(c, DAN, latest.id, MONDAY))
+
+
+@pytest.mark.parametrize("names_ahead", [256, 0], ids=["names with the backlog", "names read by the slice"])
+async def test_a_row_naming_a_user_met_elsewhere_is_refused_however_the_names_are_read(store, monkeypatch, names_ahead):
+    from persona_memory.write import pipeline as module
+
+    monkeypatch.setattr(module, "NAMES_AHEAD", names_ahead)
+    await store.record_rooms([], [], {CARA: ("Cara Lind", MONDAY)})
+    await store.post_line("dm", "u:42", "I went climbing with Cara on Sunday.", MONDAY, DM.presence)
+    mind = FakeMind(extract=extracting(
+        memory(kind="event", text="u:42 went climbing with Cara on Sunday."),
+        memory(kind="event", text="u:42 went climbing on Sunday."),
+    ))
+    asked = []
+    real_names_among = module.names_among
+
+    def names_among(conn, words):
+        asked.append(sorted(words))
+        return real_names_among(conn, words)
+
+    monkeypatch.setattr(module, "names_among", names_among)
+    report = await pipeline(store, mind)("warren", DM)
+    assert [r.text for r in await rows_of(store)] == ["u:42 went climbing on Sunday."]
+    assert [d.reason for d in report.dropped] == ["names another user: 'Cara' in a row about u:42"]
+    assert len(asked) == (0 if names_ahead else 1)  # the backlog's read brought the names, or a read of their own
+
+
+async def test_the_daily_cap_counts_what_the_first_half_of_a_split_slice_wrote(store):
+    from persona_memory.errors import ProviderInputTooLong
+
+    def extract(request):
+        if len(request.lines) > 1:
+            raise ProviderInputTooLong("the request exceeds the model's context length")
+        line = request.lines[0]
+        return {"memories": [memory(text=f"u:42 planted bulb number {line.id}.", evidence=[line.id])]}
+
+    for i in range(2):
+        await store.post_line("dm", "u:42", f"I planted bulb {i} today.", MONDAY, DM.presence)
+    report = await pipeline(store, FakeMind(extract=extract), daily_cap_per_human=1)("warren", DM)
+    assert [r.text for r in await rows_of(store)] == ["u:42 planted bulb number 1."]
+    assert report.lines == 2

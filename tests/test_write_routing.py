@@ -298,3 +298,77 @@ def test_vectors_the_actor_decoded_give_the_index_decoding_them_itself_gives() -
         (a,), (b,) = itself.spaces[name], given.spaces[name]
         assert np.array_equal(a.ids, b.ids) and np.array_equal(a.pairs, b.pairs)
         assert a.matrix.dtype == b.matrix.dtype and np.array_equal(a.matrix, b.matrix)
+
+
+def _lido_row(n: int) -> MemoryRow:
+    blob, scale = quantize(unit(1.0, ((n * 37) % 50) / 100.0, (n % 7) / 10.0))
+    return attrs.evolve(row(n, f"u:42 swam {n} lengths at the lido."), embedding=blob, embedding_scale=scale)
+
+
+def _offered_swims(index: RouteIndex, limit: int = 200) -> list[int]:
+    swim = Candidate(subject="u:42", kind="event", text="u:42 swam 0 lengths.", importance=4, evidence=(1,))
+    return [r.id for r in neighbours([swim], unit(1.0, 0.0, 0.0)[None, :], "e1", index, limit=limit, min_cosine=0.0)[0]]
+
+
+def test_a_merge_keeps_a_few_closed_rows_in_place_and_never_offers_them() -> None:
+    from persona_memory.write.route_index import DEAD_SHARE, MAX_CHUNKS
+
+    # 160 rows loaded, then writes of one row each that also close one old row: a few closed
+    # rows stay in the merged matrix (no copy of it), skipped, as long as they are few
+    index = RouteIndex.from_rows(1, [_lido_row(n) for n in range(1, 161)])
+    open_ids = set(range(1, 161))
+    closed_so_far: list[int] = []
+    merged_before = None
+    for n in range(161, 161 + 2 * (MAX_CHUNKS + 1)):  # two merges, 16 rows closed of 160
+        closing = [n - 160]
+        index = index.applied([_lido_row(n)], closing, version=n)
+        open_ids = (open_ids | {n}) - set(closing)
+        closed_so_far += closing
+        chunks = index.spaces["e1"]
+        if len(chunks) == 1:  # just merged
+            (merged,) = chunks
+            assert len(closed_so_far) * DEAD_SHARE <= 160
+            assert set(closed_so_far) <= set(merged.ids.tolist())  # kept in place ...
+            assert set(closed_so_far) <= set(index.dead.tolist())  # ... and known dead
+            if merged_before is not None:  # the rows were written after the last merge's, not copied
+                assert np.shares_memory(merged.matrix, merged_before.matrix)
+            merged_before = merged
+        offered = _offered_swims(index)
+        assert not set(offered) & set(closed_so_far)
+        assert offered == _offered_swims(RouteIndex.from_rows(1, [_lido_row(n) for n in sorted(open_ids)]))
+    assert merged_before is not None and len(closed_so_far) * DEAD_SHARE <= 160
+    assert sorted(index.rows) == sorted(open_ids)
+
+
+def test_a_merge_compacts_once_closed_rows_pass_their_share() -> None:
+    from persona_memory.write.route_index import DEAD_SHARE, MAX_CHUNKS
+
+    index = RouteIndex.from_rows(1, [_lido_row(n) for n in range(1, 81)])
+    too_many = list(range(1, 80 // DEAD_SHARE + 2))  # one more than the share allows
+    index = index.applied([], too_many, version=2)
+    for n in range(81, 81 + MAX_CHUNKS):
+        index = index.applied([_lido_row(n)], [], version=n)
+    (merged,) = index.spaces["e1"]
+    assert not set(too_many) & set(merged.ids.tolist())  # compacted: the closed rows are gone
+    assert index.dead.size == 0
+    open_ids = set(range(1, 81 + MAX_CHUNKS)) - set(too_many)
+    assert sorted(merged.ids.tolist()) == sorted(open_ids) == sorted(index.rows)
+    assert _offered_swims(index) == _offered_swims(RouteIndex.from_rows(1, [_lido_row(n) for n in sorted(open_ids)]))
+
+
+def test_a_rows_cosine_does_not_depend_on_the_closed_rows_left_around_it() -> None:
+    # what a merge that keeps closed rows in place relies on: the product over the matrix with
+    # them gives each open row the very bits the compacted matrix gives it (routing's ties and
+    # its cosine bar read those bits)
+    from persona_memory.core.blas import one_thread
+
+    rng = np.random.default_rng(11)
+    matrix = rng.standard_normal((6000, 256)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    query = matrix[rng.choice(6000, 12, replace=False)] + np.float32(0.01)
+    for share in (0.01, 0.05, 0.12):
+        keep = rng.random(6000) > share
+        with one_thread(6000):
+            kept_in_place = (matrix @ query.T)[keep]
+            compacted = matrix[keep] @ query.T
+        assert kept_in_place.tobytes() == compacted.tobytes()

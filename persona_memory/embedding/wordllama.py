@@ -66,6 +66,22 @@ def _import_inference() -> Any:
     return WordLlamaInference
 
 
+BATCH = 64
+"""Texts per batch, as ``WordLlamaInference.embed`` batches them (its ``batch_size``)."""
+
+
+def _pads_as_expected(padding: dict | None) -> bool:
+    """The padding ``WordLlamaInference`` sets up (``enable_padding()``): to the longest of a
+    batch, on the right — what ``WordLlamaEmbedder._pooled`` reproduces."""
+    return (
+        padding is not None
+        and padding.get("length") is None
+        and padding.get("pad_to_multiple_of") is None
+        and padding.get("direction") == "right"
+        and isinstance(padding.get("pad_id"), int)
+    )
+
+
 INLINE_CHARS = 400
 """One text up to this long is embedded on the trio thread (about 0.1 ms, as much as a thread
 hop); anything longer, or several texts, goes to a worker thread."""
@@ -141,7 +157,35 @@ class WordLlamaEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if len(items) == 1:
             return self._embed_one(items[0])[None]
-        return unit_rows(self._inference.embed(items, norm=False))
+        return unit_rows(self._pooled(items))
+
+    def _pooled(self, texts: list[str]) -> np.ndarray:
+        """``WordLlamaInference.embed(texts, norm=False)``, bit for bit, without its
+        ``encode_batch``: that call wakes the tokenizer's thread pool, which costs more than
+        it saves for a slice's dozen short texts (0.43 ms against 0.2 ms for 12 texts, and
+        the pool's threads take the second core meanwhile). Each text is encoded alone and
+        padded here as ``encode_batch`` pads a batch — to the longest of each batch of
+        ``BATCH``, on the right, with the pad id, mask 0 — and the same arrays go through the
+        library's own ``avg_pool``. A tokenizer padded any other way takes the library's path.
+        """
+        inference = self._inference
+        tokenizer = inference.tokenizer
+        padding = tokenizer.padding
+        if not _pads_as_expected(padding):
+            return inference.embed(texts, norm=False)
+        table = inference.embedding
+        out = np.empty((len(texts), table.shape[1]), dtype=np.float32)
+        for start in range(0, len(texts), BATCH):
+            encoded = [tokenizer.encode(t, add_special_tokens=False).ids for t in texts[start : start + BATCH]]
+            width = max(map(len, encoded))
+            input_ids = np.full((len(encoded), width), padding["pad_id"], dtype=np.int32)
+            mask = np.zeros((len(encoded), width), dtype=np.float32)
+            for row, ids in enumerate(encoded):
+                input_ids[row, : len(ids)] = ids
+                mask[row, : len(ids)] = 1.0
+            np.clip(input_ids, 0, table.shape[0] - 1, out=input_ids)
+            out[start : start + len(encoded)] = inference.avg_pool(table[input_ids], mask)
+        return out
 
     def _embed_one(self, text: str) -> np.ndarray:
         ids = self._inference.tokenizer.encode(text, add_special_tokens=False).ids

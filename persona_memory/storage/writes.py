@@ -168,6 +168,15 @@ def open_rows(conn: sqlite3.Connection, persona: str, subjects: Iterable[str]) -
     return MemoryRow.from_rows(cur)
 
 
+def names_if_few(conn: sqlite3.Connection, limit: int) -> list[tuple[int, str, str]] | None:
+    """Every known display name as ``(user id, name, first word)`` — ``None`` when there are
+    more than ``limit`` (the write path then asks ``store.names_among`` for the few it needs)."""
+    found = conn.execute("SELECT user_id, name, first_word FROM user_names LIMIT ?", (limit + 1,)).fetchall()
+    if len(found) > limit:
+        return None
+    return [(r["user_id"], r["name"], r["first_word"]) for r in found]
+
+
 def written_since(conn: sqlite3.Connection, persona: str, since: datetime) -> dict[int, int]:
     """How many rows ``persona`` wrote about each human since ``since`` (the daily cap)."""
     counts: dict[int, int] = {}

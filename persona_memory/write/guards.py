@@ -139,29 +139,52 @@ def _may_hold_a_secret(text: str) -> bool:
     return _SECRET_WORD.search(text.lower()) is not None
 
 
+_KEYWORDS_OF = {
+    "keyword": ("pass", "pwd", "key", "code", "otp", "cvv", "cvc", "pin"),
+    "pin": ("pin", "code"),
+    "bank": ("account", "acct", "routing", "code", "iban", "swift", "bic", "aba"),
+    "token": ("key", "token"),
+    "government": ("passport", "social", "national", "card", "licen", "tax", "ssn"),
+}
+"""Every match of ``_SECRET_KEYWORD``, ``_PIN_VALUE``, ``_BANK``, ``_TOKEN_WORD`` and
+``_GOVERNMENT_ID`` holds one of its words here (each pattern's alternatives, read literally:
+"passcode" holds "code", "wi-fi key" "key", "id card" "card"), so an ASCII text whose lowercase
+holds none of them is not searched for it: the answer is the same, without the
+case-insensitive search (4–10 µs each, most of ``secret`` for a row with a date in it). A
+card needs 13 digits (the Luhn check's least), an SSN a dash. A text that is not ASCII runs
+every pattern, as case-insensitive matching beyond ASCII is not ``str.lower``."""
+
+
+def _may_match(low: str | None, family: str) -> bool:
+    return low is None or any(map(low.__contains__, _KEYWORDS_OF[family]))
+
+
 def secret(text: str) -> str | None:
     """What kind of secret ``text`` holds (rule 1), or ``None``."""
     if not _may_hold_a_secret(text):
         return None
-    for match in _SECRET_KEYWORD.finditer(text):
-        value = match["value"].casefold().rstrip(".!?")
-        if value not in _NOT_A_VALUE and not (value.isalpha() and value.endswith(("ed", "ly"))):
-            return f"a password or code ({match[0].split()[0].lower()} …)"
-    if _PIN_VALUE.search(text):
+    low = text.lower() if text.isascii() else None
+    if _may_match(low, "keyword"):
+        for match in _SECRET_KEYWORD.finditer(text):
+            value = match["value"].casefold().rstrip(".!?")
+            if value not in _NOT_A_VALUE and not (value.isalpha() and value.endswith(("ed", "ly"))):
+                return f"a password or code ({match[0].split()[0].lower()} …)"
+    if _may_match(low, "pin") and _PIN_VALUE.search(text):
         return "a PIN or code with its value"
-    for match in _CARD.finditer(text):
-        if _luhn(re.sub(r"\D", "", match[0])):
-            return "a card number"
-    if _BANK.search(text) or _IBAN.search(text):
+    if low is None or sum(map(str.isdigit, text)) >= 13:
+        for match in _CARD.finditer(text):
+            if _luhn(re.sub(r"\D", "", match[0])):
+                return "a card number"
+    if (_may_match(low, "bank") and _BANK.search(text)) or _IBAN.search(text):
         return "a bank account number"
-    if _API_KEY.search(text) or _TOKEN_WORD.search(text):
+    if _API_KEY.search(text) or (_may_match(low, "token") and _TOKEN_WORD.search(text)):
         return "an API key or token"
     for match in _RANDOM_RUN.finditer(text):
         if _key_like(match[0]):
             return "a key-like string"
-    if _SSN.search(text):
+    if "-" in text and _SSN.search(text):
         return "a social security number"
-    if _GOVERNMENT_ID.search(text):
+    if _may_match(low, "government") and _GOVERNMENT_ID.search(text):
         return "a government id number"
     return None
 
@@ -336,6 +359,7 @@ _STOPWORDS = frozenset(
 )
 _WORD = re.compile(r"[^\W_]+")
 _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f]")
+_POSSESSIVE = re.compile(r"'s\b")
 _IRREGULAR = {
     "bought": "buy", "sold": "sell", "went": "go", "gone": "go", "left": "leave", "took": "take",
     "taken": "take", "ran": "run", "met": "meet", "saw": "see", "seen": "see", "began": "begin",
@@ -465,9 +489,18 @@ _CHILDHOOD = re.compile(
 )
 
 
+_CHILDHOOD_WORDS = ("kid", "child", "baby", "boy", "girl", "teen")
+"""Every match of ``_CHILDHOOD`` ends with one of these, every match of ``_OWN_PREGNANCY``
+starts with "pregnant" or "expecting": an ASCII text without them is left as it is, unsearched."""
+
+
 def third_partys_sensitive_fact(text: str, persona_name: str = "") -> str | None:
     """The third party and the sensitive term in ``text`` when both are there (rule 5)."""
-    text = _CHILDHOOD.sub("", _OWN_PREGNANCY.sub("pregnant", text))
+    low = text.lower() if text.isascii() else None
+    if low is None or "pregnant" in low or "expecting" in low:
+        text = _OWN_PREGNANCY.sub("pregnant", text)
+    if low is None or any(map(low.__contains__, _CHILDHOOD_WORDS)):
+        text = _CHILDHOOD.sub("", text)
     sensitive = _SENSITIVE.search(text)
     if sensitive is None:
         return None
@@ -488,11 +521,12 @@ def third_partys_sensitive_fact(text: str, persona_name: str = "") -> str | None
 def content_stems(text: str, *, leave_out: Iterable[str] = ()) -> set[str]:
     """The stems of ``text``'s content words (see rule 6); ``leave_out``: names not to count."""
     text = _USER_ID.sub(" ", text.casefold().replace("’", "'"))
-    text = re.sub(r"'s\b", " ", text)
+    text = _POSSESSIVE.sub(" ", text)
     left = {w for name in leave_out for w in _WORD.findall(name.casefold())}
     stems = set()
+    unspaced = _UNSPACED.search(text) is not None  # none in the text: none in any of its words
     for word in _WORD.findall(text):
-        if _UNSPACED.search(word):
+        if unspaced and _UNSPACED.search(word):
             stems |= {word[i : i + 2] for i in range(len(word) - 1)} or {word}
         elif len(word) >= 3 and word not in _STOPWORDS and word not in left:
             stems.add(_stem(word))

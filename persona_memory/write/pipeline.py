@@ -22,6 +22,12 @@ Rules:
   are one read (``read_backlog``); the names a row may mention and the day's count for the
   cap are one more; the plan is one write. A backlog shorter than a slice is the whole of it:
   no read after it to find nothing (a line posted meanwhile comes with its own quiet).
+- The backlog's read also brings the day's count for the cap and, while there are at most
+  ``NAMES_AHEAD`` of them, every known display name (``writes.names_if_few``): the first slice
+  of the backlog then makes no read of its own — it picks from them the names whose first
+  word is a word of its candidates, as the read would (the same rows, in the order that read's
+  index gives them). A later slice of the same backlog (after a split), or one whose day is
+  not the day the count was read for, reads as before.
 - Routing reads the persona's open rows from a ``RouteIndex``: the actor's own (``routing_index``,
   asked for when a slice is routed) when it is at the row version the store has — built on a
   worker thread from the actor's snapshot when the actor has none yet — else one loaded from
@@ -124,22 +130,23 @@ class WritePipeline:
         store = self._store
         s = self._settings
         limit = s.max_slice_lines
-        backlog = await store.read(lambda conn: read_backlog(conn, persona, room.room_id, limit))
+        since = _day_start(self._clock.now())
+        backlog = await store.read(lambda conn: read_backlog(conn, persona, room.room_id, limit, since=since))
         known = _Known(backlog.version, routing_index)
         reports: list[WriteReport] = []
         while backlog.lines:
             chunk = _within_chars(backlog.lines, persona, s.max_slice_chars)
             done = await self._slices(
-                persona, room, backlog.start, chunk, block, backlog.kit, backlog.controls, known
+                persona, room, backlog.start, chunk, block, backlog.kit, backlog.controls, known, backlog.ahead
             )
             reports.extend(done)
             if any(r.parked for r in done):
                 break
             if len(chunk) == len(backlog.lines) < limit:
                 break  # that was the whole backlog; a line posted since comes with its own quiet
-            start, kit = chunk[-1].id, _last_kit(chunk) or backlog.kit
+            start, kit, since = chunk[-1].id, _last_kit(chunk) or backlog.kit, _day_start(self._clock.now())
             backlog = await store.read(
-                lambda conn: read_backlog(conn, persona, room.room_id, limit, start=start, kit=kit)
+                lambda conn: read_backlog(conn, persona, room.room_id, limit, start=start, kit=kit, since=since)
             )
         report = attrs.evolve(_merged(persona, room.room_id, reports), routing=known.settled())
         if self._on_report is not None:
@@ -149,14 +156,15 @@ class WritePipeline:
 
     async def _slices(
         self, persona: str, room: RoomState, start: int, chunk: Sequence[TranscriptLine], block: str,
-        kit: str | None, controls: Mapping[int, UserControls], known: _Known,
+        kit: str | None, controls: Mapping[int, UserControls], known: _Known, ahead: Ahead | None = None,
     ) -> list[WriteReport]:
         """Write ``chunk`` as one slice; split it while the provider says it is too long.
         ``kit``: the last kit mounted in the room before ``chunk``, if any; ``controls``: the
-        switches of (at least) every human who heard a line of it."""
+        switches of (at least) every human who heard a line of it; ``ahead``: what the
+        backlog's read brought for its first slice."""
         now = self._clock.now()
         try:
-            return [await self._write(persona, room, start, chunk, now, block, kit, controls, known)]
+            return [await self._write(persona, room, start, chunk, now, block, kit, controls, known, ahead)]
         except ProviderInputTooLong as exc:
             heard = [i for i, line in enumerate(chunk) if line.heard_by(persona)]
             if len(heard) < 2:
@@ -184,6 +192,7 @@ class WritePipeline:
         kit: str | None,
         controls: Mapping[int, UserControls],
         known: _Known,
+        ahead: Ahead | None = None,
     ) -> WriteReport:
         store = self._store
         heard = [line for line in chunk if line.heard_by(persona)]
@@ -217,11 +226,15 @@ class WritePipeline:
             withheld=len(hearers - writable),
         )
         answer = await self._mind.extract(request)
-        day_start = datetime.combine(now.date(), datetime.min.time(), tzinfo=timezone.utc)
+        day_start = _day_start(now)
         words = _words_of(answer)
-        names, written_today = await store.read(
-            lambda conn: (names_among(conn, words), writes.written_since(conn, persona, day_start))
-        )
+        taken = ahead.take(day_start) if ahead is not None else None
+        if taken is not None:
+            names, written_today = taken.names_among(words), taken.written
+        else:
+            names, written_today = await store.read(
+                lambda conn: (names_among(conn, words), writes.written_since(conn, persona, day_start))
+            )
         known_names = {**names, **room.names}
         facts = SliceFacts(
             persona=persona,
@@ -364,6 +377,37 @@ def _last_kit(chunk: Sequence[TranscriptLine]) -> str | None:
     return None
 
 
+NAMES_AHEAD = 256
+"""At most this many known display names are read whole with a backlog (``Ahead``); with more,
+a slice reads the few its candidates may mention, as before."""
+
+
+@attrs.define(eq=False)
+class Ahead:
+    """What a backlog's read brought for its first slice: the day's count for the cap (rows
+    written since ``since``) and every known display name as ``(user id, name, first word)``
+    (``None``: more than ``NAMES_AHEAD``). Taken once."""
+
+    since: datetime
+    written: dict[int, int]
+    names: list[tuple[int, str, str]] | None
+    taken: bool = False
+
+    def take(self, since: datetime) -> Ahead | None:
+        """This, for the first slice that asks, if it counts from ``since`` and holds the names."""
+        if self.taken or since != self.since or self.names is None:
+            return None
+        self.taken = True
+        return self
+
+    def names_among(self, words: set[str]) -> dict[int, str]:
+        """``store.names_among`` over ``words`` from the names held (all there are): the same
+        names, in the order its ``first_word`` index gives them."""
+        wanted = {w.casefold() for w in words if w}
+        found = sorted((first, uid, name) for uid, name, first in self.names or () if first in wanted)
+        return {uid: name for _, uid, name in found}
+
+
 @attrs.frozen
 class Backlog:
     """Lines past ``start`` (at most a slice's worth), the last kit mounted at or before
@@ -374,13 +418,16 @@ class Backlog:
     lines: Sequence[TranscriptLine]
     controls: Mapping[int, UserControls]
     version: int | None = None  # the persona's row version, read with the first backlog
+    ahead: Ahead | None = None
 
 
 def read_backlog(
-    conn, persona: str, room_id: str, limit: int, *, start: int | None = None, kit: str | None = None
+    conn, persona: str, room_id: str, limit: int, *, start: int | None = None, kit: str | None = None,
+    since: datetime | None = None,
 ) -> Backlog:
     """The next backlog of ``persona`` in ``room_id``, read in one unit: from its cursor (and
-    the last kit before it) when ``start`` is ``None``, else past ``start`` (``kit`` known)."""
+    the last kit before it) when ``start`` is ``None``, else past ``start`` (``kit`` known);
+    with ``since``, what its first slice would read next (``Ahead``)."""
     version = None
     if start is None:
         start = writes.cursor(conn, persona, room_id)
@@ -388,7 +435,15 @@ def read_backlog(
         version = persona_version(conn, persona)
     lines = lines_after(conn, room_id, start, limit)
     humans = {u for line in lines if line.heard_by(persona) for u in line.humans}
-    return Backlog(start, kit, lines, controls_of(conn, humans), version)
+    ahead = None
+    if since is not None and lines:
+        ahead = Ahead(since, writes.written_since(conn, persona, since), writes.names_if_few(conn, NAMES_AHEAD))
+    return Backlog(start, kit, lines, controls_of(conn, humans), version, ahead)
+
+
+def _day_start(now: datetime) -> datetime:
+    """Midnight (UTC) of ``now``'s day: where the daily cap counts from."""
+    return datetime.combine(now.date(), datetime.min.time(), tzinfo=timezone.utc)
 
 
 @attrs.define

@@ -241,6 +241,9 @@ def parse_valid_from(value: Any) -> str | None:
     return value
 
 
+_NOT_KEPT = re.compile(r"[^\w:' ]+")
+
+
 def normalise_text(text: str) -> str:
     """Case, spacing and final punctuation folded: the key of an exact duplicate."""
-    return " ".join(re.sub(r"[^\w:' ]+", " ", text.casefold()).split())
+    return " ".join(_NOT_KEPT.sub(" ", text.casefold()).split())

@@ -232,8 +232,7 @@ def dangling(text: str) -> bool:
     """True when a pointing word in ``text`` has no referent inside it (see the module rules)."""
     words = _WORD.findall(text)
     lowered = [w.lower() for w in words]
-    masked = _DUMMY_IT.sub(lambda m: " " * len(m[0]), text)
-    has_dummy = masked != text
+    has_dummy: bool | None = None  # a dummy "it" in the text: looked for once an "it" asks
     for i, word in enumerate(lowered):
         if word not in _POINTING:
             continue
@@ -246,8 +245,11 @@ def dangling(text: str) -> bool:
             if following not in STOPWORDS and following not in _FUNCTION_WORDS:
                 if not (word in ("this", "that") and following.endswith("s")):
                     continue  # a determiner: "these boots", "that walnut bowl"
-        if word in ("it", "it's") and has_dummy and _dummy_at(text, words, i):
-            continue
+        if word in ("it", "it's"):
+            if has_dummy is None:
+                has_dummy = _DUMMY_IT.search(text) is not None
+            if has_dummy and _dummy_at(text, words, i):
+                continue
         if not _referent_before(words, i):
             return True
     return False

@@ -225,7 +225,7 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
     if trailing_name is not None:
         sentence = trailing_name.sub("", sentence)
     sentence = _SHARED_TAIL.sub("", sentence)
-    trailing = _TRAILING_VOCATIVE.search(sentence)
+    trailing = _TRAILING_VOCATIVE.search(sentence) if "," in sentence and "!" in sentence else None
     if (
         trailing is not None
         and not trailing["before"][:1].isupper()
@@ -304,8 +304,19 @@ def drop_suggestion(sentence: str) -> str:
     return f"{cut}." if cut != sentence and cut else sentence
 
 
+_FILLER_WORDS = (
+    "also", "anyway", "lol", "lmao", "rofl", "haha", "hehe", "btw", "tbh", "omg", "imo", "ngl", "just",
+    "actually", "literally", "honestly", "basically", "totally", "definitely", "seriously", "truly",
+    "really", "super", "too", "as well",
+)
+"""Every match of ``_FILLER`` holds one of these: an ASCII sentence whose lowercase holds none
+is left as it is, unsearched (beyond ASCII the case-insensitive search always runs)."""
+
+
 def drop_fillers(sentence: str) -> str:
     """The sentence without its chat fillers (see the module rules)."""
+    if sentence.isascii() and not any(map(sentence.lower().__contains__, _FILLER_WORDS)):
+        return sentence
     if not _FILLER.search(sentence):
         return sentence
     text = " ".join(_FILLER.sub(" ", sentence).split())

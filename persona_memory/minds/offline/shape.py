@@ -30,6 +30,15 @@ _TRAILING_JOIN = re.compile(r"(?:[\s,;:–—-]+(?:and|but|or|so|because|though|
 _BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|because|which|while|so|though)\s")
 
 
+_SPACE_BEFORE_MARK = re.compile(r"\s+([,.;:!?])")
+_DOTS = re.compile(r"\.{2,}")
+_JOINS = ("and", "but", "or", "so", "because", "though", "plus")
+"""What a text ends with when ``_TRAILING_JOIN`` can take something off it (once stripped of
+the marks it may end with; beyond ASCII the case-insensitive search always runs). So a text
+ending otherwise, and one with no "!"/"?" (``_INNER_END``) or no "." (``_DOTS``, ``_INITIAL``,
+``_INNER_STOP``), skips those searches: the same text, sooner."""
+
+
 _LEADING_TIME = re.compile(
     r"^(?P<adverb>lately|recently|now|nowadays|currently|sometimes|these days)\s*,?\s+(?P<subject>u:\d+)\s+",
     re.IGNORECASE,
@@ -55,15 +64,19 @@ def as_memory_text(text: str, limit: int = LIMIT) -> str:
     text = _subject_first(text)
     text = _EMOTICON.sub(" ", text)
     text = _SYMBOLS.sub(" ", text)
-    text = _INNER_END.sub(", ", text)
+    if "!" in text or "?" in text:
+        text = _INNER_END.sub(", ", text)
     if text.count('"') % 2:
         text = text.replace('"', "")
     text = " ".join(text.split())
-    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
-    text = _TRAILING_JOIN.sub("", text.rstrip(" .,;:!?-–—"))
-    text = re.sub(r"\.{2,}", ",", text)
-    text = _INITIAL.sub(r"\1 ", text)
-    for stop in _INNER_STOP.finditer(text):
+    text = _SPACE_BEFORE_MARK.sub(r"\1", text)
+    text = text.rstrip(" .,;:!?-–—")
+    if not text.isascii() or text.lower().endswith(_JOINS):
+        text = _TRAILING_JOIN.sub("", text)
+    if "." in text:
+        text = _DOTS.sub(",", text)
+        text = _INITIAL.sub(r"\1 ", text)
+    for stop in _INNER_STOP.finditer(text) if "." in text else ():
         if not _KNOWN_ABBREVIATION.search(text[: stop.start() + 1]):
             text = text[: stop.start()].rstrip(" ,;:")
             break
