@@ -831,6 +831,9 @@ def test_a_reply_word_that_goes_on_to_say_something_is_kept(said: str, kept: str
 def test_a_capitalised_opener_is_kept_when_it_says_what_it_is_to_the_speaker() -> None:
     assert texts("Rowan is my oldest friend.") == ["Rowan is u:42's oldest friend."]
     assert texts("Climbing is my way to switch off.") == ["Climbing is u:42's way to switch off."]
+    assert texts("Jazz has been a big part of my life since college.") == [
+        "Jazz has been a big part of u:42's life since college."
+    ]
     assert texts("Rowan is moving to Perth.") == []  # about Rowan, not the speaker
 
 

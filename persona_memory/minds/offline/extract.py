@@ -145,7 +145,7 @@ _NAMED_SUBJECT = re.compile(
     r"(?:is|was|has|had|told|said|says|thinks|got|just|will|looks|looked|sounds|seems|and(?! (?:I|me)\b(?!'))|'s)\b"
 )
 _FRAMED_BY_SPEAKER = re.compile(
-    r"^[A-Z][a-z]+(?:'s\s+|\s+(?:is|was|has been)\s+)(?:\w+\s+){0,3}?(?:my|mine|(?:to|for) me)\b"
+    r"^[A-Z][a-z]+(?:'s\s+|\s+(?:is|was|has been)\s+)(?:\w+\s+){0,4}?(?:my|mine|(?:to|for) me)\b"
 )
 _JUST_US = re.compile(
     r"\bwe (?:should|could|can|both|all|gotta|got this|'ll make it|will make it|'re both|are both)\b|\bwe've got this\b|\bboth of us\b|\beach other\b|"
