@@ -28,6 +28,7 @@ def resolved(sentence: str) -> tuple[str, str | None]:
         ("I went to a book swap yesterday", "I went to a book swap on 2026-08-09", "2026-08-09"),
         ("I got married on July 17", "I got married on 2026-07-17", "2026-07-17"),
         ("I graduated on 17 July 2023", "I graduated on 17 July 2023", "2023-07-17"),
+        ("I bought tickets for next Friday", "I bought tickets for Friday 2026-08-21", "2026-08-21"),
         ("I signed the lease on 2026-07-17", "I signed the lease on 2026-07-17", "2026-07-17"),
         ("I ran a race last Saturday", "I ran a race on Saturday 2026-08-08", "2026-08-08"),
         ("I saw a sunset three days ago", "I saw a sunset on 2026-08-07", "2026-08-07"),
@@ -44,6 +45,7 @@ def test_a_day_is_resolved_to_the_day(said: str, text: str, valid_from: str) -> 
     [
         ("We are going camping next month", "We are going camping in September 2026", "2026-09"),
         ("I sold my Tesla shares last July", "I sold my Tesla shares in July 2026", "2026-07"),
+        ("We booked a cabin for next June", "We booked a cabin for June 2027", "2027-06"),
         ("I moved here in March", "I moved here in March 2026", "2026-03"),
         ("I'm starting my new job in March", "I'm starting my new job in March 2027", "2027-03"),
         ("I was in Rome in May 2023", "I was in Rome in May 2023", "2023-05"),
@@ -80,6 +82,7 @@ def test_a_year_is_resolved_to_the_year(said: str, text: str, valid_from: str) -
         "I've been busy lately",
         "My neighbour plays the organ for the Sunday concerts",  # a weekday that names a thing
         "I loved my Saturday job at the bakery",
+        "I waited an hour for the Friday train",
     ],
 )
 def test_no_time_stated_means_no_valid_from(said: str) -> None:

@@ -525,6 +525,12 @@ def test_a_person_present_never_appears_as_the_speakers_company() -> None:
     assert rows("Dan and I broke up.") == []  # Dan is the display name of the human in the room
 
 
+def test_a_month_before_and_i_is_a_time_not_a_person() -> None:
+    assert texts("My best friend Tom moved to Canada in March and I miss him.") == [
+        "u:42's best friend Tom moved to Canada in March and they miss him."
+    ]
+
+
 def test_me_and_my_someone_before_a_verb_is_a_subject_mid_sentence_too() -> None:
     assert texts("I got new boots and me and my sister hiked the ridge at dawn.") == [
         "u:42 got new boots and they and their sister hiked the ridge at dawn."

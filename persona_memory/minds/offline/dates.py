@@ -19,7 +19,8 @@ Rules:
   turns 5 on Saturday"), but a month or day-and-month ("my birthday is in March"), a plural
   ("I swim on Mondays") or a time after "every" is recurring, not a date, and is left alone;
   so is a weekday after "the", "a" or a possessive with no preposition before it ("the Sunday
-  concerts", "my Saturday job"): it names a thing.
+  concerts", "my Saturday job"), or before a word that is not a time of day or a function word
+  ("for the Friday train"): it names a thing.
 - "for four years" in a present-perfect sentence ("I've known them for 4 years") states a
   start: "(since 2019)" is added and ``valid_from`` is that year.
 - Vague spans ("a few weeks ago", "recently") resolve to nothing.
@@ -37,7 +38,7 @@ from typing import Literal
 import attrs
 
 from ...write.folded import Folded
-from .lexicon import NUMBER_WORDS
+from .lexicon import NUMBER_WORDS, STOPWORDS
 
 Tense = Literal["past", "present", "future"]
 
@@ -148,7 +149,7 @@ _CLAUSE_END = re.compile(
 _Resolved = tuple[str, str, str]
 _Handler = Callable[[re.Match[str], date, Tense], _Resolved | None]
 
-_PRE = r"(?P<pre>\b(?i:in|on|during|by|since|until|till|before|after|from) (?:the )?)?"
+_PRE = r"(?P<pre>\b(?i:in|on|during|by|since|until|till|before|after|from|for) (?:the )?)?"
 _NUM = (
     r"(?P<n>a couple of|a couple|couple of|a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
     r"eleven|twelve|\d{1,2})"
@@ -282,6 +283,8 @@ def _recurring(match: re.Match[str]) -> bool:
 _EVERY = re.compile(r"\b(?:every|each|most|all|some)\s+(?:other\s+)?$", re.I)
 
 
+_NEXT_WORD = re.compile(r"\s+([a-z][a-z'-]*)\b")
+_TIME_OF_DAY = frozenset("morning afternoon evening night nights lunchtime noon midnight".split())
 _ATTRIBUTIVE = re.compile(r"\b(?:the|a|my|our|his|her|their|your)\s+$", re.I)
 
 
@@ -290,6 +293,9 @@ def _weekday(match: re.Match[str], today: date, tense: Tense) -> _Resolved | Non
         return None
     if not match["pre"] and _ATTRIBUTIVE.search(match.string[: match.start()]):
         return None  # "the Sunday concerts", "my Saturday job": the name of a thing, not a date
+    following = _NEXT_WORD.match(match.string, match.end())
+    if following is not None and following[1] not in _TIME_OF_DAY and following[1] not in STOPWORDS:
+        return None  # "for the Friday train": the weekday names the thing after it
     target = _WEEKDAY_FORMS[match["weekday"].lower()]
     which = " ".join((match["which"] or "").lower().split())
     if match["weekday"] in ("Sat", "Sun", "Mon") and not (which or match["pre"]):

@@ -199,6 +199,9 @@ _NAME_AND_I = re.compile(r"(?<![\w'])([A-Z][a-z]+) and (?:I|me)\b(?!')")
 _ME_AND_NAME = re.compile(r"^[Mm]e and ([A-Z][a-z]+)\b(?!')")
 _NOT_A_NAME = ADVERBS | STOPWORDS | frozenset(
     "yes yeah yep no nope ok okay oh well thanks sorry honestly anyway lol haha hey hi".split()
+    # a month or a day before "and I" is a time ("…in March and I miss him"), not a person
+    + """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday christmas easter""".split()
 )
 
 
