@@ -46,6 +46,7 @@ def test_a_day_is_resolved_to_the_day(said: str, text: str, valid_from: str) -> 
         ("We are going camping next month", "We are going camping in September 2026", "2026-09"),
         ("I sold my Tesla shares last July", "I sold my Tesla shares in July 2026", "2026-07"),
         ("We booked a cabin for next June", "We booked a cabin for June 2027", "2027-06"),
+        ("My sister and I are expecting our first baby in November", "My sister and I are expecting our first baby in November 2026", "2026-11"),
         ("I moved here in March", "I moved here in March 2026", "2026-03"),
         ("I'm starting my new job in March", "I'm starting my new job in March 2027", "2027-03"),
         ("I was in Rome in May 2023", "I was in Rome in May 2023", "2023-05"),

@@ -164,7 +164,7 @@ _WEIGHTY = Folded(
 )
 
 
-_PROGRESSIVE = Folded(r"\b(?:I'm|I am|we're|we are)\s+(?:\w+\s+)?\w+ing\b", re.I)
+_PROGRESSIVE = Folded(r"\b(?:I'm|I am|we're|we are|are|is)\s+(?:\w+\s+)?\w+ing\b", re.I)
 _TIME_AHEAD = re.compile(
     r"\b(?:on|this|next|in|by|from)\s+(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|"
@@ -175,7 +175,8 @@ _TIME_AHEAD = re.compile(
 def tense_of(sentence: str) -> Tense:
     """``past``, ``future`` or ``present``: the direction a bare "on Friday" points.
 
-    A present progressive with a time ("I'm flying to Rome in May") speaks of the future.
+    A present progressive with a time ("I'm flying to Rome in May", "My sister and I are
+    expecting a baby in November") speaks of the future.
     """
     past = _PAST.search(sentence)
     future = _FUTURE.search(sentence)
