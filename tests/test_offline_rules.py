@@ -344,6 +344,10 @@ def test_an_answers_opening_pronoun_is_the_thing_the_question_asked_about() -> N
         ("warren", "So what is your second novel about?"),
         ("u:42", "It's about a lighthouse keeper in 1920s Orkney."),
     ) == ["u:42's second novel is about a lighthouse keeper in 1920s Orkney."]
+    assert chat(  # a word about the thing, then more about it
+        ("warren", "How's your new flat?"),
+        ("u:42", "It's tiny but it has a balcony with a view of the river."),
+    ) == ["u:42's new flat is tiny but it has a balcony with a view of the river."]
 
 
 def test_an_answer_is_not_guessed_when_the_pronoun_or_the_words_after_it_do_not_fit() -> None:

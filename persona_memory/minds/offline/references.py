@@ -30,7 +30,9 @@ Rules:
   his/its" with one thing, "they/their" with a plural), and what follows the pronoun must name
   something — a possessive before its noun ("Her name is…"), or a verb before an article, a
   preposition, a name or a number ("It's about…", "She's a rescue", "It was made by…") —
-  never an adjective ("It's awesome to…" says nothing about the thing). Nothing else is guessed. Only the
+  never an adjective ("It's awesome to…" says nothing about the thing) unless more about the
+  thing follows ("It's tiny but it has a balcony" → "My new flat is tiny but it has a
+  balcony"). Nothing else is guessed. Only the
   question itself is read ("Your garden looks great! How old is your dog?" asks about "dog").
 - A question that asks by a pronoun ("What do they eat?", ``asks_by_pronoun``) asks about what
   the speaker's row just before it named; the answer's opening pronoun may mean that row's
@@ -156,6 +158,11 @@ _NOT_THINGS = frozenset(
     opinion thoughts mind favourite favorite early end next own new old big little now
     part take view experience experiences advice secret fault turn""".split()
 )
+_ADJECTIVE_THEN_IT = re.compile(
+    # "It's tiny but it has a balcony…": a word about the thing, then more about it
+    r"^\s+(?:\w+\s+)?\w+,?\s+(?:but|and)\s+(?:it|they)(?:'s|'re| is| are| has| have| was| were)\s+\w",
+    re.IGNORECASE,
+)
 _WHAT_FOLLOWS = re.compile(
     r"^\s+(?:a|an|the|about|from|called|named|by|in|at|on|for|with|my|one of|\w+ed by|"
     r"[A-Z]\w*|\d)\b",
@@ -173,7 +180,8 @@ def name_the_asked(sentence: str, thing: str) -> str:
     if plural != (pronoun in ("they", "their")):
         return sentence
     verb = (match["verb"] or "").lower()
-    if verb and not _WHAT_FOLLOWS.match(sentence[match.end() :]):
+    rest = sentence[match.end() :]
+    if verb and not _WHAT_FOLLOWS.match(rest) and not _ADJECTIVE_THEN_IT.match(rest):
         return sentence  # "It's awesome to…", "They were scared": not a statement about the thing
     if pronoun in _POSSESSIVES:
         if verb:
