@@ -188,7 +188,11 @@ _MAIN_VERB_LATER = re.compile(
 _COMPOUND = re.compile(
     rf"\b([Mm]y|[Oo]ur) ((?:[\w'-]+ )?(?:{'|'.join(sorted(RELATIONS, key=len, reverse=True))})) and I\b"
 )
-_ME_AND = re.compile(r"(?:^|(?<=\band )|(?<=, ))[Mm]e and (my|our) (?=(?:[\w'-]+ ){1,2}(?:[a-z]+ed|[a-z]+s|went|got|had|did|made|took|saw|ran|ate|are|were|will|can)\b)|^[Mm]e and (my|our) ")
+_ME_AND = re.compile(r"^[Mm]e and (my|our) ")
+_ME_AND_MID = re.compile(  # after "and" or a comma, only before a verb: "…and me and my sister hiked"
+    r"(?:(?<=\band )|(?<=, ))[Mm]e and (my|our) "
+    r"(?=(?:[\w'-]+ ){1,2}(?:[a-z]+ed|[a-z]+s|went|got|had|did|made|took|saw|ran|ate|are|were|will|can)\b)"
+)
 _COUPLE_WE = re.compile(
     r"\b[Ww]e(?:'re|'ve|'d)?(?:\s+(?:" + "|".join(sorted(ADVERBS)) + r"|are|have|had|were|will))*\s+"
     r"(?:(?:got|get|getting|gotten) (?:married|engaged|divorced|hitched)|"
@@ -277,7 +281,7 @@ def restore_subject(sentence: str) -> str:
     return sentence
 
 
-_ONLY_PAST = (IRREGULAR_PAST | frozenset("felt made kept got brought taught left".split())) - frozenset(
+_ONLY_PAST = IRREGULAR_PAST - frozenset(
     """found built held bought sold told lost won spent sent paid caught heard met had said
     thought sat slept stood understood led fed lent meant dug hung shot stuck struck swept
     swung lit slid spun wound bent""".split()
@@ -305,7 +309,8 @@ def to_third_person(sentence: str, voice: Voice, *, named: bool = False) -> str 
     if voice.company == "others" and _COUPLE_WE.search(sentence):
         voice = attrs.evolve(voice, company="their partner")
     sentence = _COMPOUND.sub(lambda m: f"I and {m.group(1).lower()} {m.group(2)}", sentence)
-    sentence = _ME_AND.sub(lambda m: f"I and {m.group(1) or m.group(2)} ", sentence)
+    sentence = _ME_AND.sub(lambda m: f"I and {m.group(1)} ", sentence)
+    sentence = _ME_AND_MID.sub(lambda m: f"I and {m.group(1)} ", sentence)
     sentence = _NAME_AND_I.sub(_speaker_first, sentence)
     sentence = _ME_AND_NAME.sub(_speaker_first, sentence)
     tokens = _TOKEN.findall(sentence)

@@ -298,7 +298,7 @@ def drop_suggestion(sentence: str) -> str:
     about the clean-up, so let's get it done" → "I care about the clean-up"): a suggestion
     to the listener is not a fact about the speaker. A sentence that opens on "let's" is
     chatter (``is_chatter``) and stays as it is here."""
-    if "let's" not in sentence and "Let's" not in sentence and "LET'S" not in sentence:
+    if "let's" not in sentence.casefold():
         return sentence
     cut = _SUGGESTION_AFTER.sub("", sentence)
     return f"{cut}." if cut != sentence and cut else sentence
