@@ -636,3 +636,24 @@ def test_lines_longer_than_the_whole_budget_never_crowd_out_a_shorter_one_that_f
     block = build([*long_ones, short], Audience(present=frozenset()), rules=rules)
     assert block.loaded_ids == (short.id,)
     assert '- "Ferry."' in block.text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.integers(0, 10**9)),
+        min_size=1,
+        max_size=200,
+    ),
+    st.sampled_from([Weights(), Weights(recency=0.05, importance=0.1), Weights(recency=7.0, relevance=0.0)]),
+)
+def test_the_group_order_is_lexsorts_order_ties_in_table_order(cases, weights) -> None:
+    """Groups ascending, best score first, equal scores in the candidates' order: the same
+    order as ``np.lexsort`` — scores drawn from a few values too, so many are tied exactly, and
+    the others a billionth apart at the closest (scores closer than the key's rounding, ~1e-13,
+    count as tied: ``group_order``)."""
+    labels = np.array([label for label, _, _ in cases], dtype=np.int64)
+    most = weights.recency + weights.importance + weights.relevance
+    scores = np.array([most * (coarse if i % 2 else fine / 10**9) for i, (_, coarse, fine) in enumerate(cases)])
+    expected = np.lexsort((-scores, labels))
+    assert block_module.group_order(labels, scores, weights).tolist() == expected.tolist()

@@ -15,6 +15,7 @@ Rules beyond the steps' own modules:
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from itertools import chain
 from typing import Iterable, Mapping
@@ -205,6 +206,24 @@ def build_block(
     )
 
 
+def group_order(labels: np.ndarray, scores: np.ndarray, weights: ranking.Weights) -> np.ndarray:
+    """The candidates' order for the take: by group (``labels`` ascending), best ``scores``
+    first within a group, ties in the candidates' order — what ``np.lexsort((-scores,
+    labels))`` gives, as one stable sort of one key.
+
+    The key is ``label · span - score``: ``span``, a power of two above the most a score can be
+    (the sum of the weights: each term is normalised to [0, 1]), so a group's keys never reach
+    the next group's and ``label · span`` is exact. Two scores of a group that differ by less
+    than the key's rounding (``span · groups · 2**-52``: below ``1e-13`` for four weights' worth
+    and a hundred groups) count as a tie and keep the candidates' order — far below what the
+    scores' own terms can tell apart (``ranking.EQUAL_WITHIN``). One sort instead of ``lexsort``'s
+    two passes: ~10 µs of a cold open at 1,000 rows (measured in place, paired).
+    """
+    ceiling = weights.recency + weights.importance + weights.relevance
+    span = 2.0 ** math.ceil(math.log2(ceiling + 1.0))
+    return np.argsort(labels * span - scores, kind="stable")
+
+
 PRUNE_FACTOR = 2
 """Before the diversity and take passes a group keeps twice the lines it could
 show (its cap, or what the budget holds of its shortest line, whichever is less), plus the
@@ -268,7 +287,7 @@ def build_from_table(
     candidate_scores = scores_at(table, idx, topic=topic, now=now, weights=shape.weights, among=seen.rows)
     # One stable sort by group, then score: each group's rows side by side, best first, ties
     # in table order (as a stable sort of each group alone would give).
-    by_group = np.lexsort((-candidate_scores, seen.rows.labels))
+    by_group = group_order(seen.rows.labels, candidate_scores, shape.weights)
     grouped_positions, grouped_scores = idx[by_group], candidate_scores[by_group]
     segment = dict(zip(seen.admitted, seen.rows.segments))
 
