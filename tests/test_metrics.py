@@ -50,3 +50,23 @@ async def test_a_failed_model_call_is_timed_and_counted_by_its_error_class() -> 
     assert sample(text, "persona_memory_provider_call_seconds_count", call="route") == 1
     assert sample(text, "persona_memory_provider_errors_total", call="route", error="ProviderUnreachable") == 0
     assert "the model timed out" not in text
+
+
+def test_a_latency_histogram_renders_cumulative_buckets_its_count_and_its_sum() -> None:
+    metrics = Metrics()
+    for seconds in (0.0005, 0.003, 100.0):  # on a bound, between bounds, past every bound
+        metrics.block_build.observe(seconds)
+    metrics.provider_seconds.labels("embed").observe(0.02)
+    text = metrics.render().decode()
+    name = "persona_memory_block_build_seconds"
+    assert sample(text, f"{name}_bucket", le="0.0005") == 1  # a bucket holds what is <= its bound
+    assert sample(text, f"{name}_bucket", le="0.001") == 1
+    assert sample(text, f"{name}_bucket", le="0.005") == 2
+    assert sample(text, f"{name}_bucket", le="30.0") == 2
+    assert sample(text, f"{name}_bucket", le="+Inf") == 3
+    assert sample(text, f"{name}_count") == 3
+    assert sample(text, f"{name}_sum") == pytest.approx(100.0035)
+    assert sample(text, "persona_memory_provider_call_seconds_count", call="embed") == 1
+    assert sample(text, "persona_memory_provider_call_seconds_bucket", call="embed", le="0.025") == 1
+    assert "persona_memory_recall_seconds_count 0.0" in text.splitlines()  # there from the start
+    assert "# TYPE persona_memory_recall_seconds histogram" in text
