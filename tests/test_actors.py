@@ -769,3 +769,72 @@ async def test_a_topic_that_cannot_be_embedded_still_gets_its_block(open_test_me
         await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
         await memory.send(private("r1", topic=DOWN_TOPIC))
         assert "Odyssey" in await memory.block("warren", "r1")
+
+
+# ---- a turn lent to the sender ---------------------------------------------------------------
+
+
+@pytest.fixture
+def lent_turns(monkeypatch) -> list[str]:
+    """The envelopes handled in a lent turn (``PersonaActor.lent_turn``), by class name."""
+    seen: list[str] = []
+    real = PersonaActor.lent_turn
+
+    async def spy(self, envelope):
+        seen.append(type(envelope.event if isinstance(envelope, Delivered) else envelope).__name__)
+        await real(self, envelope)
+
+    monkeypatch.setattr(PersonaActor, "lent_turn", spy)
+    return seen
+
+
+async def test_an_open_for_an_idle_actor_is_built_in_the_senders_turn_and_its_touches_still_land(
+    open_test_memory, lent_turns, monkeypatch
+) -> None:
+    """The sender builds the block itself when the actor has nothing in hand; the rows it
+    loaded are still touched once the stamps have gathered, though the actor's own task slept
+    through the open (it is woken for them)."""
+    monkeypatch.setattr("persona_memory.actors.persona.TOUCH_GATHER_SECONDS", 0.05)
+    with deadlock_guard():
+        async with open_test_memory() as memory:
+            [row] = await memory._store.insert_memories([world_row("The ferry to the island runs hourly.")])
+            await memory.send(private("r0"))
+            await settle(memory, "r0")  # the first open reads the switches: the actor's own turn
+            assert lent_turns == []
+            await memory.send(private("r1"))
+            assert lent_turns == ["RoomOpened"]
+            assert "The ferry to the island runs hourly." in await memory.block("warren", "r1")
+            note = await memory.recall("warren", "r0", "when does the ferry to the island run?")
+            assert lent_turns == ["RoomOpened", "RecallRequested"]
+            assert note == ""  # the row is in r0's block already
+            while True:  # no drain, no flush: the gathered stamps are handed over on their own
+                [now] = [r for r in (await memory._store.persona_rows("warren"))[1] if r.id == row.id]
+                if now.recall_count == 2:
+                    break
+                await trio.sleep(0.01)
+
+
+async def test_events_sent_while_a_turn_is_lent_are_handled_after_it_in_order(
+    open_test_memory, lent_turns
+) -> None:
+    """Many senders at once, some lent a turn and some queued behind it: every room's block
+    is built for its last cast, and each open was handled once."""
+    with deadlock_guard():
+        async with open_test_memory({"scope.v1_proven": False}) as memory:
+            await memory.send(private("warm"))
+            await settle(memory, "warm")
+
+            async def churn(n: int) -> None:
+                room = f"g{n}"
+                await memory.send(RoomOpened(room_id=room, personas=("warren",), humans={42}))
+                await memory.send(MemberJoined(room_id=room, user_id=17))
+                await memory.send(MemberLeft(room_id=room, user_id=42))
+
+            async with trio.open_nursery() as nursery:
+                for n in range(20):
+                    nursery.start_soon(churn, n)
+            for n in range(20):
+                built = await memory.built_block("warren", f"g{n}")
+                assert built.generation == memory.supervisor.rooms[f"g{n}"].generation
+            assert lent_turns  # some were lent, and the rest queued behind them
+            assert memory.supervisor.mailbox_depths() == [0]
