@@ -9,7 +9,6 @@ import trio
 import persona_memory as pm
 from persona_memory.actors.room_recorder import PendingRoom, then
 from persona_memory.errors import InvalidInput, StorageError
-from persona_memory.storage.store import StoredRoom
 
 from conftest import NOW
 from rowfactory import make_row
@@ -126,7 +125,7 @@ async def test_leaving_the_memory_records_the_rooms_still_pending(open_test_memo
 
 
 def test_pending_records_keep_what_happened_last() -> None:
-    room = StoredRoom("dm", True, False, None, None, ("warren",), frozenset({DAN}))
+    room = pm.RoomOpened(room_id="dm", personas=("warren",), humans=frozenset({DAN}), private=True)
     opened = PendingRoom(room, NOW)
     archived = PendingRoom(None, None, archived=NOW)
 

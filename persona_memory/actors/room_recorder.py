@@ -53,9 +53,11 @@ BACKOFF_MAX = 60.0
 @attrs.frozen
 class PendingRoom:
     """What is still to be written for one room: the room as last opened (``None`` if it was
-    only archived since the last write) and when; when it was archived after that, if it was."""
+    only archived since the last write) and when; when it was archived after that, if it was.
+    The open is kept as it came (its ``rooms`` record is made when it is written: off the
+    path to the block)."""
 
-    room: StoredRoom | None
+    room: RoomOpened | None
     opened: datetime | None
     archived: datetime | None = None
 
@@ -124,7 +126,7 @@ class RoomRecorder:
         match event:
             case RoomOpened():
                 self._known[event.room_id] = event.incognito
-                self._put(event.room_id, PendingRoom(stored_room_of(event), when))
+                self._put(event.room_id, PendingRoom(event, when))
                 for uid, name in event.names.items():
                     self._names[uid] = (name, when)
             case RoomArchived():
@@ -202,7 +204,9 @@ class RoomRecorder:
         rooms, names, upto = self._rooms, self._names, self._handed
         self._rooms, self._names = {}, {}
         self._gathering = False
-        opened = [(p.room, p.opened) for p in rooms.values() if p.room is not None and p.opened is not None]
+        opened = [
+            (stored_room_of(p.room), p.opened) for p in rooms.values() if p.room is not None and p.opened is not None
+        ]
         archived = [(room_id, p.archived) for room_id, p in rooms.items() if p.archived is not None]
         try:
             refused = await self._store.record_rooms(opened, archived, names)
