@@ -7,6 +7,7 @@ Run it::
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --profile out.prof   # cProfile, trio thread
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --url postgresql://…/empty_db  # on PostgreSQL
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --digest   # + a digest of every row written
+    PYTHONPATH=. .venv/bin/python bench/write_bench.py --offline-processes 0   # the reader on a thread
 
 The default configuration (``load_settings(None)``: the offline mind, the bundled WordLlama
 embedder, SQLite) on a fresh file in a temporary directory, through the real ``open_memory``
@@ -212,6 +213,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
 
     with tempfile.TemporaryDirectory() as tmp:
         place = {"storage.url": args.url} if args.url else {"storage.path": str(Path(tmp) / "bench.db")}
+        if args.offline_processes is not None:
+            place["mind.offline_processes"] = args.offline_processes
         settings = pm.load_settings(None, overrides=place)
         embedder = await trio.to_thread.run_sync(make_embedder, settings)
         clock = ManualClock(START)
@@ -317,6 +320,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--posting", choices=("sequential", "concurrent"), default="sequential",
                         help="post one room after another, or every room at once (each in order)")
+    parser.add_argument("--offline-processes", type=int, metavar="N",
+                        help="mind.offline_processes (default: the setting's default; 0 reads on a thread)")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the last evening's write path (trio thread)")
     parser.add_argument("--url", help="store in this empty PostgreSQL database instead of a fresh SQLite file")
     parser.add_argument("--digest", action="store_true",

@@ -12,6 +12,7 @@ from .embedding import Embedder, HashingEmbedder, WordLlamaEmbedder
 from .embedding.http import HttpEmbedder
 from .minds.http import HttpMind
 from .minds.offline import OfflineMind
+from .minds.offline.processes import ReaderProcesses
 from .minds.port import Mind
 from .providers import JsonEndpoint
 from .settings import Settings
@@ -44,7 +45,10 @@ def make_mind(settings: Settings, limiter: trio.CapacityLimiter | None = None) -
     m = settings.mind
     match m.kind:
         case "offline":
-            return OfflineMind(pronouns=m.pronouns, importance_min=settings.write.importance_min)
+            processes = ReaderProcesses(m.offline_processes) if m.offline_processes else None
+            return OfflineMind(
+                pronouns=m.pronouns, importance_min=settings.write.importance_min, processes=processes
+            )
         case "http":
             endpoint = JsonEndpoint.from_settings(
                 m.base_url, m.api_key_env, settings.http, limiter or make_limiter(settings)
