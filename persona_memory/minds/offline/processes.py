@@ -2,28 +2,33 @@
 
 The offline reader is pure Python CPU work. On a worker thread it still holds the GIL, so it
 takes turns with the event loop on one core; in a worker process it runs on another.
-``ReaderProcesses`` runs a module-level function in ``processes`` worker processes
-(``concurrent.futures``, started by ``spawn``: never ``fork`` in a threaded trio program) and
-waits for each answer without blocking the loop and without holding a thread: the future's
-done-callback wakes the waiting task through trio's token.
+``ReaderProcesses`` runs a module-level function in ``processes`` worker processes, started
+by ``multiprocessing``'s ``spawn`` (never ``fork`` in a threaded trio program). Each worker
+has two pipes, one for jobs and one for answers, which the event loop reads and writes itself
+(``trio.lowlevel.FdStream``): a job costs its pickling, one write and one wake-up of the loop
+— no helper thread, so no GIL passed back and forth between threads per job
+(``concurrent.futures.ProcessPoolExecutor`` runs two: measured, 8% of the write bench's
+GIL-held time).
 
 Rules:
 - What goes in and comes out is plain data (attrs values, dicts, strings, numbers, dates):
   it pickles, and the answer is the one the same call gives in this process (the reader is
   deterministic and keeps no state between calls beyond caches).
-- An exception the function raises comes back as itself, as it would from a thread.
-- A worker that dies (killed, out of memory, a crash in C) breaks the pool. The pool is
-  replaced — once per break, however many jobs saw it — and each job that was in flight is
-  sent again. A job that has broken a pool ``tries`` times fails with ``ReaderProcessDied``
-  (a ``ProviderError``): the write path parks the slice and retries it later, as for any
-  provider that broke. Nothing of the slice was written.
-- A cancelled wait drops the job if no worker has started it; one that started runs to its
-  end in the worker and its answer is thrown away.
-- Workers start when the pool does (not at the first slice); ``ready`` says when the pool has
-  answered its first job (a spawned worker takes about half a second to import the reader),
-  so a caller may do the work itself until then. ``aclose`` shuts the workers down:
-  each finishes the job in hand, queued jobs are dropped, and the call returns when every
-  worker has exited.
+- An exception the function raises comes back as itself, as it would from a thread (one that
+  does not pickle comes back as a ``RuntimeError`` naming it).
+- One job at a time per worker; a job waits for a free worker.
+- A worker that dies (killed, out of memory, a crash in C) is seen at once — its pipe ends
+  — and is started again; the job it held is sent again. A job that has seen its worker die
+  ``tries`` times fails with ``ReaderProcessDied`` (a ``ProviderError``): the write path parks
+  the slice and retries it later, as for any provider that broke. Nothing of the slice was
+  written.
+- A job sent to a worker is waited for even if the caller is cancelled meanwhile (as
+  ``trio.to_thread.run_sync`` does): the pipes never hold half an exchange, and the
+  cancellation is delivered when the answer is in.
+- Workers start when the pool does (not at the first slice); a worker says it is up once it
+  has imported the reader (about half a second under ``spawn``), and ``ready`` says whether
+  all have, without waiting — so a caller may do the work itself until then. ``aclose``
+  closes the pipes (a worker ends when its job pipe does) and waits for every worker to exit.
 - ``spawn`` imports the program's main module in each worker, as every ``multiprocessing``
   program does: a script that opens a memory must do so under ``if __name__ == "__main__":``.
 """
@@ -33,9 +38,10 @@ from __future__ import annotations
 import functools
 import logging
 import multiprocessing
+import os
+import pickle
+import struct
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 import trio
@@ -46,10 +52,117 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+_HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: a signed 32-bit length
+_MAX_FRAME = 0x7FFFFFFF
 
-def _ready() -> None:
-    """A worker's first job: the reader's modules are imported by unpickling this, so the
-    first slice does not pay for them."""
+
+def _serve(jobs: Any, answers: Any) -> None:
+    """A worker: say it is up, then answer each job until the job pipe ends."""
+    from . import extract  # noqa: F401  (the reader's modules, imported before saying so)
+
+    answers.send_bytes(b"")
+    while True:
+        try:
+            data = jobs.recv_bytes()
+        except EOFError:
+            return
+        try:
+            fn, args, kwargs = pickle.loads(data)
+            outcome = (True, fn(*args, **kwargs))
+        except Exception as exc:
+            outcome = (False, exc)
+        try:
+            payload = pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            payload = pickle.dumps((False, RuntimeError(f"the answer could not be sent back: {exc!r}")))
+        answers.send_bytes(payload)
+
+
+class _Died(Exception):
+    """The worker's pipe ended: the process is gone."""
+
+
+class _Worker:
+    """One worker process and the two pipe ends this side holds."""
+
+    def __init__(self, context: Any) -> None:
+        job_reader, job_writer = context.Pipe(duplex=False)
+        answer_reader, answer_writer = context.Pipe(duplex=False)
+        self.process = context.Process(
+            target=_serve, args=(job_reader, answer_writer), name="persona-memory-reader", daemon=True
+        )
+        self.process.start()
+        job_reader.close()
+        answer_writer.close()
+        self.jobs = trio.lowlevel.FdStream(os.dup(job_writer.fileno()))
+        self.answers = trio.lowlevel.FdStream(os.dup(answer_reader.fileno()))
+        job_writer.close()
+        answer_reader.close()
+        self.up = False
+        self.busy = False  # an exchange is under way: only it reads the answer pipe
+        self._buffer = bytearray()
+
+    def poll_up(self) -> bool:
+        """Whether the worker has said it is up, without waiting (its 4-byte hello arrives
+        whole: a pipe write of at most PIPE_BUF bytes is atomic)."""
+        if not self.up and not self.busy:
+            try:
+                hello = os.read(self.answers.fileno(), _HEADER.size)
+            except (BlockingIOError, OSError):
+                return False
+            if hello == _HEADER.pack(0):
+                self.up = True
+            elif hello:  # never: a worker's first frame is its hello
+                self._buffer += hello
+        return self.up
+
+    async def exchange(self, payload: bytes) -> bytes:
+        """Send one job and return its answer's bytes.
+
+        Raises:
+            _Died: the worker's pipes ended (it died before or while doing the job).
+        """
+        self.busy = True
+        try:
+            if not self.up:
+                if await self._frame() != b"":
+                    raise _Died("the worker's first frame was not its hello")
+                self.up = True
+            await self.jobs.send_all(_HEADER.pack(len(payload)) + payload)
+            return await self._frame()
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise _Died(str(exc)) from exc
+        finally:
+            self.busy = False
+
+    async def _frame(self) -> bytes:
+        buffer = self._buffer
+        while True:
+            if len(buffer) >= _HEADER.size:
+                (size,) = _HEADER.unpack_from(buffer)
+                end = _HEADER.size + size
+                if size >= 0 and len(buffer) >= end:
+                    frame = bytes(buffer[_HEADER.size:end])
+                    del buffer[:end]
+                    return frame
+            chunk = await self.answers.receive_some(1 << 16)
+            if not chunk:
+                raise _Died("the answer pipe ended")
+            buffer += chunk
+
+    async def aclose(self) -> None:
+        """Close the pipes and wait for the process to end (killed if it does not within
+        its job's time: a second)."""
+        for stream in (self.jobs, self.answers):
+            try:
+                await stream.aclose()
+            except (trio.ClosedResourceError, OSError):
+                pass
+        process = self.process
+        await trio.to_thread.run_sync(process.join, 5.0)
+        if process.exitcode is None:
+            process.kill()
+            await trio.to_thread.run_sync(process.join)
 
 
 class ReaderProcesses:
@@ -57,7 +170,7 @@ class ReaderProcesses:
 
     Args:
         processes: how many workers (at least 1).
-        tries: how many times one job may be sent to a pool before a worker's death fails it.
+        tries: how many times one job may see its worker die before it fails.
     """
 
     def __init__(self, processes: int, *, tries: int = 2) -> None:
@@ -66,90 +179,72 @@ class ReaderProcesses:
         if tries < 1:
             raise ValueError(f"tries must be at least 1, got {tries!r}")
         self.processes = processes
-        self.restarts = 0  # how many times a broken pool was replaced
+        self.restarts = 0  # how many workers were started again after dying
         self._tries = tries
         self._closed = False
-        self._warming: list[Future[None]] = []
-        self._executor = self._start()
-
-    def _start(self) -> ProcessPoolExecutor:
-        executor = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"))
-        # Each submit starts one more worker, up to the count: they import while we go on.
-        self._warming = [executor.submit(_ready) for _ in range(self.processes)]
-        return executor
+        self._context = multiprocessing.get_context("spawn")
+        self._idle = [_Worker(self._context) for _ in range(processes)]
+        self._all = list(self._idle)
+        self._free = trio.Semaphore(processes)
 
     @property
     def ready(self) -> bool:
-        """Whether the current pool has answered its first jobs (its workers are up)."""
-        return all(f.done() and not f.cancelled() and f.exception() is None for f in self._warming)
+        """Whether every worker has said it is up (imported the reader). Does not wait."""
+        return all(w.poll_up() for w in self._all)
 
     def pids(self) -> tuple[int, ...]:
         """The process ids of the current workers (for tests and operators)."""
-        return tuple(p.pid for p in (self._executor._processes or {}).values() if p.pid is not None)
+        return tuple(w.process.pid for w in self._all if w.process.pid is not None)
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a worker process; ``fn`` and its arguments must pickle
         (a module-level function and plain data).
 
         Raises:
-            ReaderProcessDied: a worker died running it, ``tries`` times.
+            ReaderProcessDied: the worker died running it, ``tries`` times.
             RuntimeError: the pool was closed.
             Whatever ``fn`` raised.
         """
-        call = functools.partial(fn, *args, **kwargs) if kwargs else None
-        broke = 0
-        while True:
+        payload = pickle.dumps((fn, args, kwargs), pickle.HIGHEST_PROTOCOL)
+        for attempt in range(1, self._tries + 1):
             if self._closed:
                 raise RuntimeError("the offline reader's worker processes were closed")
-            executor = self._executor
-            try:
-                future = executor.submit(call) if call is not None else executor.submit(fn, *args)
-            except BrokenProcessPool:  # it broke under another job; that job replaces it
-                self._replace(executor)
-                continue
-            try:
-                return await _result(future)
-            except BrokenProcessPool as exc:
-                broke += 1
-                self._replace(executor)
-                if broke >= self._tries:
-                    raise ReaderProcessDied(
-                        f"a worker process of the offline reader died running this job, {broke} "
-                        f"time(s); the pool was restarted ({exc})"
-                    ) from exc
+            async with self._free:
+                worker = self._idle.pop()
+                try:
+                    with trio.CancelScope(shield=True):  # never leave half an exchange in a pipe
+                        answer = await worker.exchange(payload)
+                except _Died as exc:
+                    worker = await self._replace(worker, exc)
+                    if attempt == self._tries:
+                        raise ReaderProcessDied(
+                            f"a worker process of the offline reader died running this job, "
+                            f"{attempt} time(s); it was started again ({exc})"
+                        ) from None
+                    continue
+                finally:
+                    self._idle.append(worker)
+            await trio.lowlevel.checkpoint_if_cancelled()
+            ok, value = pickle.loads(answer)
+            if ok:
+                return value
+            raise value
+        raise AssertionError("unreachable")
 
-    def _replace(self, broken: ProcessPoolExecutor) -> None:
-        if broken is not self._executor or self._closed:
-            return  # already replaced by a job that saw the same break
-        log.warning("a worker process of the offline reader died; restarting the pool of %d", self.processes)
-        broken.shutdown(wait=False, cancel_futures=True)
+    async def _replace(self, dead: _Worker, why: Exception) -> _Worker:
+        log.warning("a worker process of the offline reader died (%s); starting it again", why)
+        with trio.CancelScope(shield=True):
+            await dead.aclose()
+        fresh = _Worker(self._context)
+        self._all[self._all.index(dead)] = fresh
         self.restarts += 1
-        self._executor = self._start()
+        return fresh
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
-        executor = self._executor
-        await trio.to_thread.run_sync(functools.partial(executor.shutdown, wait=True, cancel_futures=True))
-
-
-async def _result(future: Future[T]) -> T:
-    """The future's result, awaited from trio: its done-callback (run on the executor's
-    thread) wakes this task; no thread waits on it."""
-    token = trio.lowlevel.current_trio_token()
-    done = trio.Event()
-
-    def wake(_: Future[T]) -> None:
-        try:
-            token.run_sync_soon(done.set)
-        except trio.RunFinishedError:
-            pass
-
-    future.add_done_callback(wake)
-    try:
-        await done.wait()
-    finally:
-        if not future.done():  # cancelled while waiting: drop the job if it has not started
-            future.cancel()
-    return future.result()
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for worker in self._all:
+                    nursery.start_soon(worker.aclose)
