@@ -20,6 +20,7 @@ from persona_memory.minds.offline import extract_memories
 from persona_memory.minds.offline import mind as offline_mind
 from persona_memory.minds.offline.processes import ReaderProcesses
 from persona_memory.minds.port import ExtractionRequest, Line, Person
+from persona_memory.write.validation import SliceFacts, check_candidates
 
 import dying_reader
 from conftest import settings_for
@@ -91,6 +92,34 @@ def test_requests_and_answers_are_plain_data_that_pickle() -> None:
     answer = extract_memories(request, pronouns={"warren": "he"})
     assert answer["memories"]
     assert pickle.loads(pickle.dumps(answer)) == answer
+
+
+async def test_the_extraction_check_in_a_process_gives_the_check_on_this_side() -> None:
+    facts = SliceFacts(
+        persona="warren",
+        line_speakers={7: "u:42", 8: "warren"},
+        writable=frozenset({42}),
+        names={42: "Dan"},
+        known_names={42: "Dan", 17: "Cara"},
+        line_texts={7: "I adopted a grey cat called Moth; Cara helped.", 8: "Lovely!"},
+    )
+    answer = {"memories": [
+        {"subject": "u:42", "kind": "event", "text": "Dan adopted a grey cat called Moth.", "importance": 6,
+         "evidence": [7]},
+        {"subject": "u:42", "kind": "event", "text": "u:42 adopted a cat with Cara.", "importance": 6,
+         "evidence": [7]},
+        {"subject": "u:17", "kind": "fact", "text": "u:17 helped.", "importance": 4, "evidence": [7]},
+        "not an object",
+    ]}
+    kept, dropped = check_candidates(answer, facts)
+    assert kept and dropped
+    processes = ReaderProcesses(1)
+    try:
+        remote_kept, remote_dropped = await processes.run(check_candidates, answer, facts)
+    finally:
+        await processes.aclose()
+    assert remote_kept == kept
+    assert [(d.reason, d.raw) for d in remote_dropped] == [(d.reason, d.raw) for d in dropped]
 
 
 async def test_a_killed_worker_is_replaced_and_the_slice_still_written(open_test_memory, tmp_path):

@@ -35,7 +35,6 @@ Rules:
 
 from __future__ import annotations
 
-import functools
 import logging
 import multiprocessing
 import os
