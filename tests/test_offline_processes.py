@@ -156,6 +156,30 @@ async def test_a_job_that_kills_its_worker_is_sent_again_once_then_fails(tmp_pat
         await processes.run(dying_reader.pid)
 
 
+async def test_jobs_in_flight_on_a_worker_that_dies_are_all_sent_again(tmp_path):
+    processes = ReaderProcesses(1)
+    answers: dict[int, object] = {}
+
+    async def one(k: int) -> None:
+        if k == 3:
+            answers[k] = await processes.run(dying_reader.die_once, str(tmp_path / "died"), "survived")
+        else:
+            answers[k] = await processes.run(dying_reader.pid)
+
+    try:
+        await _up(processes)
+        (first,) = processes.pids()
+        async with trio.open_nursery() as nursery:
+            for k in range(8):  # more than DEPTH: some wait for room, some are in the pipe
+                nursery.start_soon(one, k)
+        assert processes.restarts == 1
+        (second,) = processes.pids()
+        assert answers.pop(3) == "survived"
+        assert set(answers.values()) <= {first, second} and len(answers) == 7
+    finally:
+        await processes.aclose()
+
+
 async def test_a_slice_whose_worker_keeps_dying_is_parked_and_written_later(
     open_test_memory, tmp_path, clock, monkeypatch
 ):

@@ -16,9 +16,10 @@ Rules:
   deterministic and keeps no state between calls beyond caches).
 - An exception the function raises comes back as itself, as it would from a thread (one that
   does not pickle comes back as a ``RuntimeError`` naming it).
-- One job at a time per worker; a job waits for a free worker.
+- A job goes to the worker with the fewest jobs in flight, at most ``DEPTH`` each (a job
+  waits for room); each worker does its jobs one after another, in the order sent.
 - A worker that dies (killed, out of memory, a crash in C) is seen at once — its pipe ends
-  — and is started again; the job it held is sent again. A job that has seen its worker die
+  — and is started again; each job it held is sent again. A job that has seen its worker die
   ``tries`` times fails with ``ReaderProcessDied`` (a ``ProviderError``): the write path parks
   the slice and retries it later, as for any provider that broke. Nothing of the slice was
   written.
@@ -35,6 +36,7 @@ Rules:
 
 from __future__ import annotations
 
+import collections
 import logging
 import multiprocessing
 import os
@@ -50,6 +52,10 @@ from ...errors import ReaderProcessDied
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+DEPTH = 4
+"""At most this many jobs in flight per worker: it starts the next the moment it has answered
+one, instead of waiting for the event loop to come round with it."""
 
 _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: a signed 32-bit length
 _MAX_FRAME = 0x7FFFFFFF
@@ -81,8 +87,26 @@ class _Died(Exception):
     """The worker's pipe ended: the process is gone."""
 
 
+_GONE = object()  # what a job waiting on a worker that died gets
+
+
+class _Job:
+    __slots__ = ("answer",)
+
+    def __init__(self) -> None:
+        self.answer: Any = None
+
+
 class _Worker:
-    """One worker process and the two pipe ends this side holds."""
+    """One worker process and the two pipe ends this side holds.
+
+    Jobs are written to the job pipe as they come (``DEPTH`` at most, ``ReaderProcesses``
+    sees to it), so the worker
+    takes the next one as soon as it has answered one, without waiting for the event loop to
+    come round; the answers come back in the order of the jobs. Whoever waits for an answer
+    reads the answer pipe in turn (``_reading``) and hands each answer to its job, first in
+    first out, until its own is in.
+    """
 
     def __init__(self, context: Any) -> None:
         job_reader, job_writer = context.Pipe(duplex=False)
@@ -98,41 +122,66 @@ class _Worker:
         job_writer.close()
         answer_reader.close()
         self.up = False
-        self.busy = False  # an exchange is under way: only it reads the answer pipe
+        self.dead = False
+        self.waiting: collections.deque[_Job] = collections.deque()  # sent, not yet answered
+        self._sending = trio.Lock()
+        self._reading = trio.Lock()
         self._buffer = bytearray()
 
     def poll_up(self) -> bool:
         """Whether the worker has said it is up, without waiting (its 4-byte hello arrives
         whole: a pipe write of at most PIPE_BUF bytes is atomic)."""
-        if not self.up and not self.busy:
+        if not self.up and not self.dead and not self._reading.locked():
             try:
                 hello = os.read(self.answers.fileno(), _HEADER.size)
             except (BlockingIOError, OSError):
                 return False
             if hello == _HEADER.pack(0):
                 self.up = True
-            elif hello:  # never: a worker's first frame is its hello
+            elif not hello:
+                self.dead = True
+                log.warning(
+                    "a worker process of the offline reader ended before it was up (exit code %s); "
+                    "the reader works on a thread meanwhile. A script that opens a memory must do "
+                    "so under `if __name__ == \"__main__\":`", self.process.exitcode,
+                )
+            else:  # never: a worker's first frame is its hello
                 self._buffer += hello
         return self.up
 
     async def exchange(self, payload: bytes) -> bytes:
-        """Send one job and return its answer's bytes.
+        """Send one job and return its answer's bytes (shielded by the caller).
 
         Raises:
             _Died: the worker's pipes ended (it died before or while doing the job).
         """
-        self.busy = True
+        job = _Job()
         try:
-            if not self.up:
-                if await self._frame() != b"":
-                    raise _Died("the worker's first frame was not its hello")
-                self.up = True
-            await self.jobs.send_all(_HEADER.pack(len(payload)) + payload)
-            return await self._frame()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            async with self._sending:
+                if self.dead:
+                    raise _Died("the worker had died")
+                self.waiting.append(job)
+                await self.jobs.send_all(_HEADER.pack(len(payload)) + payload)
+            while job.answer is None:
+                async with self._reading:
+                    if job.answer is not None:
+                        break
+                    if self.dead:
+                        raise _Died("the worker died")
+                    if not self.up:
+                        if await self._frame() != b"":
+                            raise _Died("the worker's first frame was not its hello")
+                        self.up = True
+                    self.waiting.popleft().answer = await self._frame()
+        except (_Died, trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            self.dead = True
+            for other in self.waiting:  # every job sent to it is lost with it
+                other.answer = _GONE
+            self.waiting.clear()
             raise _Died(str(exc)) from exc
-        finally:
-            self.busy = False
+        if job.answer is _GONE:
+            raise _Died("the worker died")
+        return job.answer
 
     async def _frame(self) -> bytes:
         buffer = self._buffer
@@ -182,9 +231,8 @@ class ReaderProcesses:
         self._tries = tries
         self._closed = False
         self._context = multiprocessing.get_context("spawn")
-        self._idle = [_Worker(self._context) for _ in range(processes)]
-        self._all = list(self._idle)
-        self._free = trio.Semaphore(processes)
+        self._all = [_Worker(self._context) for _ in range(processes)]
+        self._slots = trio.Semaphore(processes * DEPTH)
 
     @property
     def ready(self) -> bool:
@@ -208,21 +256,19 @@ class ReaderProcesses:
         for attempt in range(1, self._tries + 1):
             if self._closed:
                 raise RuntimeError("the offline reader's worker processes were closed")
-            async with self._free:
-                worker = self._idle.pop()
+            async with self._slots:
+                worker = min(self._all, key=lambda w: len(w.waiting))
                 try:
                     with trio.CancelScope(shield=True):  # never leave half an exchange in a pipe
                         answer = await worker.exchange(payload)
                 except _Died as exc:
-                    worker = await self._replace(worker, exc)
+                    await self._replace(worker, exc)
                     if attempt == self._tries:
                         raise ReaderProcessDied(
                             f"a worker process of the offline reader died running this job, "
                             f"{attempt} time(s); it was started again ({exc})"
                         ) from None
                     continue
-                finally:
-                    self._idle.append(worker)
             await trio.lowlevel.checkpoint_if_cancelled()
             ok, value = pickle.loads(answer)
             if ok:
@@ -230,14 +276,15 @@ class ReaderProcesses:
             raise value
         raise AssertionError("unreachable")
 
-    async def _replace(self, dead: _Worker, why: Exception) -> _Worker:
-        log.warning("a worker process of the offline reader died (%s); starting it again", why)
+    async def _replace(self, dead: _Worker, why: Exception) -> None:
+        """Start a worker in place of ``dead`` (once, however many of its jobs saw it die)."""
+        if dead not in self._all:
+            return
+        self._all[self._all.index(dead)] = _Worker(self._context)  # before any checkpoint
+        self.restarts += 1
+        log.warning("a worker process of the offline reader died (%s); started it again", why)
         with trio.CancelScope(shield=True):
             await dead.aclose()
-        fresh = _Worker(self._context)
-        self._all[self._all.index(dead)] = fresh
-        self.restarts += 1
-        return fresh
 
     async def aclose(self) -> None:
         if self._closed:
