@@ -41,6 +41,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import signal
 import struct
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -58,29 +59,49 @@ DEPTH = 4
 one, instead of waiting for the event loop to come round with it."""
 
 _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: a signed 32-bit length
-_MAX_FRAME = 0x7FFFFFFF
+_MAX_FRAME = 0x7FFFFFFF  # a longer one has another header there: never sent either way
 
 
 def _serve(jobs: Any, answers: Any) -> None:
-    """A worker: say it is up, then answer each job until the job pipe ends."""
+    """A worker: say it is up, then answer each job until the job pipe ends (or the answer
+    pipe does: the parent is gone). Ctrl-C reaches the whole process group; the worker leaves
+    it to its parent, which closes the pipes — so it ignores it, and it was started with it
+    blocked (``_started``) so that it is not killed while it imports either."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from . import extract  # noqa: F401  (the reader's modules, imported before saying so)
 
-    answers.send_bytes(b"")
-    while True:
-        try:
-            data = jobs.recv_bytes()
-        except EOFError:
-            return
-        try:
-            fn, args, kwargs = pickle.loads(data)
-            outcome = (True, fn(*args, **kwargs))
-        except Exception as exc:
-            outcome = (False, exc)
-        try:
-            payload = pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:
-            payload = pickle.dumps((False, RuntimeError(f"the answer could not be sent back: {exc!r}")))
-        answers.send_bytes(payload)
+    try:
+        answers.send_bytes(b"")
+        while True:
+            try:
+                data = jobs.recv_bytes()
+            except EOFError:
+                return
+            try:
+                fn, args, kwargs = pickle.loads(data)
+                outcome = (True, fn(*args, **kwargs))
+            except Exception as exc:
+                outcome = (False, exc)
+            try:
+                payload = pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:
+                payload = pickle.dumps((False, RuntimeError(f"the answer could not be sent back: {exc!r}")))
+            answers.send_bytes(payload)
+    except OSError:  # a pipe broke: the parent closed it or is gone
+        return
+
+
+def _started(process: Any) -> None:
+    """Start ``process`` with SIGINT blocked in this thread: the mask is inherited across
+    ``spawn``'s exec, so a Ctrl-C sent to the process group while the worker imports stays
+    pending until ``_serve`` ignores it (discarding it). This thread's SIGINT, if one came
+    meanwhile, is delivered when the mask is put back."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        process.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class _Died(Exception):
@@ -114,7 +135,7 @@ class _Worker:
         self.process = context.Process(
             target=_serve, args=(job_reader, answer_writer), name="persona-memory-reader", daemon=True
         )
-        self.process.start()
+        _started(self.process)
         job_reader.close()
         answer_writer.close()
         self.jobs = trio.lowlevel.FdStream(os.dup(job_writer.fileno()))
@@ -188,8 +209,10 @@ class _Worker:
         while True:
             if len(buffer) >= _HEADER.size:
                 (size,) = _HEADER.unpack_from(buffer)
+                if size < 0:
+                    raise _Died("the worker sent an answer of 2 GiB or more")
                 end = _HEADER.size + size
-                if size >= 0 and len(buffer) >= end:
+                if len(buffer) >= end:
                     frame = bytes(buffer[_HEADER.size:end])
                     del buffer[:end]
                     return frame
@@ -199,8 +222,8 @@ class _Worker:
             buffer += chunk
 
     async def aclose(self) -> None:
-        """Close the pipes and wait for the process to end (killed if it does not within
-        its job's time: a second)."""
+        """Close the pipes and wait for the process to end (killed if it has not within
+        five seconds: a job hung)."""
         for stream in (self.jobs, self.answers):
             try:
                 await stream.aclose()
@@ -253,6 +276,8 @@ class ReaderProcesses:
             Whatever ``fn`` raised.
         """
         payload = pickle.dumps((fn, args, kwargs), pickle.HIGHEST_PROTOCOL)
+        if len(payload) >= _MAX_FRAME:
+            raise ValueError(f"a job of {len(payload):,} bytes is too large to send to a worker")
         for attempt in range(1, self._tries + 1):
             if self._closed:
                 raise RuntimeError("the offline reader's worker processes were closed")
