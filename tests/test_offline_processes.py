@@ -16,7 +16,7 @@ import trio
 import persona_memory as pm
 from persona_memory.compose import make_mind
 from persona_memory.errors import ConfigError, ReaderProcessDied
-from persona_memory.minds.offline import extract_memories
+from persona_memory.minds.offline import OfflineMind, extract_memories
 from persona_memory.minds.offline import mind as offline_mind
 from persona_memory.minds.offline.processes import ReaderProcesses
 from persona_memory.minds.port import ExtractionRequest, Line, Person
@@ -51,6 +51,17 @@ async def _write_and_read(memory: pm.Memory) -> list[tuple]:
     return await _rows(memory)
 
 
+def _mind_in(processes: int, tmp_path: Path) -> OfflineMind:
+    """The mind ``make_mind`` makes for the test settings, its workers taking every job (a
+    lone slice too): what the tests here watch."""
+    settings = settings_for(tmp_path)
+    return OfflineMind(
+        pronouns=settings.mind.pronouns,
+        importance_min=settings.write.importance_min,
+        processes=ReaderProcesses(processes, alone=True),
+    )
+
+
 async def _up(processes: ReaderProcesses) -> None:
     while not processes.ready:
         await trio.sleep(0.01)
@@ -66,7 +77,7 @@ async def _rows(memory: pm.Memory) -> list[tuple]:
 async def test_the_reader_in_a_process_writes_the_rows_the_thread_writes(open_test_memory, tmp_path):
     async with open_test_memory({"storage.path": str(tmp_path / "thread.db")}) as memory:
         on_thread = await _write_and_read(memory)
-    mind = make_mind(settings_for(tmp_path, {"mind.offline_processes": 1}))
+    mind = _mind_in(1, tmp_path)
     async with open_test_memory({"storage.path": str(tmp_path / "process.db")}, mind=mind) as memory:
         await _up(mind.processes)
         in_process = await _write_and_read(memory)
@@ -125,8 +136,7 @@ async def test_the_extraction_check_in_a_process_gives_the_check_on_this_side() 
 async def test_a_killed_worker_is_replaced_and_the_slice_still_written(open_test_memory, tmp_path):
     async with open_test_memory({"storage.path": str(tmp_path / "thread.db")}) as memory:
         expected = await _write_and_read(memory)
-    settings = settings_for(tmp_path, {"storage.path": str(tmp_path / "killed.db"), "mind.offline_processes": 1})
-    mind = make_mind(settings)
+    mind = _mind_in(1, tmp_path)
     processes = mind.processes
     assert processes is not None and processes.processes == 1
     async with open_test_memory({"storage.path": str(tmp_path / "killed.db")}, mind=mind) as memory:
@@ -195,7 +205,7 @@ async def test_a_slice_whose_worker_keeps_dying_is_parked_and_written_later(
     monkeypatch.setenv(dying_reader.MARKER_ENV, str(marker))
     monkeypatch.setattr(offline_mind, "extract_memories", dying_reader.extract_or_die)
     overrides = {"storage.path": str(tmp_path / "parked.db"), "write.park_backoff_initial_seconds": 60.0}
-    mind = make_mind(settings_for(tmp_path, {**overrides, "mind.offline_processes": 1}))
+    mind = _mind_in(1, tmp_path)
     async with open_test_memory(overrides, mind=mind) as memory:
         await _up(mind.processes)
         await memory.send(pm.RoomOpened(**DM))
@@ -214,7 +224,7 @@ async def test_a_slice_whose_worker_keeps_dying_is_parked_and_written_later(
 
 
 async def test_the_workers_end_with_the_memory(open_test_memory, tmp_path):
-    mind = make_mind(settings_for(tmp_path, {"mind.offline_processes": 2}))
+    mind = _mind_in(2, tmp_path)
     async with open_test_memory(mind=mind) as memory:
         await memory.send(pm.RoomOpened(**DM))
         await memory.post_line("dm", "u:42", "I keep bees on my roof in Hackney.")
@@ -226,6 +236,30 @@ async def test_the_workers_end_with_the_memory(open_test_memory, tmp_path):
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+async def test_a_lone_job_is_done_on_this_side_and_concurrent_ones_go_to_the_workers(tmp_path):
+    processes = ReaderProcesses(1)
+    try:
+        with processes.chosen() as to_workers:
+            assert not to_workers  # not up yet
+        await _up(processes)
+        with processes.chosen() as to_workers:
+            assert not to_workers  # alone: quicker here
+            with processes.chosen() as second:
+                assert second
+        assert processes.callers == 0
+    finally:
+        await processes.aclose()
+
+
+def test_make_mind_gives_the_offline_mind_its_processes(tmp_path) -> None:
+    assert make_mind(settings_for(tmp_path)).processes is None
+    mind = make_mind(settings_for(tmp_path, {"mind.offline_processes": 2}))
+    try:
+        assert mind.processes is not None and mind.processes.processes == 2
+    finally:
+        trio.run(mind.aclose)
 
 
 @pytest.mark.parametrize("value", [-1, 65, "2", True, 1.5])

@@ -38,8 +38,8 @@ Rules:
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report. The extraction check is pure: given ``offload`` (the offline reader's worker
-  processes) it runs there once they are up, beside the event loop's core — the same check,
-  the same answer.
+  processes) it runs there when they choose it (up, and other slices under way), beside the
+  event loop's core — the same check, the same answer.
 - Everything a slice produces — rows, closings, the cursor move, notices — commits in one
   transaction (``storage.writes.post_plan``). A failure before the commit leaves nothing and
   the next run redoes the slice; a replay after the commit adds nothing.
@@ -252,10 +252,14 @@ class WritePipeline:
         )
         try:
             offload = self._offload
-            if offload is not None and offload.ready:
-                candidates, dropped = await offload.run(check_candidates, answer, facts)
-            else:
+            if offload is None:
                 candidates, dropped = check_candidates(answer, facts)
+            else:
+                with offload.chosen() as to_workers:
+                    if to_workers:
+                        candidates, dropped = await offload.run(check_candidates, answer, facts)
+                    else:
+                        candidates, dropped = check_candidates(answer, facts)
         except ProviderError:  # the worker process died on it: park the slice
             raise
         except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider

@@ -55,10 +55,9 @@ class OfflineMind:
 
     async def extract(self, request: ExtractionRequest) -> dict[str, Any]:
         """Read the slice off the event loop, one hop per slice: in a worker process when the
-        mind has ``processes`` and they are up (beside the loop's core; until they are, as
-        after a restart, on a thread — the answer is the same), else on a worker thread (so a
-        long slice's pattern work — half a second for thousands of lines — never stalls the
-        loop)."""
+        mind has ``processes``, they are up and another slice is being read meanwhile (beside
+        the loop's core); else on a worker thread (so a long slice's pattern work — half a
+        second for thousands of lines — never stalls the loop). The answer is the same."""
         read = functools.partial(
             extract_memories,
             request,
@@ -66,9 +65,12 @@ class OfflineMind:
             importance_min=self.importance_min,
             pronouns=self.pronouns,
         )
-        if self.processes is not None and self.processes.ready:
-            return await self.processes.run(read)
-        return await trio.to_thread.run_sync(read)
+        if self.processes is None:
+            return await trio.to_thread.run_sync(read)
+        with self.processes.chosen() as to_workers:
+            if to_workers:
+                return await self.processes.run(read)
+            return await trio.to_thread.run_sync(read)
 
     async def route(self, request: RoutingRequest) -> dict[str, Any]:
         return route_candidate(request)

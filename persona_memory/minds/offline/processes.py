@@ -28,7 +28,12 @@ Rules:
   cancellation is delivered when the answer is in.
 - Workers start when the pool does (not at the first slice); a worker says it is up once it
   has imported the reader (about half a second under ``spawn``), and ``ready`` says whether
-  all have, without waiting — so a caller may do the work itself until then. ``aclose``
+  all have, without waiting — so a caller may do the work itself until then.
+- The workers pay when the event loop has other work: a lone job (one 20-line slice) costs
+  its pickling and two wake-ups across processes on top of the work, and waits for the
+  worker to be scheduled — measured, a lone slice took ~1 ms longer on a loaded machine. So
+  a caller asks ``chosen()``: the workers when they are up and another caller is under way,
+  else "do it yourself" (``alone=True``: the workers whenever they are up; for tests). ``aclose``
   closes the pipes (a worker ends when its job pipe does) and waits for every worker to exit.
 - ``spawn`` imports the program's main module in each worker, as every ``multiprocessing``
   program does: a script that opens a memory must do so under ``if __name__ == "__main__":``.
@@ -37,13 +42,14 @@ Rules:
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import multiprocessing
 import os
 import pickle
 import signal
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import trio
@@ -242,15 +248,18 @@ class ReaderProcesses:
     Args:
         processes: how many workers (at least 1).
         tries: how many times one job may see its worker die before it fails.
+        alone: ``chosen()`` picks the workers for a lone job too (tests).
     """
 
-    def __init__(self, processes: int, *, tries: int = 2) -> None:
+    def __init__(self, processes: int, *, tries: int = 2, alone: bool = False) -> None:
         if processes < 1:
             raise ValueError(f"ReaderProcesses needs at least one process, got {processes!r}")
         if tries < 1:
             raise ValueError(f"tries must be at least 1, got {tries!r}")
         self.processes = processes
         self.restarts = 0  # how many workers were started again after dying
+        self.callers = 0  # callers inside ``chosen()``: work under way that could come here
+        self._alone = alone
         self._tries = tries
         self._closed = False
         self._context = multiprocessing.get_context("spawn")
@@ -261,6 +270,16 @@ class ReaderProcesses:
     def ready(self) -> bool:
         """Whether every worker has said it is up (imported the reader). Does not wait."""
         return all(w.poll_up() for w in self._all)
+
+    @contextlib.contextmanager
+    def chosen(self) -> Iterator[bool]:
+        """Count the caller in while it works; yields whether its job should go to the
+        workers (``run``): they are up and another caller is under way (or ``alone``)."""
+        self.callers += 1
+        try:
+            yield self.ready and (self._alone or self.callers > 1)
+        finally:
+            self.callers -= 1
 
     def pids(self) -> tuple[int, ...]:
         """The process ids of the current workers (for tests and operators)."""
