@@ -44,3 +44,10 @@ def refuse(why: str) -> None:
 
 def pid() -> int:
     return os.getpid()
+
+
+def nap(seconds: float, value: Any) -> Any:
+    import time
+
+    time.sleep(seconds)
+    return value

@@ -190,6 +190,28 @@ async def test_jobs_in_flight_on_a_worker_that_dies_are_all_sent_again(tmp_path)
         await processes.aclose()
 
 
+async def test_closing_the_pool_under_a_job_fails_the_job_and_starts_no_worker():
+    processes = ReaderProcesses(1)
+    await _up(processes)
+    (pid,) = processes.pids()
+    failed: list[BaseException] = []
+
+    async def job() -> None:
+        try:
+            await processes.run(dying_reader.nap, 0.3, "late")
+        except RuntimeError as exc:
+            failed.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(job)
+        await trio.sleep(0.1)
+        await processes.aclose()
+    assert len(failed) == 1 and "closed" in str(failed[0])
+    assert processes.restarts == 0 and processes.pids() == (pid,)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
 async def test_a_slice_whose_worker_keeps_dying_is_parked_and_written_later(
     open_test_memory, tmp_path, clock, monkeypatch
 ):

@@ -266,6 +266,11 @@ class ReaderProcesses:
         self._all = [_Worker(self._context) for _ in range(processes)]
         self._slots = trio.Semaphore(processes * DEPTH)
 
+    @staticmethod
+    def supported() -> bool:
+        """Whether this platform has what the workers need (POSIX pipes trio can wait on)."""
+        return hasattr(trio.lowlevel, "FdStream") and hasattr(signal, "pthread_sigmask")
+
     @property
     def ready(self) -> bool:
         """Whether every worker has said it is up (imported the reader). Does not wait."""
@@ -307,6 +312,8 @@ class ReaderProcesses:
                         answer = await worker.exchange(payload)
                 except _Died as exc:
                     await self._replace(worker, exc)
+                    if self._closed:
+                        raise RuntimeError("the offline reader's worker processes were closed") from None
                     if attempt == self._tries:
                         raise ReaderProcessDied(
                             f"a worker process of the offline reader died running this job, "
@@ -321,8 +328,9 @@ class ReaderProcesses:
         raise AssertionError("unreachable")
 
     async def _replace(self, dead: _Worker, why: Exception) -> None:
-        """Start a worker in place of ``dead`` (once, however many of its jobs saw it die)."""
-        if dead not in self._all:
+        """Start a worker in place of ``dead`` (once, however many of its jobs saw it die;
+        never once the pool is closed)."""
+        if self._closed or dead not in self._all:
             return
         self._all[self._all.index(dead)] = _Worker(self._context)  # before any checkpoint
         self.restarts += 1
