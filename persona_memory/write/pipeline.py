@@ -62,8 +62,8 @@ from ..clock import WallClock
 from ..core.audience import may_write_about
 from ..embedding import Embedder
 from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
-from ..minds.offline.processes import ReaderProcesses
 from ..ids import parse_user_ref
+from ..minds.offline.processes import ReaderProcesses
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
 from ..rooms import RoomState
 from ..rows import UserControls
