@@ -7,6 +7,7 @@ Run it::
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --profile out.prof   # cProfile, trio thread
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --url postgresql://…/empty_db  # on PostgreSQL
     PYTHONPATH=. .venv/bin/python bench/write_bench.py --digest   # + a digest of every row written
+    PYTHONPATH=. .venv/bin/python bench/write_bench.py --offline-processes 0   # the reader on a thread
 
 The default configuration (``load_settings(None)``: the offline mind, the bundled WordLlama
 embedder, SQLite) on a fresh file in a temporary directory, through the real ``open_memory``
@@ -22,7 +23,8 @@ rows already there. Lines come from ``chat_lines`` (templates written for this b
 It prints, per evening and in total: the lines posted; the time to post them; the time from
 the first ``RoomWentQuiet`` to ``drain()`` returning (the write path); lines/s end to end (post
 + write path) and for the write path alone; rows written; the process's CPU time per line
-(``time.process_time``, every thread) for posting and for the write path, and CPU over wall
+(``time.process_time``, every thread) for posting and for the write path — and, beside it, the
+CPU of the offline reader's worker processes (``mind.offline_processes``) — and CPU over wall
 time (about 1.0: one core, bound by the GIL; less: waiting for a core other work holds). Then a breakdown of the write path,
 summed over all personas' slices (they overlap: 100 lanes run at once, so the parts add up to
 more than the wall time, and each part includes its wait for the thread or connection it
@@ -47,6 +49,7 @@ import collections
 import cProfile
 import hashlib
 import json
+import os
 import random
 import sys
 import tempfile
@@ -129,6 +132,7 @@ class TimedMind:
         self.extract = timers.wrap_async("extract", mind.extract)
         self.route = timers.wrap_async("route (mind)", mind.route)
         self.aclose = mind.aclose
+        self.processes = getattr(mind, "processes", None)  # the offline reader's workers, for the pipeline
 
 
 class TimedEmbedder:
@@ -183,6 +187,21 @@ class Evening:
     rows: int
     post_cpu: float = 0.0  # process CPU seconds (every thread) while posting
     write_cpu: float = 0.0  # … and while the write path ran
+    worker_cpu: float = 0.0  # CPU seconds of the offline reader's worker processes meanwhile
+
+
+def workers_cpu(mind) -> float:
+    """CPU seconds (user + system) the offline reader's worker processes have used so far
+    (``/proc``; 0 without workers, or where ``/proc`` is not there)."""
+    processes = getattr(mind, "processes", None)
+    total = 0.0
+    for pid in processes.pids() if processes is not None else ():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def digest_rows(conn) -> dict[str, str]:
@@ -212,6 +231,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
 
     with tempfile.TemporaryDirectory() as tmp:
         place = {"storage.url": args.url} if args.url else {"storage.path": str(Path(tmp) / "bench.db")}
+        if args.offline_processes is not None:
+            place["mind.offline_processes"] = args.offline_processes
         settings = pm.load_settings(None, overrides=place)
         embedder = await trio.to_thread.run_sync(make_embedder, settings)
         clock = ManualClock(START)
@@ -242,7 +263,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
                     for room in rooms:
                         for persona in room.personas:
                             await memory.block(persona, room.room_id)
-                    t0, c0 = time.perf_counter(), time.process_time()
+                    t0, c0, w0 = time.perf_counter(), time.process_time(), workers_cpu(mind)
                     at = clock.now()
 
                     async def post_room(room: Room) -> None:
@@ -263,12 +284,13 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
                     for room in rooms:
                         await memory.send(pm.RoomWentQuiet(room_id=room.room_id))
                     await memory.drain()
-                    t2, c2 = time.perf_counter(), time.process_time()
+                    t2, c2, w2 = time.perf_counter(), time.process_time(), workers_cpu(mind)
                     if args.profile and round_no == args.rounds - 1:
                         profiler.disable()
                         profiler.dump_stats(args.profile)
                     n = sum(len(v) for v in lines.values())
-                    evenings.append(Evening(n, t1 - t0, t2 - t1, rows_written["rows"] - before, c1 - c0, c2 - c1))
+                    evenings.append(Evening(n, t1 - t0, t2 - t1, rows_written["rows"] - before, c1 - c0, c2 - c1,
+                                            w2 - w0))
                     for room in rooms:
                         await memory.send(pm.RoomArchived(room_id=room.room_id))
                     await memory.drain()
@@ -300,6 +322,10 @@ def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.N
     print(f"CPU per line (every thread, process_time): posting {1e6 * post_cpu / lines:,.0f} µs, "
           f"write path {1e6 * write_cpu / lines:,.0f} µs; CPU / wall: posting {post_cpu / post:.2f}, "
           f"write path {write_cpu / write:.2f}")
+    worker_cpu = sum(e.worker_cpu for e in evenings)
+    if worker_cpu:
+        print(f"the offline reader's worker processes besides (/proc, posting + write path): "
+              f"{1e6 * worker_cpu / lines:,.0f} µs CPU per line")
     print("breakdown of the write path, summed over all slices (they overlap; waits included):")
     total = sum(timers.seconds.values()) or 1.0
     for part, seconds in sorted(timers.seconds.items(), key=lambda kv: -kv[1]):
@@ -317,6 +343,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--posting", choices=("sequential", "concurrent"), default="sequential",
                         help="post one room after another, or every room at once (each in order)")
+    parser.add_argument("--offline-processes", type=int, metavar="N",
+                        help="mind.offline_processes (default: the setting's default; 0 reads on a thread)")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the last evening's write path (trio thread)")
     parser.add_argument("--url", help="store in this empty PostgreSQL database instead of a fresh SQLite file")
     parser.add_argument("--digest", action="store_true",
@@ -344,6 +372,7 @@ def totals(evenings: list[Evening], rooms: int, args: argparse.Namespace) -> dic
         "write_path_lines_per_second": lines / write,
         "post_cpu_per_line": post_cpu / lines, "write_cpu_per_line": write_cpu / lines,
         "post_cpu_over_wall": post_cpu / post, "write_cpu_over_wall": write_cpu / write,
+        "worker_cpu_per_line": sum(e.worker_cpu for e in evenings) / lines,
     }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import attrs
 import trio
 
@@ -12,9 +14,12 @@ from .embedding import Embedder, HashingEmbedder, WordLlamaEmbedder
 from .embedding.http import HttpEmbedder
 from .minds.http import HttpMind
 from .minds.offline import OfflineMind
+from .minds.offline.processes import ReaderProcesses
 from .minds.port import Mind
 from .providers import JsonEndpoint
 from .settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 def make_limiter(settings: Settings) -> trio.CapacityLimiter:
@@ -44,7 +49,15 @@ def make_mind(settings: Settings, limiter: trio.CapacityLimiter | None = None) -
     m = settings.mind
     match m.kind:
         case "offline":
-            return OfflineMind(pronouns=m.pronouns, importance_min=settings.write.importance_min)
+            processes = None
+            if m.offline_processes and ReaderProcesses.supported():
+                processes = ReaderProcesses(m.offline_processes)
+            elif m.offline_processes:
+                log.warning("mind.offline_processes = %d: worker processes need POSIX; the offline "
+                            "mind reads on a thread", m.offline_processes)
+            return OfflineMind(
+                pronouns=m.pronouns, importance_min=settings.write.importance_min, processes=processes
+            )
         case "http":
             endpoint = JsonEndpoint.from_settings(
                 m.base_url, m.api_key_env, settings.http, limiter or make_limiter(settings)

@@ -14,6 +14,7 @@
     ├── ProviderError                   a model or embedding endpoint broke or answered nonsense
     │   ├── EmbedderUnavailable         the embedder could not be loaded or reached
     │   ├── ProviderUnreachable         timeouts, 429s or 5xx outlasted the retries (try later)
+    │   │   └── ReaderProcessDied       the offline reader's worker process died on a slice
     │   ├── ProviderRefused             the endpoint said no (401, 403, 404, 400): fix the config
     │   │   └── ProviderInputTooLong    the request was too long for the model: send less
     │   └── ProviderNonsense            the answer was not the JSON we asked for
@@ -78,6 +79,13 @@ class EmbedderUnavailable(ProviderError):
 
 class ProviderUnreachable(ProviderError):
     """The endpoint kept failing (timeouts, 429, 5xx) through every retry. Try again later."""
+
+
+class ReaderProcessDied(ProviderUnreachable):
+    """A worker process of the offline reader (``mind.offline_processes``) died while it read a
+    slice, on every try. Nothing of the slice was written; the write path parks it and tries
+    it again later. Not the caller's fault: the machine ran out of memory, someone killed the
+    process, or the reader crashed in C."""
 
 
 class ProviderRefused(ProviderError):

@@ -567,7 +567,7 @@ async def open_memory_as(
 
                 write_path = WritePipeline(
                     store, TimedMind(mind, metrics), timed_embedder, clock, settings.write, on_report=report,
-                    fence=fence,
+                    fence=fence, offload=getattr(mind, "processes", None),  # the offline reader's workers
                 )
             context = ActorContext(
                 store=store,

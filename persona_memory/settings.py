@@ -97,6 +97,7 @@ class MindSettings:
     model: str
     api_key_env: str
     pronouns: dict[str, str]
+    offline_processes: int
 
 
 @attrs.frozen
@@ -243,6 +244,7 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         (lambda v: all(isinstance(p, str) and p in ("he", "she", "they", "it") for p in v.values())),
         'a table of persona = "he" | "she" | "they" | "it"',
     ),
+    "mind.offline_processes": _between(0, 64),
     "http.timeout_seconds": _POSITIVE,
     "http.max_retries": _between(0, 20),
     "http.retry_initial_seconds": _POSITIVE,

@@ -1,7 +1,9 @@
 """Shared fixtures: settings on a temporary database, a fixed wall clock, and a memory to open.
 
-- ``settings``: the embedded defaults with the SQLite file in ``tmp_path`` and the fast offline
-  hashing embedder (64-d). ``make_settings(overrides)`` gives the same with more keys changed.
+- ``settings``: the embedded defaults with the SQLite file in ``tmp_path``, the fast offline
+  hashing embedder (64-d) and the offline mind reading on a thread (no worker process to
+  start per test; ``test_offline_processes.py`` runs the processes). ``make_settings(overrides)``
+  gives the same with more keys changed.
 - ``clock``: a ``ManualClock`` standing at ``NOW``; tests move it with ``clock.advance(days=1)``.
 - ``open_test_memory``: ``open_memory`` on those settings, that clock and a ``HashingEmbedder``;
   call it as ``open_test_memory({"scope.v1_proven": False}, write_path=...)`` or with
@@ -41,10 +43,11 @@ OpenTestMemory = Callable[..., AbstractAsyncContextManager[Memory]]
 
 def settings_for(tmp_path: Path, overrides: Mapping[str, Any] | None = None) -> Settings:
     """Defaults with the database in ``tmp_path`` (unless ``overrides`` name a ``storage.url``),
-    the hashing embedder, and ``overrides``."""
+    the hashing embedder, the offline mind on a thread, and ``overrides``."""
     overrides = dict(overrides or {})
     place = {} if overrides.get("storage.url") else {"storage.path": str(tmp_path / "m.db")}
-    return load_settings(None, {**place, "embedder.kind": "hashing", "embedder.dim": DIM, **overrides})
+    fast = {"embedder.kind": "hashing", "embedder.dim": DIM, "mind.offline_processes": 0}
+    return load_settings(None, {**place, **fast, **overrides})
 
 
 @pytest.fixture

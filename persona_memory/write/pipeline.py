@@ -37,7 +37,9 @@ Rules:
   them in itself as it applies the report (each post is taken in once).
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
-  report.
+  report. The extraction check is pure: given ``offload`` (the offline reader's worker
+  processes) it runs there when they choose it (up, and other slices under way), beside the
+  event loop's core — the same check, the same answer.
 - Everything a slice produces — rows, closings, the cursor move, notices — commits in one
   transaction (``storage.writes.post_plan``). A failure before the commit leaves nothing and
   the next run redoes the slice; a replay after the commit adds nothing.
@@ -61,6 +63,7 @@ from ..core.audience import may_write_about
 from ..embedding import Embedder
 from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
+from ..minds.offline.processes import ReaderProcesses
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
 from ..rooms import RoomState
 from ..rows import UserControls
@@ -104,8 +107,10 @@ class WritePipeline:
         *,
         on_report: Callable[[WriteReport], None] | None = None,
         fence: leases.Fence = leases.unfenced,
+        offload: ReaderProcesses | None = None,
     ) -> None:
         self._store = store
+        self._offload = offload
         self._fence = fence
         self._mind = mind
         self._embedder = embedder
@@ -246,7 +251,17 @@ class WritePipeline:
             importance_min=self._settings.importance_min,
         )
         try:
-            candidates, dropped = check_candidates(answer, facts)
+            offload = self._offload
+            if offload is None:
+                candidates, dropped = check_candidates(answer, facts)
+            else:
+                with offload.chosen() as to_workers:
+                    if to_workers:
+                        candidates, dropped = await offload.run(check_candidates, answer, facts)
+                    else:
+                        candidates, dropped = check_candidates(answer, facts)
+        except ProviderError:  # the worker process died on it: park the slice
+            raise
         except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider
             raise ProviderNonsense(f"the extraction answer could not be read: {type(exc).__name__}: {exc}") from exc
         decisions, refused, vectors = await self._route(persona, candidates, known)

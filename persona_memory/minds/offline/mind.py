@@ -20,6 +20,7 @@ import trio
 from ...errors import ConfigError
 from ..port import ExtractionRequest, RoutingRequest
 from .extract import PRONOUNS, extract_memories
+from .processes import ReaderProcesses
 from .route import route_candidate
 
 
@@ -34,11 +35,15 @@ class OfflineMind:
             importance 7 and up, then the most specific).
         importance_min: statements rated below this are not offered at all (validation drops
             them anyway; 3 is the design's bar).
+        processes: where ``extract`` reads: ``None``, on a trio worker thread (sharing the GIL
+            with the event loop); else in these worker processes, which ``aclose`` shuts down
+            (``mind.offline_processes``). The answers are the same.
     """
 
     pronouns: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
     max_per_line: int = 2
     importance_min: int = 3
+    processes: ReaderProcesses | None = attrs.field(default=None, eq=False, repr=False)
 
     @pronouns.validator
     def _check_pronouns(self, attribute: attrs.Attribute, value: Mapping[str, str]) -> None:
@@ -49,20 +54,27 @@ class OfflineMind:
                 )
 
     async def extract(self, request: ExtractionRequest) -> dict[str, Any]:
-        """Read the slice on a worker thread: one hop per slice, so a long slice's pattern
-        work (half a second for thousands of lines) never stalls the event loop."""
-        return await trio.to_thread.run_sync(
-            functools.partial(
-                extract_memories,
-                request,
-                max_per_line=self.max_per_line,
-                importance_min=self.importance_min,
-                pronouns=self.pronouns,
-            )
+        """Read the slice off the event loop, one hop per slice: in a worker process when the
+        mind has ``processes``, they are up and another slice is being read meanwhile (beside
+        the loop's core); else on a worker thread (so a long slice's pattern work — half a
+        second for thousands of lines — never stalls the loop). The answer is the same."""
+        read = functools.partial(
+            extract_memories,
+            request,
+            max_per_line=self.max_per_line,
+            importance_min=self.importance_min,
+            pronouns=self.pronouns,
         )
+        if self.processes is None:
+            return await trio.to_thread.run_sync(read)
+        with self.processes.chosen() as to_workers:
+            if to_workers:
+                return await self.processes.run(read)
+            return await trio.to_thread.run_sync(read)
 
     async def route(self, request: RoutingRequest) -> dict[str, Any]:
         return route_candidate(request)
 
     async def aclose(self) -> None:
-        return None
+        if self.processes is not None:
+            await self.processes.aclose()

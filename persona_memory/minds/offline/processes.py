@@ -1,0 +1,348 @@
+"""Worker processes for the offline reader: its pattern work beside the event loop's core.
+
+The offline reader is pure Python CPU work. On a worker thread it still holds the GIL, so it
+takes turns with the event loop on one core; in a worker process it runs on another.
+``ReaderProcesses`` runs a module-level function in ``processes`` worker processes, started
+by ``multiprocessing``'s ``spawn`` (never ``fork`` in a threaded trio program). Each worker
+has two pipes, one for jobs and one for answers, which the event loop reads and writes itself
+(``trio.lowlevel.FdStream``): a job costs its pickling, one write and one wake-up of the loop
+— no helper thread, so no GIL passed back and forth between threads per job
+(``concurrent.futures.ProcessPoolExecutor`` runs two: measured, 8% of the write bench's
+GIL-held time).
+
+Rules:
+- What goes in and comes out is plain data (attrs values, dicts, strings, numbers, dates):
+  it pickles, and the answer is the one the same call gives in this process (the reader is
+  deterministic and keeps no state between calls beyond caches).
+- An exception the function raises comes back as itself, as it would from a thread (one that
+  does not pickle comes back as a ``RuntimeError`` naming it).
+- A job goes to the worker with the fewest jobs in flight, at most ``DEPTH`` each (a job
+  waits for room); each worker does its jobs one after another, in the order sent.
+- A worker that dies (killed, out of memory, a crash in C) is seen at once — its pipe ends
+  — and is started again; each job it held is sent again. A job that has seen its worker die
+  ``tries`` times fails with ``ReaderProcessDied`` (a ``ProviderError``): the write path parks
+  the slice and retries it later, as for any provider that broke. Nothing of the slice was
+  written.
+- A job sent to a worker is waited for even if the caller is cancelled meanwhile (as
+  ``trio.to_thread.run_sync`` does): the pipes never hold half an exchange, and the
+  cancellation is delivered when the answer is in.
+- Workers start when the pool does (not at the first slice); a worker says it is up once it
+  has imported the reader (about half a second under ``spawn``), and ``ready`` says whether
+  all have, without waiting — so a caller may do the work itself until then.
+- The workers pay when the event loop has other work: a lone job (one 20-line slice) costs
+  its pickling and two wake-ups across processes on top of the work, and waits for the
+  worker to be scheduled — measured, a lone slice took ~1 ms longer on a loaded machine. So
+  a caller asks ``chosen()``: the workers when they are up and another caller is under way,
+  else "do it yourself" (``alone=True``: the workers whenever they are up; for tests). ``aclose``
+  closes the pipes (a worker ends when its job pipe does) and waits for every worker to exit.
+- ``spawn`` imports the program's main module in each worker, as every ``multiprocessing``
+  program does: a script that opens a memory must do so under ``if __name__ == "__main__":``.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import multiprocessing
+import os
+import pickle
+import signal
+import struct
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import trio
+
+from ...errors import ReaderProcessDied
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEPTH = 4
+"""At most this many jobs in flight per worker: it starts the next the moment it has answered
+one, instead of waiting for the event loop to come round with it."""
+
+_HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: a signed 32-bit length
+_MAX_FRAME = 0x7FFFFFFF  # a longer one has another header there: never sent either way
+
+
+def _serve(jobs: Any, answers: Any) -> None:
+    """A worker: say it is up, then answer each job until the job pipe ends (or the answer
+    pipe does: the parent is gone). Ctrl-C reaches the whole process group; the worker leaves
+    it to its parent, which closes the pipes — so it ignores it, and it was started with it
+    blocked (``_started``) so that it is not killed while it imports either."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    from . import extract  # noqa: F401  (the reader's modules, imported before saying so)
+
+    try:
+        answers.send_bytes(b"")
+        while True:
+            try:
+                data = jobs.recv_bytes()
+            except EOFError:
+                return
+            try:
+                fn, args, kwargs = pickle.loads(data)
+                outcome = (True, fn(*args, **kwargs))
+            except Exception as exc:
+                outcome = (False, exc)
+            try:
+                payload = pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:
+                payload = pickle.dumps((False, RuntimeError(f"the answer could not be sent back: {exc!r}")))
+            answers.send_bytes(payload)
+    except OSError:  # a pipe broke: the parent closed it or is gone
+        return
+
+
+def _started(process: Any) -> None:
+    """Start ``process`` with SIGINT blocked in this thread: the mask is inherited across
+    ``spawn``'s exec, so a Ctrl-C sent to the process group while the worker imports stays
+    pending until ``_serve`` ignores it (discarding it). This thread's SIGINT, if one came
+    meanwhile, is delivered when the mask is put back."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        process.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class _Died(Exception):
+    """The worker's pipe ended: the process is gone."""
+
+
+_GONE = object()  # what a job waiting on a worker that died gets
+
+
+class _Job:
+    __slots__ = ("answer",)
+
+    def __init__(self) -> None:
+        self.answer: Any = None
+
+
+class _Worker:
+    """One worker process and the two pipe ends this side holds.
+
+    Jobs are written to the job pipe as they come (``DEPTH`` at most, ``ReaderProcesses``
+    sees to it), so the worker
+    takes the next one as soon as it has answered one, without waiting for the event loop to
+    come round; the answers come back in the order of the jobs. Whoever waits for an answer
+    reads the answer pipe in turn (``_reading``) and hands each answer to its job, first in
+    first out, until its own is in.
+    """
+
+    def __init__(self, context: Any) -> None:
+        job_reader, job_writer = context.Pipe(duplex=False)
+        answer_reader, answer_writer = context.Pipe(duplex=False)
+        self.process = context.Process(
+            target=_serve, args=(job_reader, answer_writer), name="persona-memory-reader", daemon=True
+        )
+        _started(self.process)
+        job_reader.close()
+        answer_writer.close()
+        self.jobs = trio.lowlevel.FdStream(os.dup(job_writer.fileno()))
+        self.answers = trio.lowlevel.FdStream(os.dup(answer_reader.fileno()))
+        job_writer.close()
+        answer_reader.close()
+        self.up = False
+        self.dead = False
+        self.waiting: collections.deque[_Job] = collections.deque()  # sent, not yet answered
+        self._sending = trio.Lock()
+        self._reading = trio.Lock()
+        self._buffer = bytearray()
+
+    def poll_up(self) -> bool:
+        """Whether the worker has said it is up, without waiting (its 4-byte hello arrives
+        whole: a pipe write of at most PIPE_BUF bytes is atomic)."""
+        if not self.up and not self.dead and not self._reading.locked():
+            try:
+                hello = os.read(self.answers.fileno(), _HEADER.size)
+            except (BlockingIOError, OSError):
+                return False
+            if hello == _HEADER.pack(0):
+                self.up = True
+            elif not hello:
+                self.dead = True
+                log.warning(
+                    "a worker process of the offline reader ended before it was up (exit code %s); "
+                    "the reader works on a thread meanwhile. A script that opens a memory must do "
+                    "so under `if __name__ == \"__main__\":`", self.process.exitcode,
+                )
+            else:  # never: a worker's first frame is its hello
+                self._buffer += hello
+        return self.up
+
+    async def exchange(self, payload: bytes) -> bytes:
+        """Send one job and return its answer's bytes (shielded by the caller).
+
+        Raises:
+            _Died: the worker's pipes ended (it died before or while doing the job).
+        """
+        job = _Job()
+        try:
+            async with self._sending:
+                if self.dead:
+                    raise _Died("the worker had died")
+                self.waiting.append(job)
+                await self.jobs.send_all(_HEADER.pack(len(payload)) + payload)
+            while job.answer is None:
+                async with self._reading:
+                    if job.answer is not None:
+                        break
+                    if self.dead:
+                        raise _Died("the worker died")
+                    if not self.up:
+                        if await self._frame() != b"":
+                            raise _Died("the worker's first frame was not its hello")
+                        self.up = True
+                    self.waiting.popleft().answer = await self._frame()
+        except (_Died, trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            self.dead = True
+            for other in self.waiting:  # every job sent to it is lost with it
+                other.answer = _GONE
+            self.waiting.clear()
+            raise _Died(str(exc)) from exc
+        if job.answer is _GONE:
+            raise _Died("the worker died")
+        return job.answer
+
+    async def _frame(self) -> bytes:
+        buffer = self._buffer
+        while True:
+            if len(buffer) >= _HEADER.size:
+                (size,) = _HEADER.unpack_from(buffer)
+                if size < 0:
+                    raise _Died("the worker sent an answer of 2 GiB or more")
+                end = _HEADER.size + size
+                if len(buffer) >= end:
+                    frame = bytes(buffer[_HEADER.size:end])
+                    del buffer[:end]
+                    return frame
+            chunk = await self.answers.receive_some(1 << 16)
+            if not chunk:
+                raise _Died("the answer pipe ended")
+            buffer += chunk
+
+    async def aclose(self) -> None:
+        """Close the pipes and wait for the process to end (killed if it has not within
+        five seconds: a job hung)."""
+        for stream in (self.jobs, self.answers):
+            try:
+                await stream.aclose()
+            except (trio.ClosedResourceError, OSError):
+                pass
+        process = self.process
+        await trio.to_thread.run_sync(process.join, 5.0)
+        if process.exitcode is None:
+            process.kill()
+            await trio.to_thread.run_sync(process.join)
+
+
+class ReaderProcesses:
+    """``processes`` worker processes for pure functions of plain data; close with ``aclose``.
+
+    Args:
+        processes: how many workers (at least 1).
+        tries: how many times one job may see its worker die before it fails.
+        alone: ``chosen()`` picks the workers for a lone job too (tests).
+    """
+
+    def __init__(self, processes: int, *, tries: int = 2, alone: bool = False) -> None:
+        if processes < 1:
+            raise ValueError(f"ReaderProcesses needs at least one process, got {processes!r}")
+        if tries < 1:
+            raise ValueError(f"tries must be at least 1, got {tries!r}")
+        self.processes = processes
+        self.restarts = 0  # how many workers were started again after dying
+        self.callers = 0  # callers inside ``chosen()``: work under way that could come here
+        self._alone = alone
+        self._tries = tries
+        self._closed = False
+        self._context = multiprocessing.get_context("spawn")
+        self._all = [_Worker(self._context) for _ in range(processes)]
+        self._slots = trio.Semaphore(processes * DEPTH)
+
+    @staticmethod
+    def supported() -> bool:
+        """Whether this platform has what the workers need (POSIX pipes trio can wait on)."""
+        return hasattr(trio.lowlevel, "FdStream") and hasattr(signal, "pthread_sigmask")
+
+    @property
+    def ready(self) -> bool:
+        """Whether every worker has said it is up (imported the reader). Does not wait."""
+        return all(w.poll_up() for w in self._all)
+
+    @contextlib.contextmanager
+    def chosen(self) -> Iterator[bool]:
+        """Count the caller in while it works; yields whether its job should go to the
+        workers (``run``): they are up and another caller is under way (or ``alone``)."""
+        self.callers += 1
+        try:
+            yield self.ready and (self._alone or self.callers > 1)
+        finally:
+            self.callers -= 1
+
+    def pids(self) -> tuple[int, ...]:
+        """The process ids of the current workers (for tests and operators)."""
+        return tuple(w.process.pid for w in self._all if w.process.pid is not None)
+
+    async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` in a worker process; ``fn`` and its arguments must pickle
+        (a module-level function and plain data).
+
+        Raises:
+            ReaderProcessDied: the worker died running it, ``tries`` times.
+            RuntimeError: the pool was closed.
+            Whatever ``fn`` raised.
+        """
+        payload = pickle.dumps((fn, args, kwargs), pickle.HIGHEST_PROTOCOL)
+        if len(payload) >= _MAX_FRAME:
+            raise ValueError(f"a job of {len(payload):,} bytes is too large to send to a worker")
+        for attempt in range(1, self._tries + 1):
+            if self._closed:
+                raise RuntimeError("the offline reader's worker processes were closed")
+            async with self._slots:
+                worker = min(self._all, key=lambda w: len(w.waiting))
+                try:
+                    with trio.CancelScope(shield=True):  # never leave half an exchange in a pipe
+                        answer = await worker.exchange(payload)
+                except _Died as exc:
+                    await self._replace(worker, exc)
+                    if self._closed:
+                        raise RuntimeError("the offline reader's worker processes were closed") from None
+                    if attempt == self._tries:
+                        raise ReaderProcessDied(
+                            f"a worker process of the offline reader died running this job, "
+                            f"{attempt} time(s); it was started again ({exc})"
+                        ) from None
+                    continue
+            await trio.lowlevel.checkpoint_if_cancelled()
+            ok, value = pickle.loads(answer)
+            if ok:
+                return value
+            raise value
+        raise AssertionError("unreachable")
+
+    async def _replace(self, dead: _Worker, why: Exception) -> None:
+        """Start a worker in place of ``dead`` (once, however many of its jobs saw it die;
+        never once the pool is closed)."""
+        if self._closed or dead not in self._all:
+            return
+        self._all[self._all.index(dead)] = _Worker(self._context)  # before any checkpoint
+        self.restarts += 1
+        log.warning("a worker process of the offline reader died (%s); started it again", why)
+        with trio.CancelScope(shield=True):
+            await dead.aclose()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for worker in self._all:
+                    nursery.start_soon(worker.aclose)

@@ -1,0 +1,294 @@
+"""The offline reader in worker processes (``mind.offline_processes``): the same rows as on a
+thread, a worker that dies is replaced, a slice whose worker keeps dying is parked, and the
+processes end with the memory."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import trio
+
+import persona_memory as pm
+from persona_memory.compose import make_mind
+from persona_memory.errors import ConfigError, ReaderProcessDied
+from persona_memory.minds.offline import OfflineMind, extract_memories
+from persona_memory.minds.offline import mind as offline_mind
+from persona_memory.minds.offline.processes import ReaderProcesses
+from persona_memory.minds.port import ExtractionRequest, Line, Person
+from persona_memory.write.validation import SliceFacts, check_candidates
+
+import dying_reader
+from conftest import settings_for
+
+DAN, CARA = 42, 17
+DM = dict(room_id="dm", personas=("warren",), humans={DAN}, private=True, names={DAN: "Dan"})
+GROUP = dict(room_id="g", personas=("warren", "nolan"), humans={DAN, CARA}, names={DAN: "Dan", CARA: "Cara"})
+PRIVATE_LINES = (
+    ("u:42", "I'm starting a new job at a bakery in Leeds on Monday. Ask me how it goes!"),
+    ("warren", "I'll send you my notes on sourdough before then."),
+    ("u:42", "My brother Tom keeps two parrots called Pip and Jet."),
+    ("u:42", "I hate driving in the rain."),
+)
+GROUP_LINES = (
+    ("u:17", "We moved to Porto in March, my partner and I."),
+    ("u:42", "I ran my first half marathon last Sunday in 1:52."),
+    ("nolan", "Congratulations to both of you!"),
+)
+
+
+async def _write_and_read(memory: pm.Memory) -> list[tuple]:
+    for opened, lines in ((DM, PRIVATE_LINES), (GROUP, GROUP_LINES)):
+        await memory.send(pm.RoomOpened(**opened))
+        for speaker, text in lines:
+            await memory.post_line(opened["room_id"], speaker, text)
+        await memory.send(pm.RoomWentQuiet(room_id=opened["room_id"]))
+    await memory.drain()
+    return await _rows(memory)
+
+
+def _mind_in(processes: int, tmp_path: Path) -> OfflineMind:
+    """The mind ``make_mind`` makes for the test settings, its workers taking every job (a
+    lone slice too): what the tests here watch."""
+    settings = settings_for(tmp_path)
+    return OfflineMind(
+        pronouns=settings.mind.pronouns,
+        importance_min=settings.write.importance_min,
+        processes=ReaderProcesses(processes, alone=True),
+    )
+
+
+async def _up(processes: ReaderProcesses) -> None:
+    while not processes.ready:
+        await trio.sleep(0.01)
+
+
+async def _rows(memory: pm.Memory) -> list[tuple]:
+    rows = [*await memory.memories_about(DAN), *await memory.memories_about(CARA)]
+    return sorted(
+        (r.persona, r.subject, r.kind, r.text, r.importance, str(r.valid_from), tuple(r.evidence)) for r in rows
+    )
+
+
+async def test_the_reader_in_a_process_writes_the_rows_the_thread_writes(open_test_memory, tmp_path):
+    async with open_test_memory({"storage.path": str(tmp_path / "thread.db")}) as memory:
+        on_thread = await _write_and_read(memory)
+    mind = _mind_in(1, tmp_path)
+    async with open_test_memory({"storage.path": str(tmp_path / "process.db")}, mind=mind) as memory:
+        await _up(mind.processes)
+        in_process = await _write_and_read(memory)
+        assert mind.processes.restarts == 0
+    assert len(on_thread) >= 4
+    assert in_process == on_thread
+
+
+def test_requests_and_answers_are_plain_data_that_pickle() -> None:
+    at = datetime(2026, 8, 10, 9, 0, tzinfo=timezone.utc)
+    request = ExtractionRequest(
+        persona="warren",
+        lines=(Line(7, "u:42", "I adopted a grey cat called Moth last week.", at),),
+        present=(Person(42, "Dan"),),
+        block="- u:42 lives in Leeds.",
+        today=at.date(),
+        private=True,
+        personas=("warren",),
+        topic="pets",
+        kit_earlier="quiz",
+    )
+    assert pickle.loads(pickle.dumps(request)) == request
+    answer = extract_memories(request, pronouns={"warren": "he"})
+    assert answer["memories"]
+    assert pickle.loads(pickle.dumps(answer)) == answer
+
+
+async def test_the_extraction_check_in_a_process_gives_the_check_on_this_side() -> None:
+    facts = SliceFacts(
+        persona="warren",
+        line_speakers={7: "u:42", 8: "warren"},
+        writable=frozenset({42}),
+        names={42: "Dan"},
+        known_names={42: "Dan", 17: "Cara"},
+        line_texts={7: "I adopted a grey cat called Moth; Cara helped.", 8: "Lovely!"},
+    )
+    answer = {"memories": [
+        {"subject": "u:42", "kind": "event", "text": "Dan adopted a grey cat called Moth.", "importance": 6,
+         "evidence": [7]},
+        {"subject": "u:42", "kind": "event", "text": "u:42 adopted a cat with Cara.", "importance": 6,
+         "evidence": [7]},
+        {"subject": "u:17", "kind": "fact", "text": "u:17 helped.", "importance": 4, "evidence": [7]},
+        "not an object",
+    ]}
+    kept, dropped = check_candidates(answer, facts)
+    assert kept and dropped
+    processes = ReaderProcesses(1)
+    try:
+        remote_kept, remote_dropped = await processes.run(check_candidates, answer, facts)
+    finally:
+        await processes.aclose()
+    assert remote_kept == kept
+    assert [(d.reason, d.raw) for d in remote_dropped] == [(d.reason, d.raw) for d in dropped]
+
+
+async def test_a_killed_worker_is_replaced_and_the_slice_still_written(open_test_memory, tmp_path):
+    async with open_test_memory({"storage.path": str(tmp_path / "thread.db")}) as memory:
+        expected = await _write_and_read(memory)
+    mind = _mind_in(1, tmp_path)
+    processes = mind.processes
+    assert processes is not None and processes.processes == 1
+    async with open_test_memory({"storage.path": str(tmp_path / "killed.db")}, mind=mind) as memory:
+        await _up(processes)
+        (first,) = processes.pids()
+        os.kill(first, signal.SIGKILL)
+        assert await _write_and_read(memory) == expected
+        assert processes.restarts == 1
+        assert processes.pids() != (first,)
+
+
+async def test_a_job_that_kills_its_worker_is_sent_again_once_then_fails(tmp_path):
+    processes = ReaderProcesses(1)
+    try:
+        await _up(processes)
+        assert await processes.run(dying_reader.die_once, str(tmp_path / "died"), "answer") == "answer"
+        assert processes.restarts == 1
+        with pytest.raises(ReaderProcessDied, match="died running this job, 2 time"):
+            await processes.run(dying_reader.die)
+        assert processes.restarts == 3
+        with pytest.raises(LookupError, match="no such thing"):  # an error comes back as itself
+            await processes.run(dying_reader.refuse, "no such thing")
+        assert await processes.run(dying_reader.pid) in processes.pids()  # and the pool still works
+    finally:
+        await processes.aclose()
+    with pytest.raises(RuntimeError, match="closed"):
+        await processes.run(dying_reader.pid)
+
+
+async def test_jobs_in_flight_on_a_worker_that_dies_are_all_sent_again(tmp_path):
+    processes = ReaderProcesses(1)
+    answers: dict[int, object] = {}
+
+    async def one(k: int) -> None:
+        if k == 3:
+            answers[k] = await processes.run(dying_reader.die_once, str(tmp_path / "died"), "survived")
+        else:
+            answers[k] = await processes.run(dying_reader.pid)
+
+    try:
+        await _up(processes)
+        (first,) = processes.pids()
+        async with trio.open_nursery() as nursery:
+            for k in range(8):  # more than DEPTH: some wait for room, some are in the pipe
+                nursery.start_soon(one, k)
+        assert processes.restarts == 1
+        (second,) = processes.pids()
+        assert answers.pop(3) == "survived"
+        assert set(answers.values()) <= {first, second} and len(answers) == 7
+    finally:
+        await processes.aclose()
+
+
+async def test_closing_the_pool_under_a_job_fails_the_job_and_starts_no_worker():
+    processes = ReaderProcesses(1)
+    await _up(processes)
+    (pid,) = processes.pids()
+    failed: list[BaseException] = []
+
+    async def job() -> None:
+        try:
+            await processes.run(dying_reader.nap, 0.3, "late")
+        except RuntimeError as exc:
+            failed.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(job)
+        await trio.sleep(0.1)
+        await processes.aclose()
+    assert len(failed) == 1 and "closed" in str(failed[0])
+    assert processes.restarts == 0 and processes.pids() == (pid,)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+async def test_a_slice_whose_worker_keeps_dying_is_parked_and_written_later(
+    open_test_memory, tmp_path, clock, monkeypatch
+):
+    async with open_test_memory({"storage.path": str(tmp_path / "thread.db")}) as memory:
+        await memory.send(pm.RoomOpened(**DM))
+        for speaker, text in PRIVATE_LINES:
+            await memory.post_line("dm", speaker, text)
+        await memory.send(pm.RoomWentQuiet(room_id="dm"))
+        await memory.drain()
+        expected = await _rows(memory)
+    marker = tmp_path / "poison"
+    marker.touch()
+    monkeypatch.setenv(dying_reader.MARKER_ENV, str(marker))
+    monkeypatch.setattr(offline_mind, "extract_memories", dying_reader.extract_or_die)
+    overrides = {"storage.path": str(tmp_path / "parked.db"), "write.park_backoff_initial_seconds": 60.0}
+    mind = _mind_in(1, tmp_path)
+    async with open_test_memory(overrides, mind=mind) as memory:
+        await _up(mind.processes)
+        await memory.send(pm.RoomOpened(**DM))
+        for speaker, text in PRIVATE_LINES:
+            await memory.post_line("dm", speaker, text)
+        await memory.send(pm.RoomWentQuiet(room_id="dm"))
+        await memory.drain()
+        assert await _rows(memory) == []  # nothing of the slice was written
+        retry_at = await memory.sweep()  # parked, with the provider's backoff
+        assert retry_at is not None and (retry_at - clock.now()).total_seconds() == 60.0
+        marker.unlink()
+        clock.advance(seconds=61)
+        assert await memory.sweep() is None
+        await memory.drain()
+        assert await _rows(memory) == expected
+
+
+async def test_the_workers_end_with_the_memory(open_test_memory, tmp_path):
+    mind = _mind_in(2, tmp_path)
+    async with open_test_memory(mind=mind) as memory:
+        await memory.send(pm.RoomOpened(**DM))
+        await memory.post_line("dm", "u:42", "I keep bees on my roof in Hackney.")
+        await memory.send(pm.RoomWentQuiet(room_id="dm"))
+        await memory.drain()
+        await _up(mind.processes)
+        pids = mind.processes.pids()
+        assert len(pids) == 2
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+async def test_a_lone_job_is_done_on_this_side_and_concurrent_ones_go_to_the_workers(tmp_path):
+    processes = ReaderProcesses(1)
+    try:
+        with processes.chosen() as to_workers:
+            assert not to_workers  # not up yet
+        await _up(processes)
+        with processes.chosen() as to_workers:
+            assert not to_workers  # alone: quicker here
+            with processes.chosen() as second:
+                assert second
+        assert processes.callers == 0
+    finally:
+        await processes.aclose()
+
+
+def test_make_mind_gives_the_offline_mind_its_processes(tmp_path) -> None:
+    assert make_mind(settings_for(tmp_path)).processes is None
+    mind = make_mind(settings_for(tmp_path, {"mind.offline_processes": 2}))
+    try:
+        assert mind.processes is not None and mind.processes.processes == 2
+    finally:
+        trio.run(mind.aclose)
+
+
+@pytest.mark.parametrize("value", [-1, 65, "2", True, 1.5])
+def test_a_bad_process_count_is_refused_with_the_key(tmp_path: Path, value) -> None:
+    with pytest.raises(ConfigError, match=r"mind\.offline_processes"):
+        settings_for(tmp_path, {"mind.offline_processes": value})
+
+
+def test_the_default_reads_in_one_worker_process() -> None:
+    assert pm.load_settings(None).mind.offline_processes == 1
