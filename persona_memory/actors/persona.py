@@ -243,12 +243,6 @@ class PersonaActor:
         provider stays the actor's, so ``send`` never waits for it."""
         if self._in_turn or self._lent or self._stopped or self._lane.reports or self._edits_to_purge:
             return False
-        return self._will_not_wait(envelope)
-
-    def _will_not_wait(self, envelope: Envelope) -> bool:
-        """Whether handling ``envelope`` now reaches no checkpoint: an open, join or leave
-        whose switches are read and whose topic is at hand, or a recall note whose switches
-        are read (an incognito room's needs neither)."""
         match envelope:
             case RecallRequested(room=room):
                 return room.incognito or self._state_holds(room)
@@ -263,19 +257,11 @@ class PersonaActor:
 
     async def lent_turn(self, envelope: Delivered | RecallRequested) -> None:
         """Handle ``envelope`` in the caller's task, in the turn ``lend`` reserved, as ``run``
-        would have: shielded, and the turn given back however it ends.
-
-        The shield is needed only when the turn will wait after all (someone's write changed
-        the switches since it was lent: they are read again); a turn that reaches no
-        checkpoint cannot be cancelled, and a cancel scope's entry and exit were ~4% of a
-        cold open at 1,000 rows (py-spy, in place)."""
+        would have: shielded, and the turn given back however it ends."""
         try:
-            self.last_active = trio.current_time()
-            if self._will_not_wait(envelope):
+            with trio.CancelScope(shield=True):
+                self.last_active = trio.current_time()
                 await self._handle(envelope)
-            else:
-                with trio.CancelScope(shield=True):
-                    await self._handle(envelope)
         finally:
             self.handled += 1
             self.last_active = trio.current_time()
