@@ -27,8 +27,6 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
-from .embedding.port import embeds_inline
-
 if TYPE_CHECKING:
     from .embedding import Embedder
     from .minds.port import ExtractionRequest, Mind, RoutingRequest
@@ -292,9 +290,6 @@ class TimedEmbedder:
     @property
     def dim(self) -> int:
         return self._embedder.dim
-
-    def embeds_inline(self, text: str) -> bool:
-        return embeds_inline(self._embedder, text)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         started = time.perf_counter()

@@ -16,14 +16,6 @@ Rules:
   would leave ``block()`` waiting for a build that never comes). Recording and delivering
   never wait, so when no event is queued or being taken, the sender does it itself, at once
   — the same order, without waking the intake task and waiting for it.
-- An open, a join, a leave or a recall note for an actor with nothing in hand (every envelope
-  handled, no report waiting: ``PersonaActor.can_lend``) is not put in its mailbox: the
-  sender's task handles it in the actor's lent turn (``PersonaActor.lent_turn``) — the same
-  work, in the same order, without waking the actor's task and waiting for it — when that
-  work will not wait on storage or a provider (``can_lend`` says). A sender runs
-  the turns it was lent first, shielded, before it waits for anything else, so a lent turn is
-  never left unrun; and an event whose delivery fails part-way gives back the turns it took
-  and queues their envelopes as usual.
 - A caller waiting for an actor's answer (a recall note, an edit) waits on the answer alone;
   when the actor ends first, it wakes every such caller, which then raises ``MemoryClosed``.
 - Intake also hands each open and archive to the room recorder (``room_recorder``), which
@@ -76,7 +68,7 @@ from .actors.persona import ActorContext, PersonaActor
 from .actors.room_recorder import RoomRecorder, run_room_recorder
 from .core.ranking import Topic
 from .errors import LeaseLost, MemoryClosed, NotInRoom, ProviderError, StorageError, UnknownRoom, WriterCrashedTooOften
-from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened
+from .messages import RoomArchived, RoomEvent, RoomOpened
 from .rooms import RoomState, apply
 from .restart import RestartPolicy
 from .settings import ActorSettings, SupervisorSettings
@@ -85,21 +77,11 @@ log = logging.getLogger(__name__)
 
 @attrs.define(eq=False)
 class _Delivery:
-    """An envelope on its way to an actor's mailbox; ``done`` once it is in (or never will be).
-    ``lent``: the actor lent its turn instead — the sender handles it (``_delivered``)."""
+    """An envelope on its way to an actor's mailbox; ``done`` once it is in (or never will be)."""
 
     envelope: Envelope
     done: trio.Event = attrs.field(factory=trio.Event)
     failed: bool = False
-    lent: bool = False
-
-
-def _lendable(envelope: Envelope) -> bool:
-    """Read-path work a sender may do in the actor's lent turn: a (re)build or a recall note."""
-    match envelope:
-        case Delivered(event=RoomOpened() | MemberJoined() | MemberLeft()) | RecallRequested():
-            return True
-    return False
 
 
 @attrs.define
@@ -184,7 +166,7 @@ class Supervisor:
             with trio.CancelScope(shield=True):
                 await taken.done.wait()
             deliveries = taken.result[0].unwrap()
-        for running, delivery in sorted(deliveries, key=lambda d: not d[1].lent):  # lent turns first
+        for running, delivery in deliveries:
             await self._delivered(running, delivery)
 
     async def _run_intake(self, intake: trio.MemoryReceiveChannel[_Intake]) -> None:
@@ -227,24 +209,18 @@ class Supervisor:
         else:
             self.rooms[event.room_id] = room
         self.recorder.record(event, self._ctx.clock.now())
-        deliveries: list[tuple[_Running, _Delivery]] = []
-        try:
-            for persona in room.personas:
-                running = self._running(persona)
-                deliveries.append((running, self._deliver(running, Delivered(event, room))))
-            if isinstance(event, RoomOpened) and before is not None:
-                # Reopened without some persona: for it, the room as it knew it is over.
-                gone = attrs.evolve(before, archived=True, generation=room.generation)
-                for persona in before.personas:
-                    if persona not in room.personas:
-                        running = self._running(persona)
-                        archived = Delivered(RoomArchived(room_id=event.room_id), gone)
-                        deliveries.append((running, self._deliver(running, archived)))
-        except BaseException:
-            for running, delivery in deliveries:  # nobody will run these turns: queue them
-                if delivery.lent:
-                    self._give_back(running, delivery)
-            raise
+        deliveries = []
+        for persona in room.personas:
+            running = self._running(persona)
+            deliveries.append((running, self._deliver(running, Delivered(event, room))))
+        if isinstance(event, RoomOpened) and before is not None:
+            # Reopened without some persona: for it, the room as it knew it is over.
+            gone = attrs.evolve(before, archived=True, generation=room.generation)
+            for persona in before.personas:
+                if persona not in room.personas:
+                    running = self._running(persona)
+                    archived = Delivered(RoomArchived(room_id=event.room_id), gone)
+                    deliveries.append((running, self._deliver(running, archived)))
         return deliveries
 
     async def deliver_applied(self, persona: str, event: RoomEvent, room: RoomState, *, gone: bool = False) -> None:
@@ -264,18 +240,12 @@ class Supervisor:
         running = self._running(persona)
         await self._delivered(running, self._deliver(running, Delivered(event, room)))
 
-    def _deliver(self, running: _Running, envelope: Envelope, *, lend: bool = True) -> _Delivery:
+    def _deliver(self, running: _Running, envelope: Envelope) -> _Delivery:
         """Put ``envelope`` in ``running``'s outbox, in order, without waiting: a persona whose
         mailbox is full delays its own events only, never another persona's. With nothing
         queued ahead of it and room in the mailbox, it goes straight in (no feeder hop)."""
         delivery = _Delivery(envelope)
         if running.queued == 0 and not running.closing:
-            actor = running.actor
-            if lend and running.sent == actor.handled and _lendable(envelope) and actor.can_lend(envelope):
-                actor.lend()
-                running.sent += 1
-                delivery.lent = True
-                return delivery
             try:
                 running.mailbox.send_nowait(envelope)
             except trio.WouldBlock:
@@ -294,26 +264,12 @@ class Supervisor:
         running.sent += 1
         return delivery
 
-    def _give_back(self, running: _Running, delivery: _Delivery) -> None:
-        """A lent turn that will not be run: give it back and queue its envelope instead."""
-        delivery.lent = False
-        running.sent -= 1
-        running.actor.give_back()
-        try:
-            self._deliver(running, delivery.envelope, lend=False)
-        except MemoryClosed:
-            pass  # the actor is going: there is no mailbox to queue it in
-
     async def _delivered(self, running: _Running, delivery: _Delivery) -> None:
-        """Wait until ``delivery`` is in the actor's mailbox — or, lent, handle it here.
+        """Wait until ``delivery`` is in the actor's mailbox.
 
         Raises:
             MemoryClosed: the actor stopped first.
         """
-        if delivery.lent:
-            await running.actor.lent_turn(delivery.envelope)  # type: ignore[arg-type]
-            delivery.done.set()
-            return
         await _first_of(delivery.done, running.finished)
         if delivery.failed or not delivery.done.is_set():
             raise _undelivered(running)

@@ -1,20 +1,9 @@
 """A persona's memory actor: the one owner of its persona's block cache, row index and touches.
 
 Rules:
-- One turn at a time owns the actor's state. ``run`` handles the mailbox in order — room
-  events, a human's edits, flush requests — and the writer's reports, which it applies itself
-  before the next envelope. Nothing else changes the block cache, the row index or the
-  pending touches.
-- A turn may be lent (``lend``, then ``lent_turn``): an open, a join, a leave or a recall note
-  sent to an actor with nothing in hand — every envelope handled, no report waiting, no turn
-  running — and whose handling will not wait (the humans' switches already read still hold,
-  the topic is embedded already or inline: ``can_lend``) is handled by the sender's task
-  instead of waking the actor's (no mailbox, no two task switches: ~20 µs of a cold open at
-  1,000 rows, measured in place). The turn is the actor's own while lent: ``run``, woken
-  meanwhile, waits until it is back; it is shielded from the sender's cancellation and always
-  given back. It runs exactly what ``run`` would have run for that envelope, in the same order
-  with everything sent before and after. Anything that would wait on storage or a provider
-  stays in the mailbox, so ``send`` never waits for it.
+- One task owns the actor's state. ``run`` handles the mailbox in order — room events, a
+  human's edits, flush requests — and the writer's reports, which it applies itself before the
+  next envelope. Nothing else changes the block cache, the row index or the pending touches.
 - Open, join and leave (re)build that room's block at once; quiet and archive hand a
   ``QuietJob`` to the writer lane, so a slow write never stalls the mailbox.
 - The writer only does I/O (``perform``): model calls and transactions. What it did comes back
@@ -70,7 +59,6 @@ from ..core.block import BlockRules, build_from_table
 from ..core.ranking import Topic
 from ..core.recall import RecallRules, recall_note
 from ..embedding import Embedder
-from ..embedding.port import embeds_inline
 from ..errors import InvalidInput, MemoryClosed, ProviderError, StorageError
 from ..messages import MemberJoined, MemberLeft, RoomArchived, RoomOpened, RoomWentQuiet
 from ..rooms import RoomState
@@ -191,10 +179,6 @@ class PersonaActor:
         self._touches_due = math.inf  # trio time the pending touches are to be handed over
         self._edits_to_purge: list[tuple[EditJob, outcome.Outcome]] = []
         self._stopped = False
-        self._in_turn = False  # ``run`` holds an envelope (or the touches' wake-up) in hand
-        self._lent = False  # a sender holds the turn (``lend``)
-        self._given_back = trio.Event()  # set when a lent turn ends, then replaced
-        self._waiting: trio.CancelScope | None = None  # ``run``'s wait for the mailbox
         self.handled = 0
         self.last_active = trio.current_time()
 
@@ -206,75 +190,22 @@ class PersonaActor:
         async with mailbox:
             while True:
                 envelope = None
-                with trio.move_on_at(self._touch_deadline()) as self._waiting:
+                with trio.move_on_at(self._touch_deadline()):
                     try:
                         envelope = await mailbox.receive()
                     except trio.EndOfChannel:
                         break
-                self._waiting = None
-                while self._lent:  # a sender holds the turn: this envelope comes after it
-                    await self._given_back.wait()
-                self._in_turn = True
-                try:
-                    if envelope is None:  # the gathered touches are due
-                        self._queue_touches()
-                        continue
-                    await self._take_reports()
-                    self.last_active = trio.current_time()
-                    await self._handle(envelope)
-                    if not isinstance(envelope, Wake):
-                        self.handled += 1
-                    await self._take_reports()
-                    self.last_active = trio.current_time()
-                finally:
-                    self._in_turn = False
-        while self._lent:
-            await self._given_back.wait()
-        await self._take_reports()
-
-    # ---- a turn lent to the sender -----------------------------------------------------
-
-    def can_lend(self, envelope: Envelope) -> bool:
-        """Whether the sender of ``envelope`` (an open, join, leave or recall note) may handle
-        it itself now: ``run`` holds nothing in hand, no turn is lent, no report waits to be
-        applied first (the caller checks that every envelope sent was handled) — and the
-        turn will not wait for anything: the humans' switches already read hold, and the
-        room's topic is embedded already or inline. A turn that would wait on storage or a
-        provider stays the actor's, so ``send`` never waits for it."""
-        if self._in_turn or self._lent or self._stopped or self._lane.reports or self._edits_to_purge:
-            return False
-        match envelope:
-            case RecallRequested(room=room):
-                return room.incognito or self._state_holds(room)
-            case Delivered(room=room):
-                return room.incognito or (self._state_holds(room) and self._topic_at_hand(room))
-        return False
-
-    def lend(self) -> None:
-        """Reserve the turn for a sender that will call ``lent_turn`` (``can_lend`` was true);
-        from now until it ends, ``run`` waits for it."""
-        self._lent = True
-
-    async def lent_turn(self, envelope: Delivered | RecallRequested) -> None:
-        """Handle ``envelope`` in the caller's task, in the turn ``lend`` reserved, as ``run``
-        would have: shielded, and the turn given back however it ends."""
-        try:
-            with trio.CancelScope(shield=True):
+                if envelope is None:  # the gathered touches are due
+                    self._queue_touches()
+                    continue
+                await self._take_reports()
                 self.last_active = trio.current_time()
                 await self._handle(envelope)
-        finally:
-            self.handled += 1
-            self.last_active = trio.current_time()
-            self.give_back()
-
-    def give_back(self) -> None:
-        """End the lent turn (run or not): ``run`` goes on, and wakes when the touches the
-        turn gathered are due."""
-        self._lent = False
-        self._given_back.set()
-        self._given_back = trio.Event()
-        if self._waiting is not None:
-            self._waiting.deadline = self._touch_deadline()
+                if not isinstance(envelope, Wake):
+                    self.handled += 1
+                await self._take_reports()
+                self.last_active = trio.current_time()
+        await self._take_reports()
 
     async def _take_reports(self) -> None:
         """Apply the writer's reports; after an edit, purge the blocks, then answer its caller."""
@@ -433,8 +364,13 @@ class PersonaActor:
         store = self._ctx.store
         changes = store.changes
         known = self._state
-        if self._state_holds(room):
-            return known.controls  # type: ignore[union-attr]
+        if (
+            known is not None
+            and known.changes == changes
+            and known.version == self._index.version
+            and room.present <= known.controls.keys()
+        ):
+            return known.controls
         version, controls = await store.read_state(self.persona, room.present)
         if version != self._index.version:
             self._index.load(*await store.persona_rows_said(self.persona))
@@ -442,23 +378,6 @@ class PersonaActor:
             controls = {**known.controls, **controls}  # both reads saw the same file
         self._state = StateRead(changes, self._index.version, controls)
         return controls
-
-    def _state_holds(self, room: RoomState) -> bool:
-        """Whether the last state read still holds for ``room`` (``_fresh_state`` reads none)."""
-        known = self._state
-        return (
-            known is not None
-            and known.changes == self._ctx.store.changes
-            and known.version == self._index.version
-            and room.present <= known.controls.keys()
-        )
-
-    def _topic_at_hand(self, room: RoomState) -> bool:
-        """Whether ``_topic`` gives the room's topic without waiting."""
-        if room.topic is None:
-            return True
-        known = self._topics.get(room.room_id)
-        return (known is not None and known[0] == room.topic) or embeds_inline(self._ctx.embedder, room.topic)
 
     async def _recall(self, room: RoomState, query: Topic) -> str:
         """The recall note for ``query`` in ``room`` (design §3, retrieval on demand)."""

@@ -64,10 +64,6 @@ class HashingEmbedder:
                 out[row, index] += sign
         return unit_rows(out)
 
-    def embeds_inline(self, text: str) -> bool:
-        """Every text is embedded on the calling thread."""
-        return True
-
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` on the calling thread (it is cheap).
 

@@ -28,10 +28,6 @@ The contract every implementation keeps:
     inline when that costs less than the hop).
 ``await aclose()``
     Releases whatever the embedder holds (HTTP clients, threads). Idempotent.
-``embeds_inline(text)`` (optional)
-    ``True`` when ``await embed([text])`` returns without waiting for anything — no thread,
-    no network — so a caller may count on it not to yield (``embeds_inline`` below asks it;
-    an embedder without the method is taken to wait).
 
 Example::
 
@@ -103,10 +99,3 @@ def text_list(texts: Sequence[str]) -> list[str]:
         if not isinstance(text, str):
             raise InvalidInput(f"embed() texts[{i}] is {type(text).__name__}, not str")
     return items
-
-
-def embeds_inline(embedder: object, text: str) -> bool:
-    """Whether ``await embedder.embed([text])`` returns without waiting for a thread or the
-    network (the embedder's own ``embeds_inline``; ``False`` for one that has none)."""
-    ask = getattr(embedder, "embeds_inline", None)
-    return bool(ask(text)) if ask is not None else False

@@ -198,10 +198,6 @@ class WordLlamaEmbedder:
         norm = float(np.sqrt(summed @ summed))
         return summed / np.float32(norm) if norm > 0 else np.zeros(self.dim, dtype=np.float32)
 
-    def embeds_inline(self, text: str) -> bool:
-        """One text up to ``INLINE_CHARS`` is embedded on the caller's thread, without waiting."""
-        return len(text) <= INLINE_CHARS
-
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` on a worker thread — or inline, for one short text (a room topic,
         a message for the recall note): that costs less than the hop to a thread would.
