@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
@@ -55,13 +57,18 @@ def test_a_row_prints_its_vector_size_not_its_bytes() -> None:
     ))
 
 
-def test_the_readme_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_readme_snippet_runs_as_written(tmp_path: Path) -> None:
+    """Run as a user runs it: a script of its own, in a new process, on the shipped config —
+    so the offline reader's spawned worker imports the script again, under its main guard."""
     readme = (ROOT / "README.md").read_text()
     start = readme.index("```python\nimport trio\nimport persona_memory as pm")
     snippet = readme[start + len("```python\n") : readme.index("```\n", start + 10)]
     (tmp_path / "config.toml").write_text((ROOT / "config.toml").read_text())
-    monkeypatch.chdir(tmp_path)
-    exec(compile(snippet, "README.md", "exec"), {"__name__": "readme"})
+    (tmp_path / "example.py").write_text(snippet)
+    done = subprocess.run(
+        [sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
     with sqlite3.connect(tmp_path / "memory.db") as db:
         texts = [t for (t,) in db.execute("SELECT text FROM persona_memory WHERE subject = 'u:42'")]
     assert any("job" in text for text in texts), texts
