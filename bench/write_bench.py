@@ -53,6 +53,7 @@ import os
 import random
 import sys
 import tempfile
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -204,6 +205,27 @@ def workers_cpu(mind) -> float:
     return total
 
 
+write_threads: collections.Counter = collections.Counter()
+"""The write path's CPU seconds by kind of thread, over every evening (``threads_cpu``)."""
+
+
+def threads_cpu() -> collections.Counter:
+    """CPU seconds (user + system) each thread of this process has used so far, summed by the
+    thread's kind (its name up to the first ``-`` or digit; ``/proc``, Linux only)."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    spent: collections.Counter = collections.Counter()
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = names.get(int(task.name), "other (not Python's)")
+        kind = "event loop" if name == "MainThread" else name.split("-")[0].rstrip("0123456789 ")
+        spent[kind] += (int(fields[11]) + int(fields[12])) / tick
+    return spent
+
+
 def digest_rows(conn) -> dict[str, str]:
     """The two digests of every row in the file (see the module's docstring)."""
     rows = conn.execute(
@@ -224,6 +246,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
     rooms = make_rooms(args.personas, args.privates, rng)
     timers = Timers()
     rows_written = collections.Counter()
+    write_threads.clear()
 
     def on_report(report) -> None:
         if report.posted is not None:
@@ -278,6 +301,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
                             for room in rooms:
                                 nursery.start_soon(post_room, room)
                     t1, c1 = time.perf_counter(), time.process_time()
+                    threads_before = threads_cpu()
                     if args.profile and round_no == args.rounds - 1:
                         profiler = cProfile.Profile()
                         profiler.enable()
@@ -285,6 +309,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
                         await memory.send(pm.RoomWentQuiet(room_id=room.room_id))
                     await memory.drain()
                     t2, c2, w2 = time.perf_counter(), time.process_time(), workers_cpu(mind)
+                    write_threads.update(threads_cpu())
+                    write_threads.subtract(threads_before)
                     if args.profile and round_no == args.rounds - 1:
                         profiler.disable()
                         profiler.dump_stats(args.profile)
@@ -326,6 +352,9 @@ def report(evenings: list[Evening], timers: Timers, rooms: int, args: argparse.N
     if worker_cpu:
         print(f"the offline reader's worker processes besides (/proc, posting + write path): "
               f"{1e6 * worker_cpu / lines:,.0f} µs CPU per line")
+    if write_threads:
+        print("the write path's CPU by thread (/proc), µs per line: " + ", ".join(
+            f"{kind} {1e6 * seconds / lines:,.0f}" for kind, seconds in write_threads.most_common() if seconds > 0))
     print("breakdown of the write path, summed over all slices (they overlap; waits included):")
     total = sum(timers.seconds.values()) or 1.0
     for part, seconds in sorted(timers.seconds.items(), key=lambda kv: -kv[1]):
