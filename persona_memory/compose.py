@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 
 import attrs
 import trio
@@ -12,6 +14,7 @@ from .core.ranking import Weights
 from .core.recall import RecallRules
 from .embedding import Embedder, HashingEmbedder, WordLlamaEmbedder
 from .embedding.http import HttpEmbedder
+from .embedding.wordllama import BundledWordLlama
 from .minds.http import HttpMind
 from .minds.offline import OfflineMind
 from .minds.offline.processes import ReaderProcesses
@@ -51,7 +54,7 @@ def make_mind(settings: Settings, limiter: trio.CapacityLimiter | None = None) -
         case "offline":
             processes = None
             if m.offline_processes and ReaderProcesses.supported():
-                processes = ReaderProcesses(m.offline_processes)
+                processes = ReaderProcesses(m.offline_processes, warm=_worker_warm(settings))
             elif m.offline_processes:
                 log.warning("mind.offline_processes = %d: worker processes need POSIX; the offline "
                             "mind reads on a thread", m.offline_processes)
@@ -65,6 +68,15 @@ def make_mind(settings: Settings, limiter: trio.CapacityLimiter | None = None) -
             return HttpMind(endpoint, m.model)
         case other:
             raise AssertionError(f"settings let through mind kind {other!r}")
+
+
+def _worker_warm(settings: Settings) -> tuple[Callable[[], object], ...]:
+    """What the offline reader's workers load before their first job: the bundled embedder's
+    table, when it is the embedder (the slices' check embeds there: ``write.offloaded``)."""
+    e = settings.embedder
+    if e.kind == "wordllama":
+        return (functools.partial(BundledWordLlama(e.dim), []),)
+    return ()
 
 
 def block_rules(settings: Settings) -> BlockRules:

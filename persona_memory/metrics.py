@@ -291,6 +291,11 @@ class TimedEmbedder:
     def dim(self) -> int:
         return self._embedder.dim
 
+    @property
+    def portable(self) -> object | None:
+        """The wrapped embedder's ``portable`` twin (its calls in a worker are not timed here)."""
+        return getattr(self._embedder, "portable", None)
+
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         started = time.perf_counter()
         try:

@@ -4,22 +4,26 @@ processes end with the memory."""
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import signal
 from datetime import datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 import trio
 
 import persona_memory as pm
 from persona_memory.compose import make_mind
+from persona_memory.embedding import WordLlamaEmbedder
 from persona_memory.errors import ConfigError, ReaderProcessDied
 from persona_memory.minds.offline import OfflineMind, extract_memories
 from persona_memory.minds.offline import mind as offline_mind
 from persona_memory.minds.offline.processes import ReaderProcesses
 from persona_memory.minds.port import ExtractionRequest, Line, Person
+from persona_memory.write.offloaded import checked_and_embedded
 from persona_memory.write.validation import SliceFacts, check_candidates
 
 import dying_reader
@@ -70,7 +74,9 @@ async def _up(processes: ReaderProcesses) -> None:
 async def _rows(memory: pm.Memory) -> list[tuple]:
     rows = [*await memory.memories_about(DAN), *await memory.memories_about(CARA)]
     return sorted(
-        (r.persona, r.subject, r.kind, r.text, r.importance, str(r.valid_from), tuple(r.evidence)) for r in rows
+        (r.persona, r.subject, r.kind, r.text, r.importance, str(r.valid_from), tuple(r.evidence),
+         r.embedder, r.embedding, r.embedding_scale)
+        for r in rows
     )
 
 
@@ -131,6 +137,32 @@ async def test_the_extraction_check_in_a_process_gives_the_check_on_this_side() 
         await processes.aclose()
     assert remote_kept == kept
     assert [(d.reason, d.raw) for d in remote_dropped] == [(d.reason, d.raw) for d in dropped]
+
+
+async def test_the_check_in_a_process_embeds_what_it_kept_as_the_embedder_does() -> None:
+    """The slice's check and the bundled embedder's rows for what it kept, in one job: the
+    same rows ``embed`` gives on this side, and no embedding when nothing was kept."""
+    facts = SliceFacts(
+        persona="warren", line_speakers={3: "u:42"}, writable=frozenset({42}), names={42: "Dan"},
+        line_texts={3: "I bought a narrowboat and I'm restoring its engine myself."},
+    )
+    answer = {"memories": [
+        {"subject": "u:42", "kind": "event", "text": "u:42 bought a narrowboat.", "importance": 6, "evidence": [3]},
+        {"subject": "u:42", "kind": "fact", "text": "u:42 is restoring the narrowboat's engine themselves.",
+         "importance": 5, "evidence": [3]},
+    ]}
+    embedder = WordLlamaEmbedder.load()
+    kept, _ = check_candidates(answer, facts)
+    here = await embedder.embed([c.text for c in kept])
+    processes = ReaderProcesses(1, warm=(functools.partial(embedder.portable, []),))
+    try:
+        remote_kept, _, matrix = await processes.run(checked_and_embedded, answer, facts, embedder.portable)
+        nothing = await processes.run(checked_and_embedded, {"memories": []}, facts, embedder.portable)
+    finally:
+        await processes.aclose()
+    assert len(remote_kept) == 2 and remote_kept == kept
+    assert matrix.dtype == np.float32 and np.array_equal(matrix, here)
+    assert nothing == ([], [], None)
 
 
 async def test_a_killed_worker_is_replaced_and_the_slice_still_written(open_test_memory, tmp_path):

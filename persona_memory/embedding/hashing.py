@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -53,6 +53,11 @@ class HashingEmbedder:
     @name.default
     def _name(self) -> str:
         return f"hashing-{self.dim}"
+
+    @property
+    def portable(self) -> Callable[[Sequence[str]], np.ndarray]:
+        """``embed_sync``: it pickles as the dimension (``Embedder.portable``)."""
+        return self.embed_sync
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         """``embed`` without the ``await``; same arguments, result and errors."""

@@ -28,6 +28,10 @@ The contract every implementation keeps:
     inline when that costs less than the hop).
 ``await aclose()``
     Releases whatever the embedder holds (HTTP clients, threads). Idempotent.
+``portable`` (optional)
+    A picklable function of texts that gives the rows ``embed`` gives, for a worker
+    process (the offline reader's: ``write.offloaded``); an embedder without one (a remote
+    model's) is only called through ``embed``.
 
 Example::
 

@@ -17,6 +17,7 @@ the application's logging configuration stays its own.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 from collections.abc import Sequence
@@ -104,6 +105,12 @@ class WordLlamaEmbedder:
     @name.default
     def _name(self) -> str:
         return f"wordllama-{_CONFIG}-{self.dim}"
+
+    @property
+    def portable(self) -> BundledWordLlama:
+        """This embedder as a picklable function of texts for a worker process: there it
+        loads the same bundled table once and gives ``embed_sync``'s rows."""
+        return BundledWordLlama(self.dim)
 
     @classmethod
     def load(cls, dim: int = 256) -> WordLlamaEmbedder:
@@ -220,3 +227,20 @@ class WordLlamaEmbedder:
 
     async def aclose(self) -> None:
         """Nothing to release: the table is plain memory."""
+
+
+@attrs.frozen
+class BundledWordLlama:
+    """``WordLlamaEmbedder.load(dim).embed_sync`` as a value that pickles as its ``dim``
+    (``Embedder.portable``): a worker process loads the bundled table at its first call
+    and keeps it."""
+
+    dim: int
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        return _loaded(self.dim).embed_sync(texts)
+
+
+@functools.lru_cache(maxsize=len(DIMS))
+def _loaded(dim: int) -> WordLlamaEmbedder:
+    return WordLlamaEmbedder.load(dim)

@@ -39,7 +39,8 @@ Rules:
   anything is stored; every dropped candidate is logged with its reason and counted in the
   report. The extraction check is pure: given ``offload`` (the offline reader's worker
   processes) it runs there when they choose it (up, and other slices under way), beside the
-  event loop's core — the same check, the same answer.
+  event loop's core — the same check, the same answer — and the kept candidates are embedded
+  in the same job when the embedder has a ``portable`` twin (``offloaded``).
 - Everything a slice produces — rows, closings, the cursor move, notices — commits in one
   transaction (``storage.writes.post_plan``). A failure before the commit leaves nothing and
   the next run redoes the slice; a replay after the commit adds nothing.
@@ -56,6 +57,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
 import attrs
+import numpy as np
 import trio
 
 from ..clock import WallClock
@@ -70,6 +72,7 @@ from ..rows import UserControls
 from ..settings import WriteSettings
 from ..storage import leases, writes
 from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among, persona_version
+from .offloaded import checked_and_embedded
 from .plan import Vector, WritePlan, make_plan
 from .quantized import quantize_rows
 from .route_index import RouteIndex, RouteSource
@@ -250,6 +253,7 @@ class WritePipeline:
             line_texts={l.id: l.text for l in lines},
             importance_min=self._settings.importance_min,
         )
+        matrix = None
         try:
             offload = self._offload
             if offload is None:
@@ -257,14 +261,16 @@ class WritePipeline:
             else:
                 with offload.chosen() as to_workers:
                     if to_workers:
-                        candidates, dropped = await offload.run(check_candidates, answer, facts)
+                        candidates, dropped, matrix = await offload.run(
+                            checked_and_embedded, answer, facts, getattr(self._embedder, "portable", None)
+                        )
                     else:
                         candidates, dropped = check_candidates(answer, facts)
         except ProviderError:  # the worker process died on it: park the slice
             raise
         except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider
             raise ProviderNonsense(f"the extraction answer could not be read: {type(exc).__name__}: {exc}") from exc
-        decisions, refused, vectors = await self._route(persona, candidates, known)
+        decisions, refused, vectors = await self._route(persona, candidates, known, matrix)
         dropped = [*dropped, *refused]
         for item in dropped:
             log.info("%s, room %r: dropped a candidate: %s", persona, room.room_id, item.reason)
@@ -290,12 +296,14 @@ class WritePipeline:
         )
 
     async def _route(
-        self, persona: str, candidates: Sequence[Candidate], known: _Known
+        self, persona: str, candidates: Sequence[Candidate], known: _Known, matrix: np.ndarray | None = None
     ) -> tuple[list[Decision], list[Dropped], dict[int, Vector]]:
+        """Route ``candidates`` (``matrix``: their vectors when embedded with the check)."""
         if not candidates:
             return [], [], {}
         embedder = self._embedder
-        matrix = await embedder.embed([c.text for c in candidates])
+        if matrix is None:
+            matrix = await embedder.embed([c.text for c in candidates])
         vectors = {i: Vector(blob, scale, embedder.name) for i, (blob, scale) in enumerate(quantize_rows(matrix))}
         index = known.current()
         if index is None and known.source is not None:

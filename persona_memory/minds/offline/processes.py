@@ -27,7 +27,8 @@ Rules:
   ``trio.to_thread.run_sync`` does): the pipes never hold half an exchange, and the
   cancellation is delivered when the answer is in.
 - Workers start when the pool does (not at the first slice); a worker says it is up once it
-  has imported the reader (about half a second under ``spawn``), and ``ready`` says whether
+  has imported the reader and made its ``warm`` calls (about half a second under ``spawn``,
+  and a quarter more to load the bundled embedder), and ``ready`` says whether
   all have, without waiting — so a caller may do the work itself until then.
 - The workers pay when the event loop has other work: a lone job (one 20-line slice) costs
   its pickling and two wake-ups across processes on top of the work, and waits for the
@@ -68,14 +69,20 @@ _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: a signed 32
 _MAX_FRAME = 0x7FFFFFFF  # a longer one has another header there: never sent either way
 
 
-def _serve(jobs: Any, answers: Any) -> None:
-    """A worker: say it is up, then answer each job until the job pipe ends (or the answer
-    pipe does: the parent is gone). Ctrl-C reaches the whole process group; the worker leaves
-    it to its parent, which closes the pipes — so it ignores it, and it was started with it
-    blocked (``_started``) so that it is not killed while it imports either."""
+def _serve(jobs: Any, answers: Any, warm: tuple[Callable[[], object], ...] = ()) -> None:
+    """A worker: warm up, say it is up, then answer each job until the job pipe ends (or the
+    answer pipe does: the parent is gone). Ctrl-C reaches the whole process group; the worker
+    leaves it to its parent, which closes the pipes — so it ignores it, and it was started
+    with it blocked (``_started``) so that it is not killed while it imports either."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from . import extract  # noqa: F401  (the reader's modules, imported before saying so)
+
+    for fn in warm:
+        try:
+            fn()
+        except Exception:  # a job that needs it meets the same failure and reports it
+            pass
 
     try:
         answers.send_bytes(b"")
@@ -135,11 +142,11 @@ class _Worker:
     first out, until its own is in.
     """
 
-    def __init__(self, context: Any) -> None:
+    def __init__(self, context: Any, warm: tuple[Callable[[], object], ...] = ()) -> None:
         job_reader, job_writer = context.Pipe(duplex=False)
         answer_reader, answer_writer = context.Pipe(duplex=False)
         self.process = context.Process(
-            target=_serve, args=(job_reader, answer_writer), name="persona-memory-reader", daemon=True
+            target=_serve, args=(job_reader, answer_writer, warm), name="persona-memory-reader", daemon=True
         )
         _started(self.process)
         job_reader.close()
@@ -249,9 +256,14 @@ class ReaderProcesses:
         processes: how many workers (at least 1).
         tries: how many times one job may see its worker die before it fails.
         alone: ``chosen()`` picks the workers for a lone job too (tests).
+        warm: calls each worker makes before it says it is up (loading what its jobs will
+            use, e.g. the bundled embedder's table), so no job waits for them; one that
+            fails is left to the job that needs it to report.
     """
 
-    def __init__(self, processes: int, *, tries: int = 2, alone: bool = False) -> None:
+    def __init__(
+        self, processes: int, *, tries: int = 2, alone: bool = False, warm: tuple[Callable[[], object], ...] = ()
+    ) -> None:
         if processes < 1:
             raise ValueError(f"ReaderProcesses needs at least one process, got {processes!r}")
         if tries < 1:
@@ -263,7 +275,8 @@ class ReaderProcesses:
         self._tries = tries
         self._closed = False
         self._context = multiprocessing.get_context("spawn")
-        self._all = [_Worker(self._context) for _ in range(processes)]
+        self._warm = tuple(warm)
+        self._all = [_Worker(self._context, self._warm) for _ in range(processes)]
         self._slots = trio.Semaphore(processes * DEPTH)
 
     @staticmethod
@@ -332,7 +345,7 @@ class ReaderProcesses:
         never once the pool is closed)."""
         if self._closed or dead not in self._all:
             return
-        self._all[self._all.index(dead)] = _Worker(self._context)  # before any checkpoint
+        self._all[self._all.index(dead)] = _Worker(self._context, self._warm)  # before any checkpoint
         self.restarts += 1
         log.warning("a worker process of the offline reader died (%s); started it again", why)
         with trio.CancelScope(shield=True):
