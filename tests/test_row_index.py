@@ -67,6 +67,42 @@ def test_a_write_applied_to_the_index_is_searched_by_what_its_lines_said_as_a_re
     assert index.table.lexical.scores(["pepper"], every).tolist() == fresh.table.lexical.scores(["pepper"], every).tolist()
 
 
+def test_writes_applied_before_the_table_is_read_give_the_table_of_writes_read_one_by_one() -> None:
+    """Three writes in a row reach the table together when it is next read — the third
+    closes a row the first added, so that one goes in on its own — and the blocks are those
+    of the table that read each write as it came, and of a reload."""
+    old_home = make_row(text="Dan lives in a flat by the harbour.", vector=[0.1, 1.0, 0.0], valid_from="2024")
+    hobby = make_row(subject="u:17", text="Cara restores old radios.", vector=[0.0, 0.3, 1.0])
+    new_home = make_row(text="Dan moved to a cottage outside town.", vector=[0.2, 0.9, 0.1], valid_from="2026-05")
+    plan = make_row(kind="open_loop", text="Dan plans to paint the cottage blue.", vector=[0.5, 0.5, 0.0])
+    race = make_row(subject="u:17", text="Cara entered the autumn half marathon.", vector=[0.0, 0.1, 1.0])
+    painted = make_row(kind="event", text="Dan painted the cottage green instead.", vector=[0.6, 0.4, 0.0])
+    said = {race.id: "Signed up for the autumn half, wish me luck!"}
+    posts = [
+        Posted((new_home, plan), (), closed=(Closed(old_home.id, "2026-05", new_home.id),), versions=(5, 6)),
+        Posted((race,), (), versions=(6, 7), said=said),
+        Posted((painted,), (), closed=(Closed(plan.id, "2026-06", painted.id),), versions=(7, 8)),
+    ]
+    together, one_by_one = RowIndex(), RowIndex()
+    for index in (together, one_by_one):
+        index.load(5, [old_home, hobby])
+    for posted in posts:
+        assert together.apply_posted(posted)
+        assert one_by_one.apply_posted(posted)
+        one_by_one.table  # read after each write
+    closed_home = attrs.evolve(old_home, valid_to="2026-05", closed_by=new_home.id)
+    closed_plan = attrs.evolve(plan, valid_to="2026-06", closed_by=painted.id)
+    fresh = RowIndex()
+    fresh.load(8, [closed_home, hobby, new_home, closed_plan, race, painted], said)
+    assert together.version == one_by_one.version == 8
+    assert blocks(together) == blocks(one_by_one) == blocks(fresh)
+    assert any("painted the cottage green" in text for text in blocks(together))
+    assert not any("paint the cottage blue" in text.split("was:")[0] for text in blocks(together))
+    every = np.arange(len(together.table), dtype=np.int64)
+    assert together.table.lexical.scores(["wish", "luck"], every).tolist() == \
+        one_by_one.table.lexical.scores(["wish", "luck"], every).tolist()
+
+
 def test_a_write_from_another_version_is_not_applied() -> None:
     index = RowIndex()
     index.load(3, [make_row(text="Dan keeps bees.")])

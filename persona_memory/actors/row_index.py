@@ -11,6 +11,10 @@ Rules:
 - So are its writes: when a write committed at exactly the copy's version (nobody else changed
   the rows in between), ``apply_posted`` applies its new and closed rows and takes the version
   after it, without reading every row again; otherwise the next build reloads.
+- The table takes a write's rows in when it is next read, or when the actor ``settle``s it
+  (its writer has nothing more queued): consecutive writes go in as one extension — the same
+  table, built once instead of once per write — unless one closes a row an earlier one of
+  them added, where they go in one by one.
 - The write path's router reads the same rows through ``routing()``: the ``RouteIndex`` once
   there is one, else a ``RouteSource`` (the open rows and the table's decoded vectors, not
   copied) for the write path to build it from off the event loop; the actor ``adopt``s the
@@ -50,8 +54,45 @@ class RowIndex:
         self.version: int | None = None
         self.open_rows: dict[int, MemoryRow] = {}
         self.replaced: dict[int, MemoryRow] = {}
-        self.table = RowTable.from_rows((), {}, {})
+        self._table = RowTable.from_rows((), {}, {})
+        self._unextended: list[_Extension] = []  # writes applied to the rows, not yet to the table
         self._routing: RouteIndex | None = None
+
+    @property
+    def table(self) -> RowTable:
+        """The read path's table of the open rows, with every applied write in it."""
+        if self._unextended:
+            self.settle()
+        return self._table
+
+    def settle(self) -> None:
+        """Take the writes applied since the table was last read into it, as few extensions
+        as give the same table."""
+        pending, self._unextended = self._unextended, []
+        group: list[_Extension] = []
+        added: set[int] = set()
+        for extension in pending:
+            if group and added.intersection(extension.closed):
+                self._extend(group)
+                group, added = [], set()
+            group.append(extension)
+            added.update(r.id for r in extension.rows)  # type: ignore[misc]
+        if group:
+            self._extend(group)
+
+    def _extend(self, group: list[_Extension]) -> None:
+        if len(group) == 1:
+            only = group[0]
+            self._table = self._table.extended(only.rows, only.vectors, self.replaced, only.closed, only.said)
+            return
+        vectors: dict[int, np.ndarray] = {}
+        said: dict[int, str] = {}
+        for extension in group:
+            vectors.update(extension.vectors)
+            said.update(extension.said or {})
+        self._table = self._table.extended(
+            [r for e in group for r in e.rows], vectors, self.replaced, [i for e in group for i in e.closed], said
+        )
 
     def routing(self) -> RouteIndex | RouteSource:
         """The rows as the router reads them at this copy's version: the index, or what to
@@ -73,6 +114,7 @@ class RowIndex:
         transcript lines said (``Store.persona_rows_said``), searched beside its text."""
         self.version = version
         self._routing = None
+        self._unextended = []
         self.open_rows = {}
         self.replaced = {}
         encoded: dict[int, list[MemoryRow]] = {}
@@ -87,7 +129,7 @@ class RowIndex:
         vectors: dict[int, np.ndarray] = {}
         for dim, batch in encoded.items():
             vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
-        self.table = RowTable.from_rows(self.open_rows.values(), vectors, self.replaced, said)
+        self._table = RowTable.from_rows(self.open_rows.values(), vectors, self.replaced, said)
 
     def apply_posted(self, posted: Posted) -> bool:
         """Apply a write of this persona's that began at this copy's version; ``False`` (and
@@ -116,7 +158,7 @@ class RowIndex:
         for dim, batch in encoded.items():
             vectors.update(zip((r.id for r in batch), decode_unit_rows(batch, dim)))
         self.replaced.update(replaced)
-        self.table = self.table.extended(added, vectors, self.replaced, closed_ids, posted.said)
+        self._unextended.append(_Extension(added, vectors, closed_ids, posted.said))
         self.version = posted.versions[1]
         if self._routing is not None:
             self._routing = self._routing.applied(added, closed_ids, self.version, vectors)
@@ -139,4 +181,15 @@ class RowIndex:
                 )
                 changed[row_id] = when
         if changed:
-            self.table = self.table.touched(changed)
+            self._table = self.table.touched(changed)
+
+
+@attrs.frozen
+class _Extension:
+    """One write's change to the table: its new open rows (with their unit vectors by id),
+    the row ids it closed, and what the new rows' lines said."""
+
+    rows: list[MemoryRow]
+    vectors: Mapping[int, np.ndarray]
+    closed: list[int]
+    said: Mapping[int, str] | None
