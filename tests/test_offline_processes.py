@@ -24,6 +24,7 @@ from persona_memory.minds.offline import mind as offline_mind
 from persona_memory.minds.offline.processes import ReaderProcesses
 from persona_memory.minds.port import ExtractionRequest, Line, Person
 from persona_memory.write.offloaded import checked_and_embedded
+from persona_memory.write.quantized import quantize_rows
 from persona_memory.write.validation import SliceFacts, check_candidates
 
 import dying_reader
@@ -156,12 +157,13 @@ async def test_the_check_in_a_process_embeds_what_it_kept_as_the_embedder_does()
     here = await embedder.embed([c.text for c in kept])
     processes = ReaderProcesses(1, warm=(functools.partial(embedder.portable, []),))
     try:
-        remote_kept, _, matrix = await processes.run(checked_and_embedded, answer, facts, embedder.portable)
+        remote_kept, _, embedded = await processes.run(checked_and_embedded, answer, facts, embedder.portable)
         nothing = await processes.run(checked_and_embedded, {"memories": []}, facts, embedder.portable)
     finally:
         await processes.aclose()
     assert len(remote_kept) == 2 and remote_kept == kept
-    assert matrix.dtype == np.float32 and np.array_equal(matrix, here)
+    assert embedded.matrix.dtype == np.float32 and np.array_equal(embedded.matrix, here)
+    assert embedded.quantized == quantize_rows(here)
     assert nothing == ([], [], None)
 
 

@@ -8,9 +8,10 @@ worker instead of a hop there and another to a thread, and the embedding's CPU o
 loop's process.
 
 Rules:
-- The answer is the one the loop's own steps give: the same check, and the rows
-  ``embedder.embed`` gives for the same texts (the twin runs ``embed_sync``).
-- No candidate kept, nothing embedded: ``matrix`` is ``None``, as the loop embeds nothing then.
+- The answer is the one the loop's own steps give: the same check, the rows
+  ``embedder.embed`` gives for the same texts (the twin runs ``embed_sync``), and those rows
+  quantised for storage as the loop would (``quantize_rows``).
+- No candidate kept, nothing embedded: ``Embedded`` is ``None``, as the loop embeds nothing then.
 """
 
 from __future__ import annotations
@@ -18,18 +19,30 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
 import numpy as np
 
+from .quantized import quantize_rows
 from .validation import Candidate, Dropped, SliceFacts, check_candidates
 
 Embedding = Callable[[Sequence[str]], np.ndarray]
 
 
+@attrs.frozen(eq=False)
+class Embedded:
+    """The kept candidates' unit rows, in order, and each row quantised for storage."""
+
+    matrix: np.ndarray
+    quantized: list[tuple[bytes, float]]
+
+
 def checked_and_embedded(
     answer: Any, facts: SliceFacts, embedding: Embedding | None
-) -> tuple[list[Candidate], list[Dropped], np.ndarray | None]:
+) -> tuple[list[Candidate], list[Dropped], Embedded | None]:
     """``check_candidates(answer, facts)`` and, with ``embedding``, the kept candidates'
     texts embedded by it (``None`` without it, or with nothing kept)."""
     kept, dropped = check_candidates(answer, facts)
-    matrix = embedding([c.text for c in kept]) if embedding is not None and kept else None
-    return kept, dropped, matrix
+    if embedding is None or not kept:
+        return kept, dropped, None
+    matrix = embedding([c.text for c in kept])
+    return kept, dropped, Embedded(matrix, quantize_rows(matrix))

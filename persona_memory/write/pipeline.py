@@ -57,7 +57,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
 import attrs
-import numpy as np
 import trio
 
 from ..clock import WallClock
@@ -72,7 +71,7 @@ from ..rows import UserControls
 from ..settings import WriteSettings
 from ..storage import leases, writes
 from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among, persona_version
-from .offloaded import checked_and_embedded
+from .offloaded import Embedded, checked_and_embedded
 from .plan import Vector, WritePlan, make_plan
 from .quantized import quantize_rows
 from .route_index import RouteIndex, RouteSource
@@ -253,7 +252,7 @@ class WritePipeline:
             line_texts={l.id: l.text for l in lines},
             importance_min=self._settings.importance_min,
         )
-        matrix = None
+        embedded = None
         try:
             offload = self._offload
             if offload is None:
@@ -261,7 +260,7 @@ class WritePipeline:
             else:
                 with offload.chosen() as to_workers:
                     if to_workers:
-                        candidates, dropped, matrix = await offload.run(
+                        candidates, dropped, embedded = await offload.run(
                             checked_and_embedded, answer, facts, getattr(self._embedder, "portable", None)
                         )
                     else:
@@ -270,7 +269,7 @@ class WritePipeline:
             raise
         except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider
             raise ProviderNonsense(f"the extraction answer could not be read: {type(exc).__name__}: {exc}") from exc
-        decisions, refused, vectors = await self._route(persona, candidates, known, matrix)
+        decisions, refused, vectors = await self._route(persona, candidates, known, embedded)
         dropped = [*dropped, *refused]
         for item in dropped:
             log.info("%s, room %r: dropped a candidate: %s", persona, room.room_id, item.reason)
@@ -296,15 +295,18 @@ class WritePipeline:
         )
 
     async def _route(
-        self, persona: str, candidates: Sequence[Candidate], known: _Known, matrix: np.ndarray | None = None
+        self, persona: str, candidates: Sequence[Candidate], known: _Known, embedded: Embedded | None = None
     ) -> tuple[list[Decision], list[Dropped], dict[int, Vector]]:
-        """Route ``candidates`` (``matrix``: their vectors when embedded with the check)."""
+        """Route ``candidates`` (``embedded``: their vectors when embedded with the check)."""
         if not candidates:
             return [], [], {}
         embedder = self._embedder
-        if matrix is None:
+        if embedded is None:
             matrix = await embedder.embed([c.text for c in candidates])
-        vectors = {i: Vector(blob, scale, embedder.name) for i, (blob, scale) in enumerate(quantize_rows(matrix))}
+            quantized = quantize_rows(matrix)
+        else:
+            matrix, quantized = embedded.matrix, embedded.quantized
+        vectors = {i: Vector(blob, scale, embedder.name) for i, (blob, scale) in enumerate(quantized)}
         index = known.current()
         if index is None and known.source is not None:
             index = known.loaded(await trio.to_thread.run_sync(known.source.build))
