@@ -134,6 +134,7 @@ class TimedMind:
         self.route = timers.wrap_async("route (mind)", mind.route)
         self.aclose = mind.aclose
         self.processes = getattr(mind, "processes", None)  # the offline reader's workers, for the pipeline
+        self.portable_extract = getattr(mind, "portable_extract", None)  # a slice's reading as one worker job
 
 
 class TimedEmbedder:
@@ -268,6 +269,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
         pm_memory = sys.modules["persona_memory.memory"]
         pm_memory.WritePipeline = timed_pipeline  # open_memory builds the pipeline by this name
         mind = TimedMind(make_mind(settings), timers)
+        if mind.processes is not None:  # a slice's reading, check and embedding as one worker job
+            mind.processes.run = timers.wrap_async("reader jobs (worker)", mind.processes.run)
         for name, part in (("neighbours", "route (neighbours)"), ("exact_duplicate", "route (duplicates)")):
             if callable(getattr(pipeline_module, name, None)):  # the routing the pipeline calls today
                 setattr(pipeline_module, name, timers.wrap_sync(part, getattr(pipeline_module, name)))

@@ -269,6 +269,11 @@ class TimedMind:
         with self._metrics.timed("route"):
             return await self._mind.route(request)
 
+    @property
+    def portable_extract(self) -> Callable[[ExtractionRequest], Callable[[], Any]] | None:
+        """The wrapped mind's ``portable_extract`` (what runs in a worker is not timed here)."""
+        return getattr(self._mind, "portable_extract", None)
+
     async def aclose(self) -> None:
         await self._mind.aclose()
 

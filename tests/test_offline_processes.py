@@ -23,7 +23,8 @@ from persona_memory.minds.offline import OfflineMind, extract_memories
 from persona_memory.minds.offline import mind as offline_mind
 from persona_memory.minds.offline.processes import ReaderProcesses
 from persona_memory.minds.port import ExtractionRequest, Line, Person
-from persona_memory.write.offloaded import checked_and_embedded
+from persona_memory.storage.file_names import FileNames
+from persona_memory.write.offloaded import HeldNames, checked_and_embedded
 from persona_memory.write.quantized import quantize_rows
 from persona_memory.write.validation import SliceFacts, check_candidates
 
@@ -91,6 +92,69 @@ async def test_the_reader_in_a_process_writes_the_rows_the_thread_writes(open_te
         assert mind.processes.restarts == 0
     assert len(on_thread) >= 4
     assert in_process == on_thread
+
+
+async def test_a_slice_is_read_checked_and_embedded_in_one_job_that_still_knows_every_name(
+    open_test_memory, tmp_path
+):
+    """With the workers up, each slice is one job: the reading, the names its candidates may
+    mention (read from the file in the worker), the check and the embedding. A human named in
+    another room is still known to the check there: a row that names her is refused in the
+    one job as on the thread."""
+    lines = (("u:42", "I went climbing with Cara on Saturday and she led every route."),
+             ("u:42", "I'm training for a sea kayak trip along the coast in June."))
+
+    async def write(memory: pm.Memory) -> list[tuple]:
+        await memory.send(pm.RoomOpened(**GROUP))  # Cara's name becomes known here
+        await memory.send(pm.RoomArchived(room_id="g"))
+        await memory.send(pm.RoomOpened(**DM))
+        for speaker, text in lines:
+            await memory.post_line("dm", speaker, text)
+        await memory.send(pm.RoomWentQuiet(room_id="dm"))
+        await memory.drain()
+        return await _rows(memory)
+
+    async with open_test_memory({"storage.path": str(tmp_path / "thread.db")}) as memory:
+        on_thread = await write(memory)
+    mind = _mind_in(1, tmp_path)
+    jobs: list[str] = []
+    real_run = mind.processes.run
+
+    async def counted(fn, *args, **kwargs):
+        jobs.append(fn.__name__)
+        return await real_run(fn, *args, **kwargs)
+
+    mind.processes.run = counted
+    async with open_test_memory({"storage.path": str(tmp_path / "process.db")}, mind=mind) as memory:
+        await _up(mind.processes)
+        in_one_job = await write(memory)
+    assert jobs == ["read_checked_and_embedded"]
+    assert in_one_job == on_thread
+    texts = [row[3] for row in in_one_job]
+    assert any("kayak" in text for text in texts)
+    assert not any("Cara" in text for text in texts)
+
+
+def test_names_held_or_read_from_the_file_are_the_stores_names_in_its_order(tmp_path) -> None:
+    """``HeldNames`` and ``FileNames`` answer ``store.names_among``: the same users, in the
+    order of its first-word index, whatever the words' case."""
+    path = tmp_path / "names.db"
+
+    async def seed() -> dict[int, str]:
+        async with pm.open_memory(settings_for(tmp_path, {"storage.path": str(path)})) as memory:
+            await memory.send(pm.RoomOpened(
+                room_id="g", personas=("warren",), humans={5, 9, 12, 30},
+                names={5: "Sam Ortiz", 9: "ana Lima", 12: "Sam Berg", 30: "Theo"},
+            ))
+            await memory.drain()
+            return await memory._store.names_among(["SAM", "Ana", "nobody"])
+
+    from_store = trio.run(seed)
+    entries = ((5, "Sam Ortiz", "sam"), (9, "ana Lima", "ana"), (12, "Sam Berg", "sam"), (30, "Theo", "theo"))
+    held = HeldNames(entries)(["SAM", "Ana", "nobody"])
+    from_file = FileNames(str(path))(["SAM", "Ana", "nobody"])
+    assert list(from_store.items()) == [(9, "ana Lima"), (5, "Sam Ortiz"), (12, "Sam Berg")]
+    assert list(held.items()) == list(from_store.items()) == list(from_file.items())
 
 
 def test_requests_and_answers_are_plain_data_that_pickle() -> None:

@@ -161,7 +161,10 @@ def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], 
 class Store:
     """All persistence. Open with ``open_store``; it closes when that block ends."""
 
-    def __init__(self, writer: SqliteConnection, readers: Sequence[SqliteConnection]) -> None:
+    def __init__(
+        self, writer: SqliteConnection, readers: Sequence[SqliteConnection], *, sqlite_path: str | None = None
+    ) -> None:
+        self.sqlite_path = sqlite_path  # the SQLite file, which another process may read too
         self._writer = writer
         self._changes = 0
         self._free_readers: trio.MemoryReceiveChannel[SqliteConnection]
@@ -785,7 +788,7 @@ async def open_store(path: str, *, busy_timeout_ms: int = 5000, read_connections
     async def reader(n: int) -> SqliteConnection:
         return await open_sqlite(f"reader-{n}", _connect(path, busy_timeout_ms, migrate=False))
 
-    async with _opened(writer, reader, read_connections) as store:
+    async with _opened(writer, reader, read_connections, sqlite_path=os.path.abspath(path)) as store:
         yield store
 
 
@@ -839,7 +842,9 @@ def _check_readers(read_connections: object) -> None:
 
 
 @asynccontextmanager
-async def _opened(writer: Callable, reader: Callable, read_connections: int) -> AsyncIterator[Store]:
+async def _opened(
+    writer: Callable, reader: Callable, read_connections: int, *, sqlite_path: str | None = None
+) -> AsyncIterator[Store]:
     """The writer (opened first: it migrates), then the readers, as one ``Store``; every one
     opened is closed when the block ends or a later one fails to open."""
     first = await writer()
@@ -847,7 +852,7 @@ async def _opened(writer: Callable, reader: Callable, read_connections: int) -> 
     try:
         for n in range(read_connections):
             readers.append(await reader(n))
-        yield Store(first, readers)
+        yield Store(first, readers, sqlite_path=sqlite_path)
     finally:
         with trio.CancelScope(shield=True):
             for one in readers:

@@ -40,7 +40,12 @@ Rules:
   report. The extraction check is pure: given ``offload`` (the offline reader's worker
   processes) it runs there when they choose it (up, and other slices under way), beside the
   event loop's core — the same check, the same answer — and the kept candidates are embedded
-  in the same job when the embedder has a ``portable`` twin (``offloaded``).
+  in the same job when the embedder has a ``portable`` twin (``offloaded``). When the mind
+  can read in a worker too (``portable_extract``) and the names the check needs can be found
+  there (every known name came with the backlog, or the store is a SQLite file the worker
+  reads), the reading, the names, the check and the embedding are one job
+  (``offloaded.read_checked_and_embedded``): a slice then costs three hops — the backlog,
+  that job, the plan's commit.
 - Everything a slice produces — rows, closings, the cursor move, notices — commits in one
   transaction (``storage.writes.post_plan``). A failure before the commit leaves nothing and
   the next run redoes the slice; a replay after the commit adds nothing.
@@ -52,7 +57,6 @@ Rules:
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 
@@ -71,7 +75,8 @@ from ..rows import UserControls
 from ..settings import WriteSettings
 from ..storage import leases, writes
 from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among, persona_version
-from .offloaded import Embedded, checked_and_embedded
+from ..storage.file_names import FileNames
+from .offloaded import Embedded, HeldNames, Read, checked_and_embedded, read_checked_and_embedded, words_of
 from .plan import Vector, WritePlan, make_plan
 from .quantized import quantize_rows
 from .route_index import RouteIndex, RouteSource
@@ -232,43 +237,40 @@ class WritePipeline:
             kit_later=kit_later,
             withheld=len(hearers - writable),
         )
-        answer = await self._mind.extract(request)
         day_start = _day_start(now)
-        words = _words_of(answer)
         taken = ahead.take(day_start) if ahead is not None else None
-        if taken is not None:
-            names, written_today = taken.names_among(words), taken.written
-        else:
-            names, written_today = await store.read(
-                lambda conn: (names_among(conn, words), writes.written_since(conn, persona, day_start))
-            )
-        known_names = {**names, **room.names}
         facts = SliceFacts(
             persona=persona,
             line_speakers={l.id: l.speaker for l in lines},
             writable=present,
             names={u: n for u, n in room.names.items() if u in present},
-            known_names=known_names,
+            known_names=dict(room.names),  # the names the candidates' words bring go in front
             line_texts={l.id: l.text for l in lines},
             importance_min=self._settings.importance_min,
         )
-        embedded = None
-        try:
-            offload = self._offload
-            if offload is None:
-                candidates, dropped = check_candidates(answer, facts)
+        done = await self._in_one_job(request, facts, taken)
+        if done is not None:
+            if done.refused is not None:
+                raise ProviderNonsense(f"the extraction answer could not be read: {done.refused}")
+            candidates, dropped, embedded = done.kept, done.dropped, done.embedded
+            if taken is not None:
+                written_today = taken.written
             else:
-                with offload.chosen() as to_workers:
-                    if to_workers:
-                        candidates, dropped, embedded = await offload.run(
-                            checked_and_embedded, answer, facts, getattr(self._embedder, "portable", None)
-                        )
-                    else:
-                        candidates, dropped = check_candidates(answer, facts)
-        except ProviderError:  # the worker process died on it: park the slice
-            raise
-        except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider
-            raise ProviderNonsense(f"the extraction answer could not be read: {type(exc).__name__}: {exc}") from exc
+                written_today = await store.read(lambda conn: writes.written_since(conn, persona, day_start))
+        else:
+            answer = await self._mind.extract(request)
+            words = words_of(answer)
+            names = taken.names_among(words) if taken is not None else None
+            if taken is None:
+                names, written_today = await store.read(
+                    lambda conn: (names_among(conn, words), writes.written_since(conn, persona, day_start))
+                )
+            elif names is None:
+                names, written_today = await store.read(lambda conn: names_among(conn, words)), taken.written
+            else:
+                written_today = taken.written
+            facts = attrs.evolve(facts, known_names={**names, **room.names})
+            candidates, dropped, embedded = await self._checked(answer, facts)
         decisions, refused, vectors = await self._route(persona, candidates, known, embedded)
         dropped = [*dropped, *refused]
         for item in dropped:
@@ -293,6 +295,42 @@ class WritePipeline:
         return WriteReport(
             persona, room.room_id, len(lines), tuple(decisions), tuple(dropped), plan, posted
         )
+
+    async def _in_one_job(self, request: ExtractionRequest, facts: SliceFacts, taken: Ahead | None) -> Read | None:
+        """The slice read, checked and embedded in one job on the reader's worker process
+        (``offloaded``), when the mind can read there, the names can be found there and the
+        workers take the job; else ``None`` (the steps run one by one)."""
+        offload, portable = self._offload, getattr(self._mind, "portable_extract", None)
+        if offload is None or portable is None:
+            return None
+        held = taken.names if taken is not None else None
+        sqlite_path = getattr(self._store, "sqlite_path", None)
+        names = held if held is not None else FileNames(sqlite_path) if sqlite_path else None
+        if names is None:
+            return None
+        with offload.chosen() as to_workers:
+            if not to_workers:
+                return None
+            embedding = getattr(self._embedder, "portable", None)
+            return await offload.run(read_checked_and_embedded, portable(request), facts, names, embedding)
+
+    async def _checked(self, answer: object, facts: SliceFacts) -> tuple[list[Candidate], list[Dropped], Embedded | None]:
+        """The extraction check of ``answer`` — on the reader's worker process with the
+        embedding of what it kept, when it takes the job — or ``ProviderNonsense``."""
+        try:
+            offload = self._offload
+            if offload is not None:
+                with offload.chosen() as to_workers:
+                    if to_workers:
+                        return await offload.run(
+                            checked_and_embedded, answer, facts, getattr(self._embedder, "portable", None)
+                        )
+            kept, dropped = check_candidates(answer, facts)
+            return kept, dropped, None
+        except ProviderError:  # the worker process died on it: park the slice
+            raise
+        except Exception as exc:  # the mind's answer, not our bug: nonsense from a provider
+            raise ProviderNonsense(f"the extraction answer could not be read: {type(exc).__name__}: {exc}") from exc
 
     async def _route(
         self, persona: str, candidates: Sequence[Candidate], known: _Known, embedded: Embedded | None = None
@@ -410,27 +448,24 @@ a slice reads the few its candidates may mention, as before."""
 @attrs.define(eq=False)
 class Ahead:
     """What a backlog's read brought for its first slice: the day's count for the cap (rows
-    written since ``since``) and every known display name as ``(user id, name, first word)``
-    (``None``: more than ``NAMES_AHEAD``). Taken once."""
+    written since ``since``) and every known display name (``None``: more than
+    ``NAMES_AHEAD``). Taken once."""
 
     since: datetime
     written: dict[int, int]
-    names: list[tuple[int, str, str]] | None
+    names: HeldNames | None
     taken: bool = False
 
     def take(self, since: datetime) -> Ahead | None:
-        """This, for the first slice that asks, if it counts from ``since`` and holds the names."""
-        if self.taken or since != self.since or self.names is None:
+        """This, for the first slice that asks, if it counts from ``since``."""
+        if self.taken or since != self.since:
             return None
         self.taken = True
         return self
 
-    def names_among(self, words: set[str]) -> dict[int, str]:
-        """``store.names_among`` over ``words`` from the names held (all there are): the same
-        names, in the order its ``first_word`` index gives them."""
-        wanted = {w.casefold() for w in words if w}
-        found = sorted((first, uid, name) for uid, name, first in self.names or () if first in wanted)
-        return {uid: name for _, uid, name in found}
+    def names_among(self, words: set[str]) -> dict[int, str] | None:
+        """``store.names_among`` over ``words`` from the names held (``None``: not held)."""
+        return self.names(words) if self.names is not None else None
 
 
 @attrs.frozen
@@ -462,7 +497,8 @@ def read_backlog(
     humans = {u for line in lines if line.heard_by(persona) for u in line.humans}
     ahead = None
     if since is not None and lines:
-        ahead = Ahead(since, writes.written_since(conn, persona, since), writes.names_if_few(conn, NAMES_AHEAD))
+        few = writes.names_if_few(conn, NAMES_AHEAD)
+        ahead = Ahead(since, writes.written_since(conn, persona, since), HeldNames(tuple(few)) if few is not None else None)
     return Backlog(start, kit, lines, controls_of(conn, humans), version, ahead)
 
 
@@ -535,21 +571,6 @@ def _post(conn, plan: WritePlan, now: datetime, epoch: int | None) -> writes.Pos
     posted = writes.post_plan(conn, plan, now, epoch=epoch)
     writes.unpark(conn, plan.persona, plan.room_id)
     return posted
-
-
-_WORD = re.compile(r"[^\W\d_]+")
-
-
-def _words_of(answer: object) -> set[str]:
-    """Every word of the candidates' texts: what could be someone's name."""
-    items = answer.get("memories") if isinstance(answer, dict) else answer
-    words: set[str] = set()
-    if isinstance(items, list):
-        for item in items:
-            text = item.get("text") if isinstance(item, dict) else None
-            if isinstance(text, str):
-                words.update(w.casefold() for w in _WORD.findall(text[:1000]))
-    return words
 
 
 def _may_read(line: TranscriptLine, writable: frozenset[int]) -> bool:

@@ -11,7 +11,7 @@ the LoCoMo benchmark use it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -53,18 +53,23 @@ class OfflineMind:
                     f"the pronoun of persona {slug!r} must be one of {sorted(PRONOUNS)}, got {pronoun!r}"
                 )
 
-    async def extract(self, request: ExtractionRequest) -> dict[str, Any]:
-        """Read the slice off the event loop, one hop per slice: in a worker process when the
-        mind has ``processes``, they are up and another slice is being read meanwhile (beside
-        the loop's core); else on a worker thread (so a long slice's pattern work — half a
-        second for thousands of lines — never stalls the loop). The answer is the same."""
-        read = functools.partial(
+    def portable_extract(self, request: ExtractionRequest) -> Callable[[], dict[str, Any]]:
+        """``extract``'s reading of ``request`` as a function that pickles, for the write path
+        to run in a worker process with the steps after it (``write.offloaded``)."""
+        return functools.partial(
             extract_memories,
             request,
             max_per_line=self.max_per_line,
             importance_min=self.importance_min,
             pronouns=self.pronouns,
         )
+
+    async def extract(self, request: ExtractionRequest) -> dict[str, Any]:
+        """Read the slice off the event loop, one hop per slice: in a worker process when the
+        mind has ``processes``, they are up and another slice is being read meanwhile (beside
+        the loop's core); else on a worker thread (so a long slice's pattern work — half a
+        second for thousands of lines — never stalls the loop). The answer is the same."""
+        read = self.portable_extract(request)
         if self.processes is None:
             return await trio.to_thread.run_sync(read)
         with self.processes.chosen() as to_workers:
