@@ -22,8 +22,8 @@ Rules:
   are one read (``read_backlog``); the names a row may mention and the day's count for the
   cap are one more; the plan is one write. A backlog shorter than a slice is the whole of it:
   no read after it to find nothing (a line posted meanwhile comes with its own quiet).
-- The backlog's read also brings the day's count for the cap and, while there are at most
-  ``NAMES_AHEAD`` of them, every known display name (``writes.names_if_few``): the first slice
+- While there are at most ``NAMES_AHEAD`` known display names, the backlog's read also brings
+  every one of them (``writes.names_if_few``) and the day's count for the cap: the first slice
   of the backlog then makes no read of its own — it picks from them the names whose first
   word is a word of its candidates, as the read would (the same rows, in the order that read's
   index gives them). A later slice of the same backlog (after a split), or one whose day is
@@ -394,7 +394,8 @@ def _last_kit(chunk: Sequence[TranscriptLine]) -> str | None:
 
 NAMES_AHEAD = 256
 """At most this many known display names are read whole with a backlog (``Ahead``); with more,
-a slice reads the few its candidates may mention, as before."""
+the backlog brings no ``Ahead`` and a slice reads the few names its candidates may mention, with
+the day's count, as before."""
 
 
 @attrs.define(eq=False)
@@ -452,7 +453,9 @@ def read_backlog(
     humans = {u for line in lines if line.heard_by(persona) for u in line.humans}
     ahead = None
     if since is not None and lines:
-        ahead = Ahead(since, writes.written_since(conn, persona, since), writes.names_if_few(conn, NAMES_AHEAD))
+        names = writes.names_if_few(conn, NAMES_AHEAD)
+        if names is not None:  # with more names, the first slice reads the few it needs, and the count with them
+            ahead = Ahead(since, writes.written_since(conn, persona, since), names)
     return Backlog(start, kit, lines, controls_of(conn, humans), version, ahead)
 
 
