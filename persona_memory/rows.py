@@ -249,7 +249,7 @@ class MemoryRow:
             "persona": self.persona,
             "subject": self.subject,
             "counterpart": self.counterpart,
-            "witnessed": json.dumps(sorted(self.witnessed)),
+            "witnessed": ids_json(sorted(self.witnessed)),
             "room_id": self.room_id,
             "kind": self.kind,
             "text": self.text,
@@ -257,7 +257,7 @@ class MemoryRow:
             "valid_from": self.valid_from,
             "valid_to": self.valid_to,
             "closed_by": self.closed_by,
-            "evidence": json.dumps(list(self.evidence)),
+            "evidence": ids_json(self.evidence),
             "created": self.created.isoformat(),
             "last_recalled": self.last_recalled.isoformat() if self.last_recalled else None,
             "recall_count": self.recall_count,
@@ -286,6 +286,13 @@ def _stored(cls: type[MemoryRow], row: sqlite3.Row, plan) -> MemoryRow:
         for name in _VECTOR:  # a vector without its scale or model (before schema 3): none
             _set_field(value, name, None)
     return value
+
+
+def ids_json(values: Iterable[int]) -> str:
+    """A list of ints (not bools: the rows' checks refuse them) as JSON text: the very text
+    ``json.dumps(list(values))`` gives (``[12, 17]``; ``int.__repr__``, as the encoder writes
+    an int) without the encoder's machinery — every row and notice stores one or two."""
+    return "[" + ", ".join(map(int.__repr__, values)) + "]"
 
 
 def _stored_ids(text: str | None) -> list[int]:

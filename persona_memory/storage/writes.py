@@ -27,7 +27,7 @@ import attrs
 
 from ..errors import NotYourMemory, NotYourNotice
 from ..ids import user_ref
-from ..rows import MemoryRow
+from ..rows import MemoryRow, ids_json
 from ..write.plan import WritePlan
 from . import leases
 from .dialect import dialect_of
@@ -122,7 +122,7 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime, *, epoch
                 plan.persona,
                 plan.room_id,
                 draft.text,
-                json.dumps([rows[i].id for i in draft.inserts]),
+                ids_json([rows[i].id for i in draft.inserts]),
                 now.isoformat(),
             )
             for draft in plan.notices
