@@ -53,16 +53,19 @@ class SqliteConnection(ThreadedConnection[sqlite3.Connection]):
 
     async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` inside one ``BEGIN IMMEDIATE`` transaction: all of it commits, or none."""
+        return await self.run(lambda conn: transaction(conn, fn))
 
-        def transaction(conn: sqlite3.Connection) -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            return result
 
-        return await self.run(transaction)
+def transaction(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """Run ``fn(conn)`` inside one ``BEGIN IMMEDIATE`` transaction on the calling thread (the
+    worker's side of ``SqliteConnection.write``): commit, or roll back on any exception,
+    including a failed ``COMMIT``."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = fn(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return result

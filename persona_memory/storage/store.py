@@ -119,6 +119,32 @@ class TranscriptLine:
             )
         return cls(r["id"], r["room_id"], r["speaker"], r["text"], datetime.fromisoformat(r["at"]), presence)
 
+    @classmethod
+    def from_rows(cls, rows: Iterable[Sequence]) -> list["TranscriptLine"]:
+        """``from_row`` over rows of ``LINE_COLUMNS``, read by position. Lines recorded with
+        the same presence (a slice's lines mostly are) share one ``Presence``, its JSON decoded
+        once: the same values, built once (a ``Presence`` is frozen)."""
+        out = []
+        presences: dict[tuple, Presence] = {}
+        for line_id, room_id, speaker, text, at, humans, personas, kit, incognito in rows:
+            presence = None
+            if humans is not None and personas is not None:
+                key = (humans, personas, kit, incognito)
+                presence = presences.get(key)
+                if presence is None:
+                    presence = presences[key] = Presence(
+                        humans=frozenset(json.loads(humans)),
+                        personas=tuple(json.loads(personas)),
+                        kit=kit,
+                        incognito=bool(incognito),
+                    )
+            out.append(cls(line_id, room_id, speaker, text, datetime.fromisoformat(at), presence))
+        return out
+
+
+LINE_COLUMNS = "id, room_id, speaker, text, at, humans, personas, kit, incognito"
+"""The columns ``TranscriptLine.from_rows`` reads, in its order."""
+
 
 def _connect(path: str, busy_timeout_ms: int, *, migrate: bool) -> Callable[[], sqlite3.Connection]:
     """A connect function for one worker thread: open, check (and migrate) the file, configure.
@@ -555,12 +581,12 @@ def _fenced(fn: Callable[[sqlite3.Connection], T], persona: str | None, epoch: i
 
 def lines_after(conn: sqlite3.Connection, room_id: str, after_id: int, limit: int | None) -> list[TranscriptLine]:
     """``Store.lines`` on a connection the caller holds (to read it in one unit with more)."""
-    query = "SELECT * FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id"
+    query = f"SELECT {LINE_COLUMNS} FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id"
     if limit is None:
         cur = conn.execute(query, (room_id, after_id))
     else:
         cur = conn.execute(query + " LIMIT ?", (room_id, after_id, limit))
-    return [TranscriptLine.from_row(r) for r in cur]
+    return TranscriptLine.from_rows(cur)
 
 
 def controls_of(conn: sqlite3.Connection, user_ids: Iterable[int]) -> dict[int, UserControls]:
@@ -660,17 +686,16 @@ def insert_memories_on(conn: sqlite3.Connection, rows: Iterable[MemoryRow]) -> l
     them with their ids. Consecutive rows with the same columns go as one ``insert_ids`` (on
     PostgreSQL one round trip for them all, not one per row)."""
     out: list[MemoryRow] = []
-    pending: list[tuple[MemoryRow, dict]] = []
+    pending: list[tuple[MemoryRow, tuple]] = []
     columns: list[str] = []
 
     def flush() -> None:
         ids = dialect_of(conn).insert_ids(
             conn,
-            f"INSERT INTO persona_memory ({', '.join(columns)}) "
-            f"VALUES ({', '.join(':' + c for c in columns)})",
+            f"INSERT INTO persona_memory ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
             [params for _, params in pending],
         )
-        out.extend(attrs.evolve(row, id=new_id) for (row, _), new_id in zip(pending, ids))
+        out.extend(row.stored_as(new_id) for (row, _), new_id in zip(pending, ids))
         pending.clear()
 
     for row in rows:
@@ -679,7 +704,7 @@ def insert_memories_on(conn: sqlite3.Connection, rows: Iterable[MemoryRow]) -> l
         if pending and wanted != columns:
             flush()
         columns = wanted
-        pending.append((row, params))
+        pending.append((row, tuple([params[c] for c in wanted])))  # by position: binds faster than by name
     if pending:
         flush()
     return out

@@ -18,16 +18,16 @@ Rules:
 - The mind is told the room's situation: private or group, its topic, the kits mounted
   before or after the slice's lines (``kits_around``; the last kit before the cursor is read
   with the cursor), and how many humans' lines were withheld.
-- Few round trips per slice: the cursor, the last kit, the backlog, the hearers' switches and the row version
-  are one read (``read_backlog``); the names a row may mention and the day's count for the
-  cap are one more; the plan is one write. A backlog shorter than a slice is the whole of it:
-  no read after it to find nothing (a line posted meanwhile comes with its own quiet).
-- The backlog's read also brings the day's count for the cap and, while there are at most
-  ``NAMES_AHEAD`` of them, every known display name (``writes.names_if_few``): the first slice
-  of the backlog then makes no read of its own — it picks from them the names whose first
-  word is a word of its candidates, as the read would (the same rows, in the order that read's
-  index gives them). A later slice of the same backlog (after a split), or one whose day is
-  not the day the count was read for, reads as before.
+- Few round trips per slice: the cursor, the last kit, the backlog, the hearers' switches, the
+  row version and the day's count for the cap are one read (``read_backlog``); the names a
+  row may mention are one more, unless they are found without it (below); the plan is one
+  write. A backlog shorter than a slice is the whole of it: no read after it to find nothing
+  (a line posted meanwhile comes with its own quiet).
+- While there are at most ``NAMES_AHEAD`` known display names, the backlog's read also brings
+  every one of them (``writes.names_if_few``): the first slice of the backlog then picks from
+  them the names whose first word is a word of its candidates, as the read would (the same
+  rows, in the order that read's index gives them). A later slice of the same backlog (after
+  a split), or one whose day is not the day the count was read for, reads as before.
 - Routing reads the persona's open rows from a ``RouteIndex``: the actor's own (``routing_index``,
   asked for when a slice is routed) when it is at the row version the store has — built on a
   worker thread from the actor's snapshot when the actor has none yet — else one loaded from
