@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from persona_memory.minds.offline import sentences
 from persona_memory.minds.offline.sentences import (
     carries_link_or_order,
     is_chatter,
@@ -83,6 +84,36 @@ def test_a_short_name_is_an_address_only_where_an_address_stands() -> None:
     assert strip_address("Hey, Friday was my last shift at the bakery.", NAMES) == (
         "Friday was my last shift at the bakery."
     )
+
+
+_ADDRESS_NAMES = st.lists(
+    st.sampled_from(["Priya Shah", "Jo", "Mary-Jane", "O'Neil", "Al B", "Sam2", "and", "Hey", "Dear", "Then"]),
+    min_size=1, max_size=3, unique=True,
+).map(tuple)
+_ADDRESS_PIECES = st.lists(
+    st.sampled_from([
+        "priya", "PRIYA", "Shah", "jo", "Jo", "Jon", "mary-jane", "O'Neil", "o'neil", "al", "Sam2", "sam2",
+        "and", "hey", "oh", "Oh and", "dear", "Dear", "well", "so", "Speaking of the trip", "then", "I",
+        "moved", "to", "Leeds", ",", "!", ".", ":", ";", "?", " ", "  ", "\t", "-",
+    ]),
+    max_size=10,
+).map(" ".join)
+
+
+@given(_ADDRESS_NAMES, _ADDRESS_PIECES)
+def test_plain_names_are_found_as_their_alternation_finds_them(names: tuple[str, ...], sentence: str) -> None:
+    address = sentences._Address(names)
+    plain, named = address.finder(sentence), address._named
+    assert plain is not named
+    assert plain.leading(sentence) == named.leading(sentence)
+    assert plain.after_opener(sentence) == named.after_opener(sentence)
+    assert plain.trailing(sentence) == named.trailing(sentence)
+
+
+def test_names_beyond_plain_words_are_found_by_their_alternation() -> None:
+    assert strip_address("J.R., I moved to Leeds.", ("J.R. Hale",)) == "I moved to Leeds."
+    assert strip_address("I moved to Leeds, J.R.!", ("J.R. Hale",)) == "I moved to Leeds!"
+    assert strip_address("Oh Zoë, I moved to Leeds, Hale.", ("Zoë Hale",)) == "I moved to Leeds."
 
 
 def test_a_leading_clause_about_the_speaker_and_the_listener_is_peeled() -> None:

@@ -208,8 +208,8 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
     """The sentence without the openers, addresses and trailing address named in the rules."""
     address = _address_patterns(tuple(names))
     # A sentence that holds none of the names cannot be addressed by one (stripping openers
-    # only shortens it): the name patterns are neither run nor, until one is needed, compiled.
-    leading_name, after_opener, trailing_name = address.patterns if address.may_name(sentence) else (None, None, None)
+    # only shortens it, and what is left of it holds none either): the names are not looked for.
+    named = address.finder(sentence) if address.may_name(sentence) else None
     previous = None
     while previous != sentence:
         previous = sentence
@@ -218,12 +218,11 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
         vocative = _VOCATIVE.match(sentence)
         if vocative is not None and vocative.group(1).lower() not in _NOT_A_NAME:
             sentence = sentence[vocative.end() :]
-        if leading_name is not None:
-            sentence = leading_name.sub("", sentence, count=1)
-        if after_opener is not None:
-            sentence = after_opener.sub("", sentence, count=1)
-    if trailing_name is not None:
-        sentence = trailing_name.sub("", sentence)
+        if named is not None:
+            sentence = named.leading(sentence)
+            sentence = named.after_opener(sentence)
+    if named is not None:
+        sentence = named.trailing(sentence)
     sentence = _SHARED_TAIL.sub("", sentence)
     trailing = _TRAILING_VOCATIVE.search(sentence) if "," in sentence and "!" in sentence else None
     if (
@@ -236,9 +235,15 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
 
 
 class _Address:
-    """The three patterns that find a set of names used as address, compiled when first
-    needed (the one after an opener holds every interjection: 1.5 ms to compile), and a
-    cheap test of whether a sentence could hold one of the names at all."""
+    """How one set of names is found used as address: a cheap test of whether a sentence could
+    hold one of the names at all, and a finder for a sentence that may.
+
+    The address patterns hold the names' words as an alternation. When every word is plain —
+    ASCII letters, digits, apostrophes and hyphens — and the sentence is ASCII, a name there
+    is a whole run of those characters, so one pattern for any such run, compiled once, and a
+    lookup of the run among the words find the same (``_PlainAddress``); else the set's own
+    patterns, compiled when first needed (the one after an opener holds every interjection:
+    1.5 ms to compile), do (``_NamedAddress``)."""
 
     def __init__(self, names: tuple[str, ...]) -> None:
         self._names = names
@@ -246,6 +251,8 @@ class _Address:
         # Every pattern needs a name's word (the first two in any case) as a substring; tested
         # on ASCII only, where case folding is ``str.lower``.
         self._words = tuple(f.lower() for f in forms) if all(f.isascii() for f in forms) else None
+        plain = all(_PLAIN_NAME.fullmatch(f) for f in forms)
+        self._plain = _PlainAddress(frozenset(forms)) if plain else None
 
     def may_name(self, sentence: str) -> bool:
         if self._words is None or not sentence.isascii():
@@ -253,21 +260,81 @@ class _Address:
         low = sentence.lower()
         return any(word in low for word in self._words)
 
+    def finder(self, sentence: str) -> _PlainAddress | _NamedAddress:
+        if self._plain is not None and sentence.isascii():
+            return self._plain
+        return self._named
+
     @functools.cached_property
-    def patterns(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None, re.Pattern[str] | None]:
-        alternatives = _name_pattern(self._names)
-        if not alternatives:
-            return None, None, None
-        return (
-            re.compile(rf"^(?:dear\s+)?(?:{alternatives})\s*[,!.:;]+\s*", re.IGNORECASE),
-            re.compile(rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?:{alternatives})\s*[,!.:;]+\s*", re.IGNORECASE),
-            re.compile(rf"\s*,\s*(?:{alternatives})\s*(?=[.!?]*$)"),
-        )
+    def _named(self) -> _NamedAddress:
+        return _NamedAddress(_name_pattern(self._names))
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9'-]+")
+_ANY_LEADING_NAME = re.compile(r"^(?:dear\s+)?(?P<name>[A-Za-z0-9'-]+)\s*[,!.:;]+\s*", re.IGNORECASE)
+_ANY_NAME_AFTER_OPENER = re.compile(
+    rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?P<name>[A-Za-z0-9'-]+)\s*[,!.:;]+\s*", re.IGNORECASE
+)
+_ANY_TRAILING_NAME = re.compile(r"\s*,\s*(?P<name>[A-Za-z0-9'-]+)\s*(?=[.!?]*$)")
+
+
+class _PlainAddress:
+    """The address patterns of a set of plain words, on an ASCII sentence (``_Address``).
+
+    Each address pattern puts a name's word between characters that cannot be in it (the
+    start, a space, a comma or a mark), so on an ASCII sentence it matches where the pattern
+    for any run of the words' characters matches with a run that is one of the words (any
+    case; as written, at the end); and each can match at one place only, so the first match
+    of the pattern for any run is the only one to test."""
+
+    __slots__ = ("_exact", "_folded")
+
+    def __init__(self, forms: frozenset[str]) -> None:
+        self._exact = forms
+        self._folded = frozenset(f.lower() for f in forms)
+
+    def leading(self, sentence: str) -> str:
+        match = _ANY_LEADING_NAME.match(sentence)
+        return sentence[match.end() :] if match is not None and match["name"].lower() in self._folded else sentence
+
+    def after_opener(self, sentence: str) -> str:
+        match = _ANY_NAME_AFTER_OPENER.match(sentence)
+        return sentence[match.end() :] if match is not None and match["name"].lower() in self._folded else sentence
+
+    def trailing(self, sentence: str) -> str:
+        match = _ANY_TRAILING_NAME.search(sentence) if "," in sentence else None
+        if match is None or match["name"] not in self._exact:
+            return sentence
+        return sentence[: match.start()] + sentence[match.end() :]
+
+
+class _NamedAddress:
+    """The address patterns of a set of names, with the words as an alternation."""
+
+    __slots__ = ("_leading", "_after_opener", "_trailing")
+
+    def __init__(self, alternatives: str) -> None:
+        self._leading = self._after_opener = self._trailing = None
+        if alternatives:
+            self._leading = re.compile(rf"^(?:dear\s+)?(?:{alternatives})\s*[,!.:;]+\s*", re.IGNORECASE)
+            self._after_opener = re.compile(
+                rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?:{alternatives})\s*[,!.:;]+\s*", re.IGNORECASE
+            )
+            self._trailing = re.compile(rf"\s*,\s*(?:{alternatives})\s*(?=[.!?]*$)")
+
+    def leading(self, sentence: str) -> str:
+        return self._leading.sub("", sentence, count=1) if self._leading is not None else sentence
+
+    def after_opener(self, sentence: str) -> str:
+        return self._after_opener.sub("", sentence, count=1) if self._after_opener is not None else sentence
+
+    def trailing(self, sentence: str) -> str:
+        return self._trailing.sub("", sentence) if self._trailing is not None else sentence
 
 
 @functools.lru_cache(maxsize=2048)
 def _address_patterns(names: tuple[str, ...]) -> _Address:
-    """The address patterns of one set of names (a slice reads every line with the same
+    """The address finders of one set of names (a slice reads every line with the same
     names), kept for the next slice with them."""
     return _Address(names)
 
