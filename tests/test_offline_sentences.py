@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 from hypothesis import given
@@ -94,7 +95,8 @@ _ADDRESS_PIECES = st.lists(
     st.sampled_from([
         "priya", "PRIYA", "Shah", "jo", "Jo", "Jon", "mary-jane", "O'Neil", "o'neil", "al", "Sam2", "sam2",
         "and", "hey", "oh", "Oh and", "dear", "Dear", "well", "so", "Speaking of the trip", "then", "I",
-        "moved", "to", "Leeds", ",", "!", ".", ":", ";", "?", " ", "  ", "\t", "-",
+        "moved", "to", "Leeds", ",", "!", ".", ":", ";", "?", " ", "  ", "\t", "-", "Kraków", "Zoë", "\u00a0",
+        "\u212aim", "ſam", "Jı",
     ]),
     max_size=10,
 ).map(" ".join)
@@ -104,10 +106,16 @@ _ADDRESS_PIECES = st.lists(
 def test_plain_names_are_found_as_their_alternation_finds_them(names: tuple[str, ...], sentence: str) -> None:
     address = sentences._Address(names)
     plain, named = address.finder(sentence), address._named
-    assert plain is not named
+    assert (plain is named) == any(c in sentence for c in "\u212aſı")
     assert plain.leading(sentence) == named.leading(sentence)
     assert plain.after_opener(sentence) == named.after_opener(sentence)
     assert plain.trailing(sentence) == named.trailing(sentence)
+
+
+def test_the_characters_that_fold_to_ascii_letters_are_known() -> None:
+    letters = re.compile(r"[A-Za-z0-9'-]", re.IGNORECASE)
+    folding = {chr(c) for c in range(128, sys.maxunicode + 1) if letters.match(chr(c))}
+    assert folding == set(sentences._FOLDS_TO_ASCII.pattern.strip("[]"))
 
 
 def test_names_beyond_plain_words_are_found_by_their_alternation() -> None:

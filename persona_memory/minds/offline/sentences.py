@@ -239,11 +239,12 @@ class _Address:
     hold one of the names at all, and a finder for a sentence that may.
 
     The address patterns hold the names' words as an alternation. When every word is plain —
-    ASCII letters, digits, apostrophes and hyphens — and the sentence is ASCII, a name there
-    is a whole run of those characters, so one pattern for any such run, compiled once, and a
-    lookup of the run among the words find the same (``_PlainAddress``); else the set's own
-    patterns, compiled when first needed (the one after an opener holds every interjection:
-    1.5 ms to compile), do (``_NamedAddress``)."""
+    ASCII letters, digits, apostrophes and hyphens — and the sentence holds none of the four
+    characters beyond ASCII that match an ASCII letter in any case (``_FOLDS_TO_ASCII``), a
+    name there is a whole run of plain characters, so one pattern for any such run, compiled
+    once, and a lookup of the run among the words find the same (``_PlainAddress``); else the
+    set's own patterns, compiled when first needed (the one after an opener holds every
+    interjection: 1.5 ms to compile), do (``_NamedAddress``)."""
 
     def __init__(self, names: tuple[str, ...]) -> None:
         self._names = names
@@ -261,7 +262,7 @@ class _Address:
         return any(word in low for word in self._words)
 
     def finder(self, sentence: str) -> _PlainAddress | _NamedAddress:
-        if self._plain is not None and sentence.isascii():
+        if self._plain is not None and (sentence.isascii() or _FOLDS_TO_ASCII.search(sentence) is None):
             return self._plain
         return self._named
 
@@ -271,6 +272,9 @@ class _Address:
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9'-]+")
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+"""The characters beyond ASCII that a case-insensitive pattern matches to an ASCII letter: "İ"
+and "ı" (to "i"), "ſ" (to "s") and the Kelvin sign (to "k")."""
 _ANY_LEADING_NAME = re.compile(r"^(?:dear\s+)?(?P<name>[A-Za-z0-9'-]+)\s*[,!.:;]+\s*", re.IGNORECASE)
 _ANY_NAME_AFTER_OPENER = re.compile(
     rf"^(?:{_INTERJECTION}|{_MARKER})\s+(?P<name>[A-Za-z0-9'-]+)\s*[,!.:;]+\s*", re.IGNORECASE
@@ -279,10 +283,10 @@ _ANY_TRAILING_NAME = re.compile(r"\s*,\s*(?P<name>[A-Za-z0-9'-]+)\s*(?=[.!?]*$)"
 
 
 class _PlainAddress:
-    """The address patterns of a set of plain words, on an ASCII sentence (``_Address``).
+    """The address patterns of a set of plain words, on a sentence without ``_FOLDS_TO_ASCII``.
 
     Each address pattern puts a name's word between characters that cannot be in it (the
-    start, a space, a comma or a mark), so on an ASCII sentence it matches where the pattern
+    start, a space, a comma or a mark), so on such a sentence it matches where the pattern
     for any run of the words' characters matches with a run that is one of the words (any
     case; as written, at the end); and each can match at one place only, so the first match
     of the pattern for any run is the only one to test."""
