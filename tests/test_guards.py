@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from persona_memory.minds.offline import extract_memories
 from persona_memory.minds.offline import sentences
@@ -527,3 +529,12 @@ def test_a_childhood_or_own_pregnancy_in_capitals_still_reads_as_the_subjects() 
     assert guards.third_partys_sensitive_fact("u:42 Was Sick A Lot As A Kid in 1998.") is None
     assert guards.third_partys_sensitive_fact("u:42 is PREGNANT WITH A BABY GIRL.") is None
     assert guards.third_partys_sensitive_fact("u:42's sister is PREGNANT.") is not None
+
+
+@given(
+    st.sampled_from(["Priya", "priya shah", "Will", "may", "O'Neil", "Zoë", "\u212aim", "ſam", "Jo-Ann"]),
+    st.lists(st.sampled_from(["PRIYA", "Shah", "will", "Will", "May", "o'neil", "Zoë", "kim", "Kim", "sam",
+                              "jo-ann", "u:42", " ", ",", "I", "met"]), max_size=8).map(" ".join),
+)
+def test_a_name_is_looked_for_only_where_its_letters_stand(name: str, text: str) -> None:
+    assert guards._may_hold_name(text, name) or guards.name_regex(name).search(text) is None

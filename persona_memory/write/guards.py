@@ -381,12 +381,23 @@ def own_name_to_id(text: str, uid: int, known_names: Mapping[int, str]) -> str:
     if not name:
         return text
     ref = ids.user_ref(uid)
-    text = name_regex(name).sub(ref, text)
-    others = {part.casefold() for other, n in known_names.items() if other != uid and n for part in n.split()}
+    if _may_hold_name(text, name):
+        text = name_regex(name).sub(ref, text)
+    others = None
     for part in name.split():
-        if len(part) >= 2 and part.casefold() not in others:
+        if len(part) < 2 or not _may_hold_name(text, part):
+            continue
+        if others is None:
+            others = {p.casefold() for other, n in known_names.items() if other != uid and n for p in n.split()}
+        if part.casefold() not in others:
             text = name_regex(part).sub(ref, text)
     return text
+
+
+def _may_hold_name(text: str, name: str) -> bool:
+    """False only when ``name_regex(name)`` cannot match ``text``: both ASCII, and the text's
+    lowercase does not hold the name's (a match, in any case or capitalised, holds it)."""
+    return not (text.isascii() and name.isascii()) or name.lower() in text.lower()
 
 
 def other_user_named(text: str, allowed: int | None, known_names: Mapping[int, str]) -> str | None:
@@ -398,7 +409,7 @@ def other_user_named(text: str, allowed: int | None, known_names: Mapping[int, s
         if uid == allowed or not name or not name.strip():
             continue
         for form in (name.strip(), *name.split()):
-            if len(form) < 2:
+            if len(form) < 2 or not _may_hold_name(text, form):
                 continue
             match = name_regex(form).search(text)
             if match:
