@@ -388,5 +388,5 @@ def test_a_bad_process_count_is_refused_with_the_key(tmp_path: Path, value) -> N
         settings_for(tmp_path, {"mind.offline_processes": value})
 
 
-def test_the_default_reads_in_one_worker_process() -> None:
-    assert pm.load_settings(None).mind.offline_processes == 1
+def test_the_default_reads_in_two_worker_processes() -> None:
+    assert pm.load_settings(None).mind.offline_processes == 2
