@@ -62,9 +62,9 @@ def checked_and_embedded(
 
 @attrs.frozen(eq=False)
 class Read:
-    """A slice read, checked and embedded in one job (``read_checked_and_embedded``)."""
+    """A slice read, checked and embedded in one job (``read_checked_and_embedded``); the
+    mind's answer itself stays in the worker (each dropped candidate carries its own part)."""
 
-    answer: Any
     kept: list[Candidate] = attrs.field(factory=list)
     dropped: list[Dropped] = attrs.field(factory=list)
     embedded: Embedded | None = None
@@ -82,8 +82,8 @@ def read_checked_and_embedded(
     try:
         kept, dropped, embedded = checked_and_embedded(answer, facts, embedding)
     except Exception as exc:
-        return Read(answer, refused=f"{type(exc).__name__}: {exc}")
-    return Read(answer, kept, dropped, embedded)
+        return Read(refused=f"{type(exc).__name__}: {exc}")
+    return Read(kept, dropped, embedded)
 
 
 @attrs.frozen
