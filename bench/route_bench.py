@@ -50,7 +50,7 @@ import trio
 
 import persona_memory as pm
 from persona_memory import ManualClock, MemoryRow, load_settings, open_memory
-from persona_memory.compose import make_embedder
+from persona_memory.compose import make_embedder, make_mind
 from persona_memory.embedding import quantize
 from persona_memory.write.pipeline import WritePipeline
 from write_bench import digest_rows
@@ -169,7 +169,10 @@ async def run_size(count: int, reps: int, profile: bool, digest: bool = False) -
         embedder = make_embedder(settings)
         clock = ManualClock(NOW)
         events: Counter[str] = Counter()
-        async with open_memory(settings, clock=clock) as memory:
+        mind = make_mind(settings)
+        async with open_memory(settings, clock=clock, mind=mind) as memory:
+            while getattr(mind, "processes", None) is not None and not mind.processes.ready:
+                await trio.sleep(0.01)  # the reader's workers import it and load the embedder once
             if count:
                 await memory._store.insert_memories(seed_rows(count, embedder))
             await memory.send(pm.RoomOpened(**ROOM))
