@@ -477,8 +477,7 @@ class Supervisor:
                     )
                     if job is not None:
                         await running.actor.abandon(job, exc)
-                        running.lane.in_flight = None
-                        running.lane.performed += 1
+                        running.lane.finished(job)
                     policy = attrs.evolve(policy, consecutive=0, crash_times=deque())
                     continue
                 self.restarts += 1

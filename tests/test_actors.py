@@ -29,7 +29,7 @@ from persona_memory import (
     WriterCrashedTooOften,
 )
 from persona_memory.actors.envelopes import Closing, Delivered, FlushRequested
-from persona_memory.actors.lane import WriteLane, run_writer
+from persona_memory.actors.lane import QuietJob, TouchJob, WriteLane, run_writer
 from persona_memory.actors.persona import ActorContext, PersonaActor
 from persona_memory.core.block import BlockRules
 from persona_memory.embedding import HashingEmbedder
@@ -774,3 +774,28 @@ async def test_a_topic_that_cannot_be_embedded_still_gets_its_block(open_test_me
         await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
         await memory.send(private("r1", topic=DOWN_TOPIC))
         assert "Odyssey" in await memory.block("warren", "r1")
+
+
+async def test_the_lane_says_whether_a_rooms_write_is_still_to_come() -> None:
+    """``writing`` counts the room writes queued or under way — not touches or flushes, and
+    not a room write that could not be queued — until the writer is done with each (the
+    actor keeps its writes out of the read path's table meanwhile, to take them in at once)."""
+    lane = WriteLane(4)
+    room = room_state(1)
+    await lane.submit(TouchJob({}))
+    assert not lane.writing
+    await lane.submit(QuietJob(room))
+    await lane.submit(QuietJob(room, archiving=True))
+    assert lane.writing and lane.rooms_due == 2
+    lane.send_channel.close()
+    with pytest.raises(trio.ClosedResourceError):
+        await lane.submit(QuietJob(room))
+    assert lane.rooms_due == 2
+    performed: list[object] = []
+
+    async def perform(job) -> None:
+        performed.append((type(job).__name__, lane.rooms_due))
+
+    await run_writer(lane, perform)
+    assert performed == [("TouchJob", 2), ("QuietJob", 2), ("QuietJob", 1)]
+    assert not lane.writing and lane.submitted == lane.performed == 3

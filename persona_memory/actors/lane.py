@@ -16,7 +16,8 @@ Rules:
   flight is lost by a crash.
 - The queue is bounded (``actors.write_queue_size``).
 - The lane counts jobs submitted and jobs performed; it is idle exactly when the two agree and
-  no report waits for the actor.
+  no report waits for the actor. It counts the room writes among them too: ``writing`` while
+  one is queued or under way.
 - When the lane is closed and empty the writer returns and closes its waker, which lets the
   actor's mailbox end.
 """
@@ -157,6 +158,7 @@ class WriteLane:
         self.in_flight: WriteJob | None = None
         self.submitted = 0
         self.performed = 0
+        self.rooms_due = 0  # room writes (``QuietJob``) submitted and not yet performed
         self.reports: deque[Report] = deque()
         self.waker = waker
 
@@ -165,12 +167,17 @@ class WriteLane:
         """Every job submitted so far has been performed, and its report applied."""
         return self.submitted == self.performed and not self.reports
 
+    @property
+    def writing(self) -> bool:
+        """A room's write is queued or under way (another ``Wrote`` is coming)."""
+        return self.rooms_due > 0
+
     async def submit(self, job: WriteJob) -> None:
-        self.submitted += 1
+        self._count(job, 1)
         try:
             await self.send_channel.send(job)
         except BaseException:
-            self.submitted -= 1
+            self._count(job, -1)
             raise
 
     def submit_nowait(self, job: WriteJob) -> bool:
@@ -179,8 +186,20 @@ class WriteLane:
             self.send_channel.send_nowait(job)
         except (trio.WouldBlock, trio.ClosedResourceError):
             return False
-        self.submitted += 1
+        self._count(job, 1)
         return True
+
+    def finished(self, job: WriteJob) -> None:
+        """The writer is done with ``job`` (performed, or parked by the supervisor)."""
+        self.in_flight = None
+        self.performed += 1
+        self._count(job, -1, submitted=False)
+
+    def _count(self, job: WriteJob, n: int, *, submitted: bool = True) -> None:
+        if submitted:
+            self.submitted += n
+        if isinstance(job, QuietJob):
+            self.rooms_due += n
 
     def report(self, report: Report) -> None:
         """The writer's side: hand ``report`` to the actor without waiting."""
@@ -211,5 +230,4 @@ async def run_writer(lane: WriteLane, perform: Callable[[WriteJob], Awaitable[No
                     lane.waker.close()
                 return
         await perform(lane.in_flight)
-        lane.in_flight = None
-        lane.performed += 1
+        lane.finished(lane.in_flight)

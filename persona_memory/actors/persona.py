@@ -259,15 +259,15 @@ class PersonaActor:
                 assert_never(envelope)
 
     def _apply_reports(self) -> None:
-        """Apply what the writer reported, in the order it happened; once its lane has
-        nothing more to do, take the writes into the read path's table (while it has, they
-        wait to go in together, unless a read needs the table first)."""
+        """Apply what the writer reported, in the order it happened; once its lane has no
+        room's write queued or under way, take the writes into the read path's table (while
+        it has, they wait to go in together, unless a read needs the table first)."""
         reports = self._lane.reports
         if not reports:
             return
         while reports:
             self._apply(reports.popleft())
-        if self._lane.idle:
+        if not self._lane.writing:
             self._index.settle()
 
     def _apply(self, report: Report) -> None:

@@ -12,7 +12,7 @@ Rules:
   the rows in between), ``apply_posted`` applies its new and closed rows and takes the version
   after it, without reading every row again; otherwise the next build reloads.
 - The table takes a write's rows in when it is next read, or when the actor ``settle``s it
-  (its writer has nothing more queued): consecutive writes go in as one extension — the same
+  (its writer has no room's write queued or under way): consecutive writes go in as one extension — the same
   table, built once instead of once per write — unless one closes a row an earlier one of
   them added, where they go in one by one.
 - The write path's router reads the same rows through ``routing()``: the ``RouteIndex`` once
