@@ -24,6 +24,7 @@ from persona_memory.minds.offline import mind as offline_mind
 from persona_memory.minds.offline.processes import ReaderProcesses
 from persona_memory.minds.port import ExtractionRequest, Line, Person
 from persona_memory.storage.file_names import FileNames
+from persona_memory.write import pipeline as pipeline_module
 from persona_memory.write.offloaded import HeldNames, checked_and_embedded
 from persona_memory.write.quantized import quantize_rows
 from persona_memory.write.validation import SliceFacts, check_candidates
@@ -94,13 +95,16 @@ async def test_the_reader_in_a_process_writes_the_rows_the_thread_writes(open_te
     assert in_process == on_thread
 
 
+@pytest.mark.parametrize("names_ahead", [256, 0], ids=["names held with the backlog", "names read from the file"])
 async def test_a_slice_is_read_checked_and_embedded_in_one_job_that_still_knows_every_name(
-    open_test_memory, tmp_path
+    open_test_memory, tmp_path, monkeypatch, names_ahead
 ):
     """With the workers up, each slice is one job: the reading, the names its candidates may
-    mention (read from the file in the worker), the check and the embedding. A human named in
-    another room is still known to the check there: a row that names her is refused in the
-    one job as on the thread."""
+    mention (every name, brought with the backlog while there are few; else read from the
+    SQLite file by the worker), the check and the embedding. A human named in another room is
+    still known to the check there: a row that names her is refused in the one job as on the
+    thread."""
+    monkeypatch.setattr(pipeline_module, "NAMES_AHEAD", names_ahead)
     lines = (("u:42", "I went climbing with Cara on Saturday and she led every route."),
              ("u:42", "I'm training for a sea kayak trip along the coast in June."))
 
