@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import socket
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 import requests
 import tokenizers
 import trio
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -365,3 +366,43 @@ def test_wordllama_batch_never_wakes_the_tokenizers_thread_pool(wordllama: WordL
     monkeypatch.setattr(wordllama._inference, "tokenizer", Watched())
     assert wordllama.embed_sync(["one short line", "and a second, longer line"]).shape == (2, 256)
     assert calls == []
+
+
+@settings(max_examples=400)
+@given(st.text(alphabet=st.sampled_from(list("ab xyz.,!?'’-:;()<>/s0159\t\néüß🦙İıſK中 ")), max_size=80))
+@example("two  spaces")
+@example(" leading and trailing ")
+@example("a <s> special token, and </s>")
+@example("tab\tand\nnewline 🦙")
+@example("")
+def test_wordllama_token_ids_put_together_from_words_are_the_tokenizers(text: str) -> None:
+    """Each word's ids kept and joined give what the tokenizer gives for the whole text —
+    spaces at the ends or doubled, tabs, newlines, special-token brackets and letters that
+    change length when folded included."""
+    embedder = _shared_wordllama()
+    assert embedder._ids(text) == embedder._inference.tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def test_wordllama_encodes_a_word_once_and_keeps_it(wordllama: WordLlamaEmbedder, monkeypatch) -> None:
+    tokenizer = wordllama._inference.tokenizer
+    asked: list[str] = []
+
+    class Watched:
+        padding = tokenizer.padding
+
+        def encode(self, text, **kwargs):
+            asked.append(text)
+            return tokenizer.encode(text, **kwargs)
+
+    wordllama._words.clear()
+    monkeypatch.setattr(wordllama._inference, "tokenizer", Watched())
+    first = wordllama.embed_sync(["Mira fixed the kayak on Tuesday", "the kayak leaks again"])
+    assert sorted(asked) == sorted(["Mira", "fixed", "the", "kayak", "on", "Tuesday", "leaks", "again"])
+    asked.clear()
+    again = wordllama.embed_sync(["Mira fixed the kayak on Tuesday", "the kayak leaks again"])
+    assert asked == [] and again.tobytes() == first.tobytes()
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_wordllama() -> WordLlamaEmbedder:
+    return WordLlamaEmbedder.load()

@@ -83,6 +83,9 @@ def _pads_as_expected(padding: dict | None) -> bool:
     )
 
 
+WORDS_KEPT = 50_000
+"""Words whose token ids an embedder keeps (``WordLlamaEmbedder._ids``): a few megabytes."""
+
 INLINE_CHARS = 400
 """One text up to this long is embedded on the trio thread (about 0.1 ms, as much as a thread
 hop); anything longer, or several texts, goes to a worker thread."""
@@ -101,6 +104,7 @@ class WordLlamaEmbedder:
     dim: int
     _inference: WordLlamaInference = attrs.field(alias="inference", repr=False)
     name: str = attrs.field(init=False)
+    _words: dict[str, list[int]] = attrs.field(init=False, factory=dict, repr=False, eq=False)
 
     @name.default
     def _name(self) -> str:
@@ -183,7 +187,7 @@ class WordLlamaEmbedder:
         table = inference.embedding
         out = np.empty((len(texts), table.shape[1]), dtype=np.float32)
         for start in range(0, len(texts), BATCH):
-            encoded = [tokenizer.encode(t, add_special_tokens=False).ids for t in texts[start : start + BATCH]]
+            encoded = [self._ids(t) for t in texts[start : start + BATCH]]
             width = max(map(len, encoded))
             input_ids = np.full((len(encoded), width), padding["pad_id"], dtype=np.int32)
             mask = np.zeros((len(encoded), width), dtype=np.float32)
@@ -194,8 +198,32 @@ class WordLlamaEmbedder:
             out[start : start + len(encoded)] = inference.avg_pool(table[input_ids], mask)
         return out
 
+    def _ids(self, text: str) -> list[int]:
+        """``tokenizer.encode(text).ids``, put together from each word's ids, kept per word.
+
+        The tokenizer writes every space as "▁" and prepends one, then merges pairs by BPE; no
+        merge of its table joins a piece to a following "▁", so a text of words separated by
+        single spaces is the concatenation of its words', each encoded alone (which prepends
+        the "▁" the space stood for). Texts this does not cover — a space at either end or
+        doubled, or a "<" that may open a special token — are encoded whole. Words are kept
+        up to ``WORDS_KEPT``; past that the cache starts again.
+        """
+        tokenizer = self._inference.tokenizer
+        if not text or "<" in text or "  " in text or text[0] == " " or text[-1] == " ":
+            return tokenizer.encode(text, add_special_tokens=False).ids
+        words = self._words
+        out: list[int] = []
+        for word in text.split(" "):
+            ids = words.get(word)
+            if ids is None:
+                if len(words) >= WORDS_KEPT:
+                    words.clear()
+                ids = words[word] = tokenizer.encode(word, add_special_tokens=False).ids
+            out.extend(ids)
+        return out
+
     def _embed_one(self, text: str) -> np.ndarray:
-        ids = self._inference.tokenizer.encode(text, add_special_tokens=False).ids
+        ids = self._ids(text)
         table = self._inference.embedding
         if not ids:
             return np.zeros(self.dim, dtype=np.float32)
