@@ -144,14 +144,7 @@ async def record(args: argparse.Namespace, tmp: Path) -> tuple[list[tuple[Path, 
         store.read, store.write = recorder.wrap("read", store.read), recorder.wrap("write", store.write)
         for round_no in range(args.rounds):
             lines = write_bench.script(rooms, rng, args.lines_private, args.lines_group, round_no)
-            for room in rooms:
-                await memory.send(pm.RoomOpened(
-                    room_id=room.room_id, personas=room.personas, humans=frozenset(room.humans),
-                    private=room.private, names={u: f"H{u}" for u in room.humans},
-                ))
-            for room in rooms:
-                for persona in room.personas:
-                    await memory.block(persona, room.room_id)
+            await write_bench.open_rooms(memory, rooms)
             at = clock.now()
             for room in rooms:
                 for k, (speaker, text) in enumerate(lines[room.room_id]):
@@ -212,17 +205,15 @@ class Statements:
         self._conn, self._cpu, self._count = conn, cpu, count
 
     def execute(self, sql, params=()):
-        t0 = time.thread_time()
-        try:
-            return Fetched(self._conn.execute(sql, params))
-        finally:
-            self._cpu[sql] += time.thread_time() - t0
-            self._count[sql] += 1
+        return self._timed(self._conn.execute, sql, params)
 
     def executemany(self, sql, params):
+        return self._timed(self._conn.executemany, sql, params)
+
+    def _timed(self, run, sql, params):
         t0 = time.thread_time()
         try:
-            return Fetched(self._conn.executemany(sql, params))
+            return Fetched(run(sql, params))
         finally:
             self._cpu[sql] += time.thread_time() - t0
             self._count[sql] += 1

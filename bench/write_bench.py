@@ -192,6 +192,18 @@ class Evening:
     worker_cpu: float = 0.0  # CPU seconds of the offline reader's worker processes meanwhile
 
 
+async def open_rooms(memory: pm.Memory, rooms: list[Room]) -> None:
+    """Every room opens (its humans named ``H<id>``) and each persona's block is built."""
+    for room in rooms:
+        await memory.send(pm.RoomOpened(
+            room_id=room.room_id, personas=room.personas, humans=frozenset(room.humans),
+            private=room.private, names={u: f"H{u}" for u in room.humans},
+        ))
+    for room in rooms:
+        for persona in room.personas:
+            await memory.block(persona, room.room_id)
+
+
 def workers_cpu(mind) -> float:
     """CPU seconds (user + system) the offline reader's worker processes have used so far
     (``/proc``; 0 without workers, or where ``/proc`` is not there)."""
@@ -289,14 +301,7 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
                 for round_no in range(args.rounds):
                     lines = script(rooms, rng, args.lines_private, args.lines_group, round_no)
                     before = rows_written["rows"]
-                    for room in rooms:  # rooms open and their blocks build: the read path, untimed
-                        await memory.send(pm.RoomOpened(
-                            room_id=room.room_id, personas=room.personas, humans=frozenset(room.humans),
-                            private=room.private, names={u: f"H{u}" for u in room.humans},
-                        ))
-                    for room in rooms:
-                        for persona in room.personas:
-                            await memory.block(persona, room.room_id)
+                    await open_rooms(memory, rooms)  # the read path, untimed
                     t0, c0, w0 = time.perf_counter(), time.process_time(), workers_cpu(mind)
                     at = clock.now()
 
