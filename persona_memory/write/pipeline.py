@@ -260,14 +260,13 @@ class WritePipeline:
         else:
             answer = await self._mind.extract(request)
             words = words_of(answer)
-            names = taken.names_among(words) if taken is not None else None
-            if taken is None:
+            if taken is None:  # the names and the day's count, one read
                 names, written_today = await store.read(
                     lambda conn: (names_among(conn, words), writes.written_since(conn, persona, day_start))
                 )
-            elif names is None:
-                names, written_today = await store.read(lambda conn: names_among(conn, words)), taken.written
             else:
+                held = taken.names_among(words)
+                names = held if held is not None else await store.read(lambda conn: names_among(conn, words))
                 written_today = taken.written
             facts = attrs.evolve(facts, known_names={**names, **room.names})
             candidates, dropped, embedded = await self._checked(answer, facts)
