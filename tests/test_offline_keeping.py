@@ -58,3 +58,23 @@ def test_ill_is_read_as_i_will_only_where_it_cannot_be_the_adjective() -> None:
 def test_chat_words_are_written_out() -> None:
     [text] = said_by_dan("Im gonna repaint my bday bike cuz the old blue paint is peeling.")
     assert "going to repaint their birthday bike because" in text
+
+
+# -- no "says" frame ---------------------------------------------------------------------------
+
+
+def test_a_view_is_kept_as_what_the_speaker_thinks_not_as_what_they_said() -> None:
+    assert said_by_dan("Old maps are the best souvenirs from any trip.") == [
+        "u:42 thinks: Old maps are the best souvenirs from any trip."
+    ]
+    assert said_by_dan("The night bus to Hull was freezing and packed.") == [
+        "u:42 found that the night bus to Hull was freezing and packed."
+    ]
+    assert not any(text.startswith("u:42 says") for text in said_by_dan(
+        "Gardening teaches patience.", "The new library downtown has a great reading room."
+    ))
+
+
+def test_a_fragment_is_no_view() -> None:
+    assert said_by_dan("Like being on another planet with all those stars overhead.") == []
+    assert said_by_dan("Must have been a long drive through the hills.") == []

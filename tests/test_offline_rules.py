@@ -299,7 +299,7 @@ def test_chat_fillers_are_taken_out_of_the_text() -> None:
 
 def test_the_speakers_view_of_a_thing_is_kept_as_theirs() -> None:
     assert texts("The night ferry to Arran is always two hours late.") == [
-        "u:42 says the night ferry to Arran is always two hours late."
+        "u:42 thinks the night ferry to Arran is always two hours late."
     ]
 
 
@@ -387,17 +387,17 @@ def test_advice_a_reply_and_a_reaction_are_no_rows(said: str) -> None:
 
 def test_a_view_in_the_present_speaks_of_people_and_a_told_one_of_the_speaker() -> None:
     assert texts("Dogs make us calmer and keep us honest.") == [
-        "u:42 says: Dogs make people calmer and keep people honest."
+        "u:42 thinks: Dogs make people calmer and keep people honest."
     ]
-    assert texts("The ferry left us stranded for hours.") == ["u:42 says the ferry left them and others stranded for hours."]
+    assert texts("The ferry left us stranded for hours.") == ["u:42 found that the ferry left them and others stranded for hours."]
     assert texts("The bakery near us makes the best rye bread.") == [  # a place of theirs, not of people's
-        "u:42 says the bakery near them and others makes the best rye bread."
+        "u:42 thinks the bakery near them and others makes the best rye bread."
     ]
 
 
 def test_a_view_that_keeps_its_capital_is_quoted() -> None:
-    assert texts("Setbacks are just chances for a comeback.") == ["u:42 says: Setbacks are just chances for a comeback."]
-    assert texts("The ferry to Arran is always late.") == ["u:42 says the ferry to Arran is always late."]
+    assert texts("Setbacks are just chances for a comeback.") == ["u:42 thinks: Setbacks are just chances for a comeback."]
+    assert texts("The ferry to Arran is always late.") == ["u:42 thinks the ferry to Arran is always late."]
 
 
 # -- a reply is kept with what it answers --------------------------------------------------------
@@ -593,7 +593,7 @@ def test_used_to_without_its_i_gets_it_back() -> None:
 
 
 def test_a_gerund_with_its_own_verb_later_is_the_subject_not_the_speaker() -> None:
-    assert texts("Overcoming setbacks builds real grit.") == ["u:42 says overcoming setbacks builds real grit."]
+    assert texts("Overcoming setbacks builds real grit.") == ["u:42 thinks overcoming setbacks builds real grit."]
     assert texts("Opening the bakery's been a great adventure for me.") == [
         "Opening the bakery's been a great adventure for u:42."
     ]

@@ -15,10 +15,11 @@ Rules:
   relationship, and kept as such. A thing named with a demonstrative ("This brooch is
   special to me") is a thing, not a pointer: it reads "The brooch is special to u:42". A
   sentence that names no person and is the speaker's view of a thing ("The ferry to Arran is
-  always late") is kept as theirs: "u:42 says the ferry to Arran is always late" (after a
-  colon when its first word keeps its capital: "u:42 says: Setbacks are chances…"; a view in
-  the present that opens on no article or possessive speaks of people at large, so its "we"
-  and "us" are "people": "u:42 says: Pets make people happier") — when it
+  always late") is kept as what they think: "u:42 thinks the ferry to Arran is always late"
+  (after a colon when its first word keeps its capital: "u:42 thinks: Setbacks are
+  chances…"; a view in the present that opens on no article or possessive speaks of people at
+  large, so its "we" and "us" are "people": "u:42 thinks: Pets make people happier") — when it
+  opens on what it is about (not a fragment such as "like being on another planet"), when it
   has at least three words that say something, points at nothing outside itself ("That
   cake looks great" is about the listener's photo), is not an order ("Grab the chance!": a
   word other than a gerund straight before an article or an object) and does not speak to
@@ -198,6 +199,12 @@ _HYPOTHETICAL = Folded(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
 )
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+# A view opens on what it is about, not on a preposition, a modal or an adjective: "like
+# being…", "must have been…", "inspiring they…" are fragments of a reaction.
+_A_CLAUSE = re.compile(
+    r"^(?!(?:like|must|inspiring|such|so|as|with|without|for|to|of|in|on|at|by|from)\b)",
+    re.IGNORECASE,
+)
 _BARE_PRESENTER = re.compile(
     r"^(?:(?:look|check|see)(?: at)? (?:this|these|it|them)(?: out)?|check (?:it|this|these|them) out|"
     r"take a look(?: at (?:this|these|it|them))?|look|see|here (?:it is|they are)|this is (?:it|them))"
@@ -475,7 +482,12 @@ class _Reader:
                                         or first[0].lower().endswith("ing"))
         said = settle_demonstratives(third[0].lower() + third[1:] if common else third)
         # a word kept capitalised (a name, or a noun no rule can tell from one) is quoted
-        text = as_memory_text(f"{line.speaker} says {said}" if said[:1].islower() else f"{line.speaker} says: {said}")
+        if not _A_CLAUSE.match(said):
+            return None  # a fragment ("like being on another planet") is no view
+        # the speaker's view is what they think (of a thing in the past: what they found);
+        # "says" would add a frame and nothing else
+        verb = "found that" if tense == "past" or _NARRATED.search(sentence) else "thinks"
+        text = as_memory_text(f"{line.speaker} {verb} {said}" if said[:1].islower() else f"{line.speaker} {verb}: {said}")
         if _count_specific(text) < 3 or dangling(text):
             return None
         importance = importance_of(sentence, "fact")
