@@ -78,3 +78,93 @@ def test_a_view_is_kept_as_what_the_speaker_thinks_not_as_what_they_said() -> No
 def test_a_fragment_is_no_view() -> None:
     assert said_by_dan("Like being on another planet with all those stars overhead.") == []
     assert said_by_dan("Must have been a long drive through the hills.") == []
+
+
+# -- lists, reasons and names are kept whole ----------------------------------------------------
+
+
+def test_a_list_after_the_speakers_own_clause_is_kept() -> None:
+    assert said_by_dan("I'm torn between two courses: pottery and bookbinding.") == [
+        "u:42 is torn between two courses: pottery and bookbinding."
+    ]
+
+
+def test_a_short_heading_before_a_colon_is_still_peeled() -> None:
+    assert said_by_dan("Big news: I passed my sommelier exam on Friday!") == [
+        "u:42 passed their sommelier exam on Friday 2026-08-07."
+    ]
+
+
+# -- a pronoun is named from the line it answers, or left alone ---------------------------------
+
+
+def test_a_replys_pronoun_is_named_by_what_the_question_asked_about() -> None:
+    rows = dialogue(
+        ("warren", "How do you get your focaccia so crisp?"),
+        ("u:42", "I bake it on a hot stone with plenty of olive oil."),
+    )
+    assert [m["text"] for m in rows] == ["u:42 bakes their focaccia on a hot stone with plenty of olive oil."]
+    assert rows[0]["evidence"] == [101, 100]  # the question stays beside the answer
+
+
+def test_a_plural_pronoun_is_named_only_by_a_plural_thing() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "What do your goats eat in winter?"),
+        ("u:42", "They eat hay and beet pulp."),
+    )] == ["u:42's goats eat hay and beet pulp."]
+    named = [m["text"] for m in dialogue(
+        ("warren", "Where do you keep the canoe?"),
+        ("u:42", "They stay in the shed by the lake."),
+    )]
+    assert not any("canoe" in text for text in named)
+
+
+def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
+    [text] = [m["text"] for m in dialogue(
+        ("warren", "How long do you hold the plank?"),
+        ("u:42", "I bought a rowing machine and use it every morning."),
+    )]
+    assert "plank" not in text and "rowing machine and" in text and "it every morning" in text
+
+
+def test_a_verdict_on_the_asked_thing_is_no_row() -> None:
+    assert dialogue(("warren", "How was your weekend in Bath?"), ("u:42", "It was lovely but tiring.")) == []
+
+
+# -- a short reply is written as the answer to the question -------------------------------------
+
+
+def test_a_short_reply_is_the_answer_to_the_question_it_follows() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "Which instrument did you end up picking?"),
+        ("u:42", "The bassoon, believe it or not!"),
+    )] == ["Asked which instrument they ended up picking, u:42 answered: The bassoon, believe it or not."]
+    assert [m["text"] for m in dialogue(
+        ("warren", "What's your go-to breakfast?"),
+        ("u:42", "Porridge with stewed plums."),
+    )] == ["Asked what their go-to breakfast is, u:42 answered: Porridge with stewed plums."]
+
+
+def test_a_reply_that_answers_nothing_worth_keeping_is_no_row() -> None:
+    for reply in ("Yes, definitely!", "Not sure yet.", "Good question!", "Thanks so much!"):
+        assert dialogue(("warren", "Which city are you moving to?"), ("u:42", reply)) == [], reply
+    # a yes/no question has no answer to write out
+    assert dialogue(("warren", "Did you enjoy the concert?"), ("u:42", "The encore, mostly!")) == []
+
+
+def test_questions_are_turned_into_their_indirect_form() -> None:
+    from persona_memory.minds.offline.answers import indirect_question
+
+    turned = {
+        "What tea do you usually drink?": "what tea they usually drink",
+        "Which route did you take home?": "which route they took home",
+        "Where are your grandparents from?": "where their grandparents are from",
+        "What is your favourite board game?": "what their favourite board game is",
+        "How long have you been knitting?": "how long they have been knitting",
+        "What does your brother study?": "what their brother studies",
+        "What did you bake me?": "what they baked Warren",
+    }
+    for question, indirect in turned.items():
+        assert indirect_question(question, "Warren") == indirect, question
+    assert indirect_question("What did you bake me?", None) is None  # "me" is nobody known
+    assert indirect_question("Did you bake today?", "Warren") is None  # not a wh-question

@@ -93,6 +93,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...write.folded import Folded
+from .answers import antecedent, answer_row, name_the_pronoun
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -277,6 +278,7 @@ class _Reader:
             [p.name for p in request.present if p.name]
             + [display_name(slug) for slug in {request.persona, *request.personas}]
         )
+        self.human_names = tuple(p.name for p in request.present if p.name)
         self.known = [content_stems(text) for text in block_statements(request.block)]
         self.memories: list[_Memory] = []
         self.last_of: dict[str, tuple[int, _Memory]] = {}
@@ -295,7 +297,7 @@ class _Reader:
             elif line.speaker in self.humans:
                 thing = asked_thing(asked) if asked else None
                 carried = self._asked_about_last(line.speaker, index, asked) if asked and thing is None else None
-                found = self._statements(line, index, thing, carried)
+                found = self._statements(line, index, thing, carried, previous_line)
                 if found and previous_line is not None:
                     _cite_what_it_answers(found[0], previous_line)
                 self.last_human = line.speaker
@@ -321,7 +323,14 @@ class _Reader:
             return None
         return last[1]
 
-    def _statements(self, line: Line, index: int, asked: str | None, carried: _Memory | None = None) -> list[_Memory]:
+    def _statements(
+        self,
+        line: Line,
+        index: int,
+        asked: str | None,
+        carried: _Memory | None = None,
+        replied_to: Line | None = None,
+    ) -> list[_Memory]:
         text = normalise(line.text)
         if carries_link_or_order(text):
             return []
@@ -333,7 +342,7 @@ class _Reader:
         things = [t for t in (shown_thing(s) for s in shown) if t]
         if carried is not None and not may_mean(text, carried.text):
             carried = None
-        return self._said(split_sentences(text), line, index, voice, things, asked, carried)
+        return self._said(split_sentences(text), line, index, voice, things, asked, carried, replied_to)
 
     def _said(
         self,
@@ -344,8 +353,11 @@ class _Reader:
         things: list[str],
         asked: str | None,
         carried: _Memory | None = None,
+        replied_to: Line | None = None,
     ) -> list[_Memory]:
         found: list[_Memory] = []
+        question = normalise(replied_to.text) if replied_to is not None else None
+        thing = antecedent(question) if question else None
         # the row the sentence just before made or continued; for the line's first sentence,
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
@@ -353,7 +365,18 @@ class _Reader:
             sentence = drop_fillers(drop_suggestion(strip_address(raw, self.names)))
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
-            asked = None  # the question before the line is answered by its first sentence only
+            if question is not None:
+                answer = self._answer(question, sentence, line, replied_to)
+                if answer is not None:
+                    found.append(answer)
+                    self.last_of[line.speaker] = (index, answer)
+                    last = answer
+                    question = thing = asked = None
+                    continue
+            if thing is not None:
+                sentence = name_the_pronoun(sentence, thing)
+            # the line before is answered by the first sentence only
+            asked = question = thing = None
             if last is None:
                 sentence = named_thing(sentence) or sentence
             sentence = restore_subject(sentence)
@@ -380,6 +403,18 @@ class _Reader:
                 self._follow_up(request, line, index, voice, found)
                 last = None
         return found
+
+    def _answer(self, question: str, sentence: str, line: Line, asker: Line | None) -> _Memory | None:
+        """The row for a short reply to the question before it (``answers``): "Asked what
+        pizza they usually order, u:42 answered: Margherita." ``None`` when the sentence is
+        no short answer, or the question names a human or cannot be turned."""
+        listener = display_name(asker.speaker) if asker is not None and asker.speaker == self.request.persona else None
+        text = answer_row(question, sentence, line.speaker, listener)
+        if text is None or mentions_name(text.replace(line.speaker, ""), self.human_names):
+            return None
+        text = as_memory_text(text)
+        importance = max(self.importance_min, importance_of(text, "fact"))
+        return self._new(line.speaker, "fact", text, importance, line, None)
 
     @staticmethod
     def _shown(thing: str, found: list[_Memory]) -> None:

@@ -13,7 +13,8 @@ Rules:
 - Openers that carry no fact are peeled off the front of each sentence — interjections
   ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "By the way",
   "Then", "Speaking of long drives,"), a short heading
-  before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
+  before a colon ("Quick update:", "Big news:"; never the speaker's own clause that a list
+  follows: "I'm keen on two projects: …"), the names of the people in the room used as
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
   together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
@@ -81,7 +82,7 @@ _MARKER = (
 )
 _REPLY = r"nah|not really|not exactly|not quite"  # a reply word peeled only before its punctuation
 _OPENER = re.compile(
-    rf"^(?:[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_REPLY})\s*[,!.:;]+\s*|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
+    rf"^(?:(?![A-Za-z' ]*\b(?:I|I'm|I've|I'd|my|we|we're|we've|our)\b)[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_REPLY})\s*[,!.:;]+\s*|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
     rf"\s+(?=(?:{_INTERJECTION}|{_MARKER}|I|I'm|I've|I'll|I'd|my|we|we're|our)\b))\s*|"
     rf"(?:{_MARKER})(?:\s*[,!.:;]+|\s*[-–—]+|\s+)\s*)",
     re.IGNORECASE,
