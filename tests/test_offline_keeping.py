@@ -191,3 +191,18 @@ def test_an_action_between_asterisks_opens_a_scene() -> None:
         ("u:42", "*draws a rusty sword* I am the last knight of the northern keep!"),
         ("u:42", "I guard the king's daughter with my life."),
     ) == []
+
+
+def test_a_verdict_that_goes_on_to_say_something_keeps_its_thing() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "How did the half marathon go?"),
+        ("u:42", "It was brutal but I finished in two hours flat!"),
+    )] == ["The half marathon was brutal but u:42 finished in two hours flat."]
+
+
+def test_your_that_means_anyone_keeps_the_sentence_about_the_speakers_thing() -> None:
+    [text] = said_by_dan(
+        "I just finished \"The Salt Road\" and it was gripping! It's a tale about exile and chasing your dreams."
+    )
+    assert text.endswith("it's a tale about exile and chasing one's dreams.")
+    assert "Warren" not in text

@@ -72,14 +72,29 @@ def antecedent(line_before: str) -> Thing | None:
         if _names_a_thing(words):
             return Thing(words=f"my {words}", plural=_is_plural(words))
     for part in (asked[-1],) if asked else tuple(reversed(re.split(r"(?<=[.!])\s+", line_before))):
-        found = [m for m in _NOUN_PHRASE.finditer(part) if _names_a_thing(m["words"])]
+        found = [(m, _without_final_verb(m["words"].lower())) for m in _NOUN_PHRASE.finditer(part)]
+        found = [(m, words) for m, words in found if words and _names_a_thing(words)]
         if found:
-            match = found[-1]
-            words = match["words"].lower()
+            match, words = found[-1]
             return Thing(words=f"{_SWAP[match['det'].lower()]} {words}", plural=_is_plural(words))
         if asked:
             break
     return None
+
+
+# A question's last verb can follow its noun straight ("How did the marathon go?").
+_QUESTION_VERBS = frozenset(
+    """go goes went do does did be been look looks feel feels turn turned work works happen
+    happened end ended come came taste tastes sound sounds seem seems begin began start started
+    finish finished compare""".split()
+)
+
+
+def _without_final_verb(words: str) -> str:
+    parts = words.split()
+    while parts and parts[-1] in _QUESTION_VERBS:
+        parts.pop()
+    return " ".join(parts)
 
 
 def _is_plural(words: str) -> bool:
@@ -119,7 +134,7 @@ def name_the_pronoun(sentence: str, thing: Thing) -> str:
         return sentence
     if not dangling(f"{sentence[: match.start()]}it."):
         return sentence  # something before it in the sentence it may mean
-    if _ONLY_A_VERDICT.match(sentence, match.end()):
+    if _ONLY_A_VERDICT.match(sentence, match.end()) and not _MORE_AFTER.search(sentence, match.end()):
         return sentence  # "It was busy but fine": a verdict says nothing a row could keep
     named = _SPELLED[word].format(thing.words)
     if word == "their" and not thing.plural:
@@ -136,6 +151,10 @@ _ONLY_A_VERDICT = re.compile(
     r"(?!(?:a|an|the|about|from|called|named|by|in|at|on|for|with|my|our|one|part|made|built|"
     r"written|inspired|based)\b)[a-z]+\b",
 )
+
+
+# "It was brutal but I finished in four hours": the verdict goes on to say something.
+_MORE_AFTER = re.compile(r"\s(?:but|and|so|though)\s+(?:I|I'm|I've|I'd|we|my|it|it's|they)\b", re.IGNORECASE)
 
 
 def _dummy_it_in(sentence: str) -> bool:

@@ -106,6 +106,7 @@ from .person import (
     Voice,
     addresses_listener,
     company_of,
+    generic_your,
     has_first_person,
     restore_subject,
     to_third_person,
@@ -367,7 +368,7 @@ class _Reader:
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
         for raw in sentences:
-            sentence = drop_fillers(drop_suggestion(strip_address(raw, self.names)))
+            sentence = generic_your(drop_fillers(drop_suggestion(strip_address(raw, self.names))))
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
             if question is not None:
