@@ -48,9 +48,7 @@ Rules:
   nothing said about it tells a persona nothing about the speaker — but it can say what the
   line's "this" or "it" points at ("I made this!" → "u:42 made a clay bowl"); a "this" standing
   alone as a thing is the photo's even when the row names something else ("My kids made this
-  at the fair!" → "u:42's kids made a clay bowl at the fair"). A photo nothing in the line
-  named stands beside the line's last row when both fit in one ("u:42 knitted a jumper for
-  their dad; u:42 shared a photo of a dog on a sofa").
+  at the fair!" → "u:42's kids made a clay bowl at the fair").
 - A row keeps the specific words of its sentence (names, objects, places, numbers, dates,
   titles); chat fillers ("also", "lol") and intensifiers ("really") are taken out; "those
   letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
@@ -350,21 +348,7 @@ class _Reader:
         things = [t for t in (shown_thing(s) for s in shown) if t]
         if carried is not None and not may_mean(text, carried.text):
             carried = None
-        found = self._said(split_sentences(text), line, index, voice, things, asked, carried, replied_to)
-        if things and found:
-            self._shown_beside(things[0], found[-1])
-        return found
-
-    @staticmethod
-    def _shown_beside(thing: str, row: _Memory) -> None:
-        """A photo nothing in the line named joins the line's last row, after a semicolon, when
-        both fit in one: "u:42 made pottery with their kids; u:42 shared a photo of a cup with
-        a dog face." What a person showed is part of what they told."""
-        if row.followed or row.subject not in row.text:
-            return
-        text = f"{row.text.rstrip('.')}; {row.subject} shared a photo of {thing}."
-        if len(text) <= LIMIT and not dangling(text):
-            row.text = as_memory_text(text)
+        return self._said(split_sentences(text), line, index, voice, things, asked, carried, replied_to)
 
     def _said(
         self,
