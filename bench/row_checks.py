@@ -29,7 +29,8 @@ failed), so the bench can count failures per check and show what failed:
   one full stop at the end, no question, no sentence break inside
   (``write.validation.is_one_sentence``).
 - **chat English** (``chat_english``): contractions left without their apostrophe ("Im",
-  "dont", "ill" for I'll) and chat spellings ("gonna", "u", "lol").
+  "dont", "ill" for I'll, "its just" for it's just), a dropped g ("livin'") and chat
+  spellings ("gonna", "u", "lol").
 
 The word lists here are plain English grammar, written for these checks; they are apart from
 the reader's own rules on purpose (a bench that asked the reader's code whether the reader's
@@ -217,6 +218,9 @@ _CHAT_SPELLINGS = _words(
 _ILL_AFTER = _words(
     """is are was were be been being am feel feels felt feeling fell fall falls become became
     got get gets getting seriously very mentally terminally chronically critically so too"""
+)
+_AFTER_ITS_MEANING_IT_IS = _words(
+    "just so not a an the been going really very always never all ok okay too gonna such"
 )
 _DROPPED_G = re.compile(r"\b[A-Za-z]+in'(?=\s|[.,;:!?]|$)")
 
@@ -577,6 +581,8 @@ def chat_english(text: str) -> str | None:
             return word
         if lower == "ill" and (i == 0 or words[i - 1].lower() not in _ILL_AFTER) and i + 1 < len(words):
             return word
+        if lower == "its" and i + 1 < len(words) and words[i + 1].lower() in _AFTER_ITS_MEANING_IT_IS:
+            return f"{word} {words[i + 1]}"
     dropped = _DROPPED_G.search(_QUOTED.sub(" ", text.translate(_QUOTES)))
     return dropped.group(0) if dropped else None
 
