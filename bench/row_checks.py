@@ -74,7 +74,6 @@ _POSSESSIVES = _words("my your his her its our their whose")
 _DETERMINERS = _ARTICLES | _POSSESSIVES | _words(
     "some any every each another no other such several many few both all more most much"
 )
-_NUMBERS = _words("one two three four five six seven eight nine ten dozen hundred couple")
 _PREPOSITIONS = _words(
     """about above across after against along among around at before behind below beside
     between beyond by despite during except for from in inside into like near of off on onto
@@ -121,10 +120,6 @@ _ADJECTIVES = _words(
     possible impossible different same own whole such last first next final recent entire"""
 )
 _OBJECTS = _words("it them him her us me its their his a an the")
-_TIME_NOUNS = _words(
-    """day days week weeks weekend weekends month months year years morning afternoon evening
-    night tonight summer winter spring autumn fall season time times moment"""
-)
 _PERSON_NOUNS = _words(
     """friend friends brother brothers sister sisters mom mum mother dad father parent parents
     son sons daughter daughters husband wife partner boyfriend girlfriend fiance fiancee boss
