@@ -44,6 +44,7 @@ from persona_memory.errors import (
     ProviderUnreachable,
 )
 from persona_memory.minds.http import HttpMind, extraction_messages, routing_messages
+from persona_memory.minds.schema import extraction_schema
 from persona_memory.minds.port import ExtractionRequest, Line, Neighbour, Person, RoutingRequest
 from persona_memory.providers import JsonEndpoint, RetryPolicy, retry_after_seconds
 from persona_memory.settings import load_settings
@@ -148,7 +149,15 @@ async def test_extract_sends_the_slice_and_returns_the_models_json(
     [request] = server.requests_to(CHAT)
     assert request.headers["authorization"] == "Bearer sk-from-env"
     assert request.body["model"] == "test-model"
-    assert request.body["response_format"] == {"type": "json_object"}
+    assert request.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "persona_memory_extraction", "strict": True, "schema": extraction_schema()},
+    }
+    memory = request.body["response_format"]["json_schema"]["schema"]["properties"]["memories"]["items"]
+    assert memory["required"] == ["subject", "counterpart", "kind", "text", "importance", "valid_from", "evidence"]
+    assert memory["properties"]["kind"]["enum"] == ["fact", "preference", "event", "promise", "open_loop", "relationship"]
+    assert memory["properties"]["importance"] == {"type": "integer", "minimum": 1, "maximum": 10}
+    assert memory["properties"]["text"] == {"type": "string", "pattern": "^[^\\r\\n]{1,200}$"}
     assert request.body["temperature"] == 0
     system, user = request.body["messages"]
     assert system["role"] == "system" and user["role"] == "user"
@@ -177,6 +186,22 @@ async def test_route_shows_numbered_neighbours_and_returns_the_decision(
     finally:
         await mind.aclose()
     [request] = server.requests_to(CHAT)
+    assert request.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "persona_memory_routing",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "event": {"type": "string", "enum": ["ADD", "UPDATE", "CLOSE", "NONE"]},
+                    "old_id": {"anyOf": [{"type": "string", "enum": ["0"]}, {"type": "null"}]},
+                },
+                "required": ["event", "old_id"],
+                "additionalProperties": False,
+            },
+        },
+    }
     user = request.body["messages"][1]["content"]
     assert '[{"id": "0", "text": "u:42 owns a flat in Xuhui, bought in July 2026."}]' in user
     assert '"text": "u:42 sold the flat in Xuhui in November 2026."' in user
