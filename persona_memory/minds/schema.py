@@ -9,10 +9,13 @@ Rules:
   kinds, the importance scale, the text limit (``rows``), the subject forms and the ``u:`` id
   (``ids``), the partial date (``rows``), the routing events (``write.routing.Event``). A
   change there changes the schema; nothing is typed twice.
-- The schema narrows, the checks decide. A schema-valid answer can still be dropped by
-  ``write.validation`` (a subject not present, evidence not in the slice, an importance below
-  ``write.importance_min``, two sentences in one text) or refused by ``write.routing``; what
-  the schema refuses, the checks refuse too.
+- The schema narrows, the checks decide. An answer in the schema can still be dropped by
+  ``write.validation`` for what only the slice knows (a subject not present, evidence not in
+  the slice, an importance below ``write.importance_min``, two sentences in one text) or for
+  what ties two fields together, which a strict schema cannot say (a ``self`` memory needs a
+  counterpart; UPDATE and CLOSE need an ``old_id``). An answer past a limit the schema shares
+  with the checks — a kind, the importance scale, the text limit, the form of a subject or a
+  date, an event, a label not offered — is refused by both.
 - OpenAI's strict subset, which vLLM, Ollama and llama-server also read: every object lists
   all of its properties as required and allows no others; a field that may be absent is
   required and may be ``null`` (``anyOf`` with ``{"type": "null"}``); the only limits are
