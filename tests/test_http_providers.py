@@ -36,6 +36,11 @@ from openai_server import (
 )
 from persona_memory.clock import ManualClock
 from persona_memory.compose import embedder_endpoint, make_mind, mind_endpoint
+from persona_memory.embedding import HashingEmbedder
+from persona_memory.rooms import RoomState
+from persona_memory.storage import writes
+from persona_memory.storage.store import open_store
+from persona_memory.write.pipeline import WritePipeline
 from persona_memory.embedding.http import HttpEmbedder
 from persona_memory.errors import (
     ConfigError,
@@ -160,7 +165,7 @@ async def test_extract_sends_the_slice_and_returns_the_models_json(
     assert memory["required"] == ["subject", "counterpart", "kind", "text", "importance", "valid_from", "evidence"]
     assert memory["properties"]["kind"]["enum"] == ["fact", "preference", "event", "promise", "open_loop", "relationship"]
     assert memory["properties"]["importance"] == {"type": "integer", "minimum": 1, "maximum": 10}
-    assert memory["properties"]["text"] == {"type": "string", "pattern": "^[^\\r\\n]{1,200}$"}
+    assert memory["properties"]["text"] == {"type": "string", "pattern": r'^[^"\\\x00-\x1F]{1,200}$'}
     assert request.body["temperature"] == 0
     system, user = request.body["messages"]
     assert system["role"] == "system" and user["role"] == "user"
@@ -888,3 +893,49 @@ async def test_a_host_that_takes_no_connection_says_so(monkeypatch: pytest.Monke
             await mind.extract(SLICE)
     finally:
         await mind.aclose()
+
+
+async def test_a_mind_that_never_answers_parks_the_slice_and_the_writer_goes_on(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """Through every retry at the mind's deadline the write path parks the slice with an error
+    naming the setting, as for any provider failure; the next run, with the model up, writes
+    it. Nothing in the writer gives up on a slow call before the mind's own deadline does."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    monday = datetime(2026, 8, 10, 9, 0, tzinfo=timezone.utc)
+    room = RoomState(room_id="dm", personas=("warren",), present=frozenset({42}), private=True,
+                     incognito=False, kit=None, topic=None)
+    up = trio.Event()
+    calls: list[float] = []
+    lines: list[int] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(trio.current_time())
+        if not up.is_set():
+            await trio.sleep(3600)
+        return httpx.Response(200, json=_chat_body({"memories": [{
+            "subject": "u:42", "counterpart": None, "kind": "fact", "text": "u:42 owns a flat in Xuhui.",
+            "importance": 6, "valid_from": None, "evidence": lines}]}))
+
+    settings = _virtual_settings()
+    mind = HttpMind(mind_endpoint(settings, transport=httpx.MockTransport(handler), rng=random.Random(2)),
+                    "m", settings.mind.response_format)
+    async with open_store(str(tmp_path / "memory.db")) as store:
+        lines.append(await store.post_line("dm", "u:42", "I bought a flat in Xuhui.", monday, room.presence))
+        write = WritePipeline(store, mind, HashingEmbedder(64), ManualClock(monday), settings.write)
+        start = trio.current_time()
+        report = await write("warren", room)
+        assert report.parked == (
+            "ProviderUnreachable: POST https://llm.invalid/v1/chat/completions failed 5 time(s); "
+            "last: gave no complete answer within 300 s (mind.timeout_seconds)"
+        )
+        assert len(calls) == settings.http.max_retries + 1
+        assert trio.current_time() - start >= 5 * 300.0
+        assert await store.read(lambda c: writes.parked_attempts(c, "warren", "dm")) == 1
+        up.set()
+        report = await write("warren", room)
+        assert report.parked is None
+        _, rows = await store.persona_rows("warren")
+        assert [row.text for row in rows] == ["u:42 owns a flat in Xuhui."]
+        assert await store.read(lambda c: writes.parked_attempts(c, "warren", "dm")) == 0
+    await mind.aclose()

@@ -185,3 +185,13 @@ def test_the_patterns_are_read_alike_by_every_server() -> None:
         assert pattern.startswith("^") and pattern.endswith("$"), pattern
         assert not re.search(r"\(\?|\\[dwsDWS]", pattern), pattern
         re.compile(pattern)
+
+
+@pytest.mark.parametrize("text", ['u:42 loves the film "Heat".', "u:42 saves to C:\\music.",
+                                  "u:42 keeps bees.\nu:42 sells honey.", "u:42 keeps\tbees."])
+def test_the_text_is_written_without_escapes(text: str) -> None:
+    """A quote, a backslash or a control character would be escaped in JSON, and servers that
+    match the pattern against the JSON they write would count and close the string
+    differently: the schema keeps them out, though validation would take most of them."""
+    assert not fits(extraction_schema(), {"memories": [memory(text=text)]})
+    assert fits(extraction_schema(), {"memories": [memory(text="u:42 loves the film 'Heat', près du canal.")]})

@@ -22,7 +22,9 @@ Rules:
   ``enum``, ``pattern``, ``minimum``/``maximum`` and ``minItems``. OpenAI refuses
   ``maxLength`` in strict mode, so the text's limit is a pattern.
 - Patterns are anchored and use only what llama.cpp's grammar converter reads as a regular
-  expression reads them: groups without ``?``, character classes, ``{m,n}``; no ``\\d``.
+  expression reads them: groups without ``?``, character classes, ``{m,n}``; no ``\\d``. The
+  text is one line of plain characters (``_PLAIN_CHAR``): the schema refuses a quote in it,
+  which validation would take.
 - Values are built fresh on each call: a caller may change what it gets.
 """
 
@@ -39,6 +41,12 @@ EXTRACTION = "persona_memory_extraction"
 ROUTING = "persona_memory_routing"
 
 Schema = dict[str, Any]
+
+# A character JSON writes as itself: no quote, backslash or control character (a line break
+# among them). A text of these has no escapes, so a server that matches the pattern against
+# the JSON it writes (llama.cpp, xgrammar) and one that matches the decoded string (OpenAI)
+# read the same length, and the first cannot end the string early or leave it invalid.
+_PLAIN_CHAR = r'[^"\\\x00-\x1F]'
 
 
 def _nullable(schema: Schema) -> Schema:
@@ -64,8 +72,7 @@ def memory_schema() -> Schema:
         "subject": {"type": "string", "pattern": _anchored(f"({ids.WORLD}|{ids.SELF}|{ids.USER_REF})")},
         "counterpart": _nullable({"type": "string", "pattern": _anchored(ids.USER_REF)}),
         "kind": {"type": "string", "enum": list(KINDS)},
-        # one line: a line break is a second sentence to validation anyway
-        "text": {"type": "string", "pattern": _anchored(f"[^\\r\\n]{{1,{TEXT_LIMIT}}}")},
+        "text": {"type": "string", "pattern": _anchored(f"{_PLAIN_CHAR}{{1,{TEXT_LIMIT}}}")},
         "importance": {"type": "integer", "minimum": IMPORTANCE_LOWEST, "maximum": IMPORTANCE_HIGHEST},
         "valid_from": _nullable({"type": "string", "pattern": _anchored(PARTIAL_DATE)}),
         "evidence": {"type": "array", "items": {"type": "integer"}, "minItems": 1},
