@@ -90,12 +90,19 @@ class EmbedderSettings:
     api_key_env: str
 
 
+# How the http mind asks for its answers (``minds.http``): constrained to the answers' JSON
+# schemas (``minds.schema``), or only to some JSON object.
+RESPONSE_FORMATS = ("json_schema", "json_object")
+
+
 @attrs.frozen
 class MindSettings:
     kind: str
     base_url: str
     model: str
     api_key_env: str
+    response_format: str
+    timeout_seconds: float
     pronouns: dict[str, str]
     offline_processes: int
 
@@ -103,6 +110,7 @@ class MindSettings:
 @attrs.frozen
 class HttpSettings:
     timeout_seconds: float
+    connect_timeout_seconds: float
     max_retries: int
     retry_initial_seconds: float
     retry_max_seconds: float
@@ -245,7 +253,12 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         'a table of persona = "he" | "she" | "they" | "it"',
     ),
     "mind.offline_processes": _between(0, 64),
+    "mind.response_format": (
+        (lambda v: v in RESPONSE_FORMATS), " or ".join(repr(f) for f in RESPONSE_FORMATS)
+    ),
+    "mind.timeout_seconds": _POSITIVE,
     "http.timeout_seconds": _POSITIVE,
+    "http.connect_timeout_seconds": _POSITIVE,
     "http.max_retries": _between(0, 20),
     "http.retry_initial_seconds": _POSITIVE,
     "http.retry_max_seconds": _POSITIVE,
