@@ -175,6 +175,40 @@ async def test_the_memorys_refusals_map_to_404_409_and_422_and_change_nothing(ru
     assert long_note.status_code == 400 and "body.text: must be at most 20000 characters" in long_note.json()["error"]
 
 
+async def test_a_line_for_a_room_not_open_is_a_404_and_from_someone_not_in_it_a_409_and_neither_is_kept(
+    runtime: Runtime,
+) -> None:
+    memory = runtime.client._transport.app.state.memory  # type: ignore[attr-defined]
+    never = await runtime.call("POST", "/api/rooms/never-opened/lines", template=LINES,
+                               json={"speaker": "u:42", "text": "Is anyone reading this?"})
+    assert never.status_code == 404
+    assert "room 'never-opened' is not open" in never.json()["error"] and "opened" in never.json()["error"]
+    await runtime.call("POST", "/api/rooms/g-2/events", json={"event": "opened", "personas": ["warren"], "humans": [DAN]})
+    first = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                               json={"speaker": "u:42", "text": "I've started building a canoe."})
+    assert first.status_code == 201
+    for speaker in ("u:17", "nolan"):
+        outsider = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                                      json={"speaker": speaker, "text": "I wasn't invited but here I am."})
+        assert outsider.status_code == 409
+        assert outsider.json()["error"].startswith(f"{speaker} is not in room 'g-2' (its humans: u:42; its personas: warren)")
+    await runtime.call("POST", "/api/rooms/g-2/events", json={"event": "member_joined", "user_id": CARA})
+    joined = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                                json={"speaker": "u:17", "text": "Sorry I'm late."})
+    persona = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                                 json={"speaker": "warren", "text": "Welcome, both of you."})
+    assert joined.status_code == persona.status_code == 201
+    await runtime.call("POST", "/api/rooms/g-2/events", json={"event": "archived"})
+    archived = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                                  json={"speaker": "u:42", "text": "One more thing."})
+    assert archived.status_code == 404
+    kept = await memory._store.lines("g-2")
+    assert [(line.id, line.speaker) for line in kept] == [
+        (first.json()["id"], "u:42"), (joined.json()["id"], "u:17"), (persona.json()["id"], "warren")
+    ]
+    assert await memory._store.lines("never-opened") == []
+
+
 async def test_the_runtime_token_is_its_own(runtime: Runtime) -> None:
     for headers in ({}, BEARER, {"Authorization": "Bearer nope"}, {"Authorization": f"Basic {SECRETS.runtime_token}"}):
         got = await runtime.call("POST", "/api/drain", template=DRAIN, headers=headers)

@@ -151,7 +151,8 @@ OPERATIONS = (
     Operation(
         "post_line", "POST", "/api/rooms/{room_id}/lines",
         "Append a transcript line (memory.post_line). The id is what memories cite; 0 in an "
-        "incognito room, which keeps no line.",
+        "incognito room, which keeps no line. The room must be open (404) and the speaker in it "
+        "(409): a human present or one of its personas; a refused line is not stored.",
         {201: Answer("the line is stored", _object({"id": {"type": "integer", "minimum": 0}}, ("id",)))},
         body=_object(
             {
@@ -162,7 +163,7 @@ OPERATIONS = (
             },
             ("speaker", "text"),
         ),
-        errors=(400, 401, 413, 422, 503),
+        errors=(400, 401, 404, 409, 413, 422, 503),
     ),
     Operation(
         "send_event", "POST", "/api/rooms/{room_id}/events",

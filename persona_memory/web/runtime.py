@@ -111,7 +111,9 @@ class RuntimeApi:
 
     async def post_line(self, request: Request, body: dict[str, Any]) -> Response:
         at = datetime.fromisoformat(body["at"]) if "at" in body else None
-        line_id = await self.memory.post_line(request.path_params["room_id"], body["speaker"], body["text"], at)
+        line_id = await self.memory.post_line(
+            request.path_params["room_id"], body["speaker"], body["text"], at, require_present=True
+        )
         return JSONResponse({"id": line_id}, status_code=201)
 
     async def send_event(self, request: Request, body: dict[str, Any]) -> Response:
