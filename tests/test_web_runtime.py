@@ -148,6 +148,20 @@ async def test_a_body_that_is_not_json_is_a_400(runtime: Runtime) -> None:
     assert got.status_code == 400 and got.json() == {"error": "the body must be JSON (UTF-8)"}
 
 
+@pytest.mark.parametrize(("path", "template"), [
+    ("/api/rooms/dm-1/lines", LINES), ("/api/rooms/dm-1/events", EVENTS),
+    ("/api/rooms/dm-1/personas/warren/recall", RECALL),
+])
+async def test_a_body_nested_too_deep_is_a_400_before_it_is_parsed(runtime: Runtime, path: str, template: str) -> None:
+    await runtime.call("POST", "/api/rooms/dm-1/events", json=opened())
+    deep = b'{"text": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"  # 60 KB, under the body cap
+    got = await runtime.call("POST", path, template=template, content=deep)
+    assert got.status_code == 400
+    assert got.json()["error"].startswith("the body nests arrays and objects more than 32 deep; send the flat object")
+    shallow = await runtime.call("POST", path, template=template, content=b'{"text": ' + b"[" * 31 + b"]" * 31 + b"}")
+    assert shallow.status_code == 400 and "deep" not in shallow.json()["error"]  # refused for its shape instead
+
+
 async def test_events_say_which_field_is_wrong_for_that_event(runtime: Runtime) -> None:
     got = await runtime.call("POST", "/api/rooms/r/events", template=EVENTS, json={"event": "joined", "user_id": 1})
     assert got.status_code == 400 and "body.event: must be one of 'opened', 'member_joined'" in got.json()["error"]

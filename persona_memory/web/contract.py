@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from ..ids import MAX_USER_ID
+from .json_body import MAX_DEPTH
 
 SLUG = {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,63}$"}
 USER_ID = {"type": "integer", "minimum": 1, "maximum": MAX_USER_ID}
@@ -33,12 +34,12 @@ ERROR = {
     "additionalProperties": False,
 }
 STATUS_MEANINGS = {
-    400: "the body is not JSON, or the body or a path part is not the shape this route takes "
-         "(the message names the field)",
+    400: f"the body is not JSON, nests arrays and objects more than {MAX_DEPTH} deep, or the body or a "
+         "path part is not the shape this route takes (the message names the field)",
     401: "no bearer token, or not the runtime's",
     404: "no such route, or the room is not open",
     405: "the route does not take this method",
-    409: "the persona or human named is not in that room",
+    409: "the persona, human or speaker named is not in that room",
     413: "the body is over 64 KiB",
     422: "the memory refused a value (the message says which and why); nothing changed",
     503: "the memory is shutting down, or its storage or a provider failed; try again",
