@@ -23,7 +23,6 @@ import json
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 import jinja2
 from starlette.datastructures import FormData
@@ -38,6 +37,7 @@ from ..memory import Memory
 from ..rows import MemoryRow
 from . import views
 from .auth import CSRF_FIELD, SESSION_COOKIE, Auth, LinkRefused, Session
+from .hosts import PublicOrigin
 
 MAX_ID = 2**63 - 1
 
@@ -51,11 +51,11 @@ LINK_REFUSED = {
 class Pages:
     """The HTML routes, over one ``Memory`` and one ``Auth``."""
 
-    def __init__(self, memory: Memory, auth: Auth, templates: jinja2.Environment, public_url: str) -> None:
+    def __init__(self, memory: Memory, auth: Auth, templates: jinja2.Environment, public: PublicOrigin) -> None:
         self.memory = memory
         self.auth = auth
         self.templates = templates
-        self._origins = {_origin(public_url)}
+        self.public = public
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -106,15 +106,16 @@ class Pages:
         """Refuse a POST that the browser says came from another origin.
 
         Browsers that send ``Sec-Fetch-Site`` say it outright; for the rest, an ``Origin``
-        header must be this site's (``null`` is refused). A request with neither (not from a
-        browser) still needs the session's CSRF token.
+        header must be the configured public origin (``hosts.PublicOrigin``; never one built
+        from the request's ``Host``), and ``null`` is refused. A request with neither (not from
+        a browser) still needs the session's CSRF token.
         """
         fetch_site = request.headers.get("sec-fetch-site")
         origin = request.headers.get("origin")
         if fetch_site is not None:
             allowed = fetch_site in ("same-origin", "none")
         elif origin is not None:
-            allowed = origin in self._origins | {_origin(str(request.base_url))}
+            allowed = self.public.is_origin_of(origin, request.scope)
         else:
             allowed = True
         if not allowed:
@@ -383,11 +384,6 @@ def _users_in(text: str) -> set[int]:
     """The user ids a text names (``u:17``, ``u:17's``)."""
     found = (parse_user_ref(m) for m in re.findall(r"u:\d+", text))
     return {uid for uid in found if uid is not None}
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _id(value: int) -> int:
