@@ -79,6 +79,12 @@ class Memory:
         """The supervisor, for introspection (``live_personas``, ``restarts``)."""
         return self._supervisor
 
+    @property
+    def revocations(self) -> Store:
+        """Where the web app keeps used login links and ended sessions (``web.auth``'s
+        ``Revocations``): this memory's store, so they hold across restarts and workers."""
+        return self._store
+
     def _check_open(self) -> None:
         if self._supervisor.closed:
             raise MemoryClosed("the memory is closed; open it again with open_memory()")

@@ -45,7 +45,7 @@ async def test_the_runtime_gets_a_login_link_for_a_person(site):
     assert got.status_code == 201 and got.json()["expires_in"] == 15 * 60
     url = got.json()["url"]
     assert url.startswith("http://testserver/login?token=")
-    assert site.auth.check_login(url.split("token=", 1)[1]) == DAN
+    assert await site.auth.check_login(url.split("token=", 1)[1]) == DAN
 
 
 async def test_memories_lists_every_line_about_the_person_open_and_closed(site):

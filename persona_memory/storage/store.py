@@ -54,7 +54,7 @@ from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice
 from ..ids import check_persona, check_user_id, user_ref
 from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
-from . import schema
+from . import revocations, schema
 from .connection import SqliteConnection, open_sqlite
 from .dialect import dialect_of
 from .line_batch import LineBatcher
@@ -476,6 +476,20 @@ class Store:
             else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
         )
         await self.write(lambda conn: conn.execute(sql, (user_id, persona)))
+
+    # ---- the web app's revocations -----------------------------------------------------
+
+    async def revoke(
+        self, kind: revocations.Kind, secret: str, expires_at: datetime, now: datetime
+    ) -> bool:
+        """Record a used login link's nonce or an ended session's id until ``expires_at``
+        (pruning what expired by ``now``); ``False`` when it was recorded already
+        (``revocations.revoke``)."""
+        return await self._write_unread(lambda conn: revocations.revoke(conn, kind, secret, expires_at, now))
+
+    async def is_revoked(self, kind: revocations.Kind, secret: str) -> bool:
+        """Whether a login link's nonce was used or a session id ended (``revocations``)."""
+        return await self.read(lambda conn: revocations.is_revoked(conn, kind, secret))
 
     # ---- rooms and the transcript ------------------------------------------------------
 

@@ -156,7 +156,7 @@ def build_app(
         also_hosts: more names the ``Host`` header may carry (``hosts.allowed_hosts``): a
             cluster worker's advertised address.
     """
-    auth = Auth(secrets, web, clock)
+    auth = Auth(secrets, web, clock, revocations=memory.revocations)
     env = templates()
     public = PublicOrigin.from_url(web.public_url)
     pages = Pages(memory, auth, env, public)
