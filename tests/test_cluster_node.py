@@ -322,3 +322,12 @@ async def test_signing_in_and_out_at_one_worker_holds_at_the_other(tmp_path: Pat
             csrf = re.search(r'name="csrf" value="([^"]+)"', home.text).group(1)
             assert (await at_b.post("/logout", data={"csrf": csrf})).status_code == 303
             assert (await at_a.get("/")).status_code == 401
+
+
+async def test_a_forwarded_call_nested_too_deep_is_a_400_not_a_crash(tmp_path: Path, postgres_url: str) -> None:
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        async with httpx.AsyncClient(base_url=a.url, headers={"Authorization": f"Bearer {TOKEN}"}) as at_a:
+            for route in ("edit", "recall", "built-block", "drain"):
+                got = await at_a.post(f"/cluster/{route}", content=b"[" * 30_000 + b"]" * 30_000)
+                assert got.status_code == 400, route
+                assert got.json()["error"].startswith("the body nests arrays and objects more than 32 deep")
