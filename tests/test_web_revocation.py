@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from typing import Any
 
 import httpx
-import pytest
 import trio
 
 import persona_memory as pm

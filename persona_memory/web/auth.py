@@ -187,7 +187,6 @@ class Auth:
     def session_seconds(self) -> int:
         return int(self._web.session_hours * 3600)
 
-
     # ---- login links -------------------------------------------------------------------
 
     def login_token(self, user_id: int) -> str:
