@@ -18,6 +18,8 @@ Rules:
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -141,6 +143,7 @@ class WebSettings:
     login_link_minutes: float
     session_hours: float
     secure_cookies: bool
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen
@@ -286,6 +289,10 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         (lambda v: v == "" or v.startswith(("http://", "https://"))),
         'an http:// or https:// URL, or "" for http://host:port',
     ),
+    "web.allowed_hosts": (
+        (lambda v: all(isinstance(h, str) and _is_host_name(h) for h in v)),
+        'a list of host names or addresses, without scheme or port (like ["memory.example.com", "10.0.0.2"])',
+    ),
     "web.login_link_minutes": _POSITIVE,
     "web.session_hours": _POSITIVE,
     "cluster.lease_seconds": ((lambda v: 0 < v <= 3600), "more than 0 and at most 3600"),
@@ -295,6 +302,15 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "exam.turns": _between(1, 8),
     "exam.temperature": _between(0.0, 2.0),
 }
+
+
+def _is_host_name(value: str) -> bool:
+    """A DNS name, an IPv4 address or an IPv6 address (no brackets, scheme, port or path)."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return bool(re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})", value))
+    return True
 
 
 def default_values() -> dict[str, dict[str, Any]]:
