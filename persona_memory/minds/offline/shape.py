@@ -9,6 +9,10 @@ Rules:
 - A time adverb before the subject ("Lately u:42 has been…", "Now, u:42 is…") moves after it:
   after its first auxiliary when it has one ("u:42 has lately been…", "u:42 is now…"), else to
   the end ("u:42 moved to Leeds recently"), so the row opens on whom it is about.
+- So does a sentence adverb ("Maybe u:42 will…" → "u:42 will maybe…"; a filler such as
+  "Overall," or "Honestly," is dropped), and a short phrase of place or time before a comma
+  ("At the fair, u:42 met…", "Last season, u:42 hurt…") moves to the end of the row's first
+  clause ("u:42 met … at the fair").
 - Inner sentence ends ("!" or "?" followed by more words) become commas, initials lose their
   dots ("J. K. Rowling" → "J K Rowling"), and any other full stop inside ends the text there:
   a memory is one sentence.
@@ -46,8 +50,39 @@ _LEADING_TIME = re.compile(
 _AUXILIARY = re.compile(r"^(?:has|have|had|is|was|are|were|will|would|can|could|may|might)\b\s+(?!been\b\s*$)")
 
 
+_LEADING_ADVERB = re.compile(
+    r"^(?P<adverb>maybe|perhaps|hopefully|luckily|thankfully|fortunately|unfortunately|sadly|"
+    r"finally|honestly|overall|basically|anyway|still|also)\s*,?\s+(?P<subject>u:\d+)\s+",
+    re.IGNORECASE,
+)
+_FILLER_ADVERBS = frozenset({"honestly", "overall", "basically", "anyway", "also", "still"})
+_LEADING_PHRASE = re.compile(
+    r"^(?P<phrase>(?:at|in|on|during|after|before|over|for|from|with|since|last|this|the|one|a)\b"
+    r"[^,;:\-–—]{0,40}?),\s+(?P<subject>u:\d+)\s+(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r";\s|\s[-–—]\s")
+
+
 def _subject_first(text: str) -> str:
-    """``text`` with a leading time adverb moved after the subject (see the module rules)."""
+    """``text`` opening on its subject (see the module rules)."""
+    adverb = _LEADING_ADVERB.match(text)
+    if adverb is not None:
+        word, rest = adverb["adverb"].lower(), text[adverb.end() :]
+        if word in _FILLER_ADVERBS:
+            return f"{adverb['subject']} {rest}"
+        aux = _AUXILIARY.match(rest)
+        if aux is not None:
+            return f"{adverb['subject']} {rest[: aux.end()]}{word} {rest[aux.end() :]}"
+        return f"{adverb['subject']} {word} {rest}"
+    phrase = _LEADING_PHRASE.match(text)
+    if phrase is not None and len(phrase["phrase"].split()) <= 6:
+        rest = phrase["rest"].rstrip(" .!")
+        lead = phrase["phrase"][0].lower() + phrase["phrase"][1:]
+        end = _CLAUSE_END.search(rest)
+        if end is None:
+            return f"{phrase['subject']} {rest} {lead}"
+        return f"{phrase['subject']} {rest[: end.start()]} {lead}{rest[end.start() :]}"
     lead = _LEADING_TIME.match(text)
     if lead is None:
         return text
