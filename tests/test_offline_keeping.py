@@ -206,3 +206,22 @@ def test_your_that_means_anyone_keeps_the_sentence_about_the_speakers_thing() ->
     )
     assert text.endswith("it's a tale about exile and chasing one's dreams.")
     assert "Warren" not in text
+
+
+def test_a_follow_up_whose_it_the_line_before_named_keeps_the_name() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "You should read \"The Glass Orchard\" next, it's wonderful."),
+        ("u:42", "Thanks! I'll check it out this weekend."),
+    )][0].startswith('u:42 will check "The Glass Orchard" out')
+
+
+def test_a_follow_up_whose_it_nothing_named_is_no_row() -> None:
+    assert dialogue(("warren", "Wow, great."), ("u:42", "Thanks! I'll check it out.")) == []
+
+
+def test_the_line_befores_thing_does_not_name_a_pronoun_after_the_speakers_own_row() -> None:
+    texts = [m["text"] for m in dialogue(
+        ("warren", "How is your garden doing?"),
+        ("u:42", "I built a new greenhouse in May. It keeps the tomatoes warm at night."),
+    )]
+    assert not any("garden keeps" in t for t in texts)

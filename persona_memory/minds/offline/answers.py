@@ -7,12 +7,14 @@ beside it. So the line before a reply lends the reply two things.
 Rules:
 - **The thing it named** (``antecedent``): the last noun phrase of the line before — in its
   question when it asks one ("How do you get your pancakes so fluffy?" → "your pancakes") —
-  after a possessive or a demonstrative ("your", "my", "the", "this", "that", "these",
+  a title in quotes or a name of capitalised words ("You should read "The Overstory"!"), or a
+  noun after a possessive or a demonstrative ("your", "my", "the", "this", "that", "these",
   "those"), with up to two words before its noun ("that sourdough bread recipe"). Seen from the
   replying speaker: the listener's "your" is the speaker's "my", the listener's own "my" is
   "your" (and becomes the persona's name in the third person), a demonstrative is "the". A
   word that names no thing ("way", "time", "plans", a time word) is not one.
-- **Naming the reply's pronoun** (``name_the_pronoun``): when the reply's first sentence has
+- **Naming the reply's pronoun** (``name_the_pronoun``): until the reply has said a row of
+  its own, when a sentence of it (or a follow-up such as "I'll check it out") has
   "it" or "they"/"them"/"their" with nothing before it in the sentence that it could mean, and
   the thing agrees in number ("it" one thing, "they" a plural), the pronoun becomes the thing:
   "I make them with buttermilk" → "I make my pancakes with buttermilk". A pronoun with
@@ -53,6 +55,9 @@ _NOUN_PHRASE = re.compile(
     r"(?=\s*(?:[?!.,;]|$|\s(?:of|with|for|to|in|on|at|from|and|or|so|do|does|did|is|are|was|were|you|ready|going)\b))",
     re.IGNORECASE,
 )
+# A title in quotes ("The Overstory") or a run of two or more capitalised words that does
+# not open the sentence ("the Riverside Rowing Club", "Rocket League").
+_TITLE = re.compile(r'"[^"]{2,60}"|(?<=[a-z,] )[A-Z][a-z]+(?: (?:of|the|and) [A-Z][a-z]+| [A-Z][a-z]+)+\b')
 _NOT_THINGS = frozenset(
     """one ones thing things stuff way ways day days time times life week weekend weekends month
     year plans plan opinion thoughts mind favourite favorite end part take view experience
@@ -72,11 +77,12 @@ def antecedent(line_before: str) -> Thing | None:
         if _names_a_thing(words):
             return Thing(words=f"my {words}", plural=_is_plural(words))
     for part in (asked[-1],) if asked else tuple(reversed(re.split(r"(?<=[.!])\s+", line_before))):
-        found = [(m, _without_final_verb(m["words"].lower())) for m in _NOUN_PHRASE.finditer(part)]
-        found = [(m, words) for m, words in found if words and _names_a_thing(words)]
+        found = [(m.start(), _without_final_verb(_lower_common(m["words"])), m["det"]) for m in _NOUN_PHRASE.finditer(part)]
+        found = [(at, f"{_SWAP[det.lower()]} {words}") for at, words, det in found if words and _names_a_thing(words)]
+        found += [(m.start(), m[0]) for m in _TITLE.finditer(part)]
         if found:
-            match, words = found[-1]
-            return Thing(words=f"{_SWAP[match['det'].lower()]} {words}", plural=_is_plural(words))
+            words = max(found)[1]
+            return Thing(words=words, plural=not words.startswith('"') and _is_plural(words))
         if asked:
             break
     return None
@@ -90,9 +96,14 @@ _QUESTION_VERBS = frozenset(
 )
 
 
+def _lower_common(words: str) -> str:
+    """The words with their case, but for a sentence's opening capital: names keep theirs."""
+    return " ".join(w if w[:1].isupper() and w[1:].islower() and len(w) > 1 else w.lower() for w in words.split())
+
+
 def _without_final_verb(words: str) -> str:
     parts = words.split()
-    while parts and parts[-1] in _QUESTION_VERBS:
+    while parts and parts[-1].lower() in _QUESTION_VERBS:
         parts.pop()
     return " ".join(parts)
 

@@ -94,7 +94,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...write.folded import Folded
-from .answers import antecedent, answer_row, name_the_pronoun
+from .answers import Thing, antecedent, answer_row, name_the_pronoun
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .fiction import in_fiction
@@ -364,6 +364,9 @@ class _Reader:
         found: list[_Memory] = []
         question = normalise(replied_to.text) if replied_to is not None else None
         thing = antecedent(question) if question else None
+        # the line before's thing names a pronoun until the speaker has said a row of their own
+        # (after that, "it" is more likely the speaker's own thing)
+        thing_before = thing
         # the row the sentence just before made or continued; for the line's first sentence,
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
@@ -379,8 +382,8 @@ class _Reader:
                     last = answer
                     question = thing = asked = None
                     continue
-            if thing is not None:
-                sentence = name_the_pronoun(sentence, thing)
+            if thing_before is not None and not found:
+                sentence = name_the_pronoun(sentence, thing_before)
             # the line before is answered by the first sentence only
             asked = question = thing = None
             if last is None:
@@ -406,7 +409,7 @@ class _Reader:
             elif not (last is not None and not wanted and self._carry_on(head, line, voice, last)):
                 last = None
             for request in wanted:
-                self._follow_up(request, line, index, voice, found)
+                self._follow_up(request, line, index, voice, found, None if found else thing_before)
                 last = None
         return found
 
@@ -568,11 +571,18 @@ class _Reader:
         )
 
     def _follow_up(
-        self, asked: FollowUp, line: Line, index: int, voice: Voice, found: list[_Memory]
+        self,
+        asked: FollowUp,
+        line: Line,
+        index: int,
+        voice: Voice,
+        found: list[_Memory],
+        thing_before: Thing | None = None,
     ) -> None:
         if mentions_name(asked.clause, self.names):
             return
-        dated = resolve_dates(asked.clause, line.at.date(), "future")
+        said = name_the_pronoun(asked.clause, thing_before) if thing_before is not None else asked.clause
+        dated = resolve_dates(said, line.at.date(), "future")
         listener = self.persona_name if self.request.private else None
         clause = to_third_person(dated.text, attrs.evolve(voice, listener=listener), named=True)
         if clause is None:
@@ -595,6 +605,8 @@ class _Reader:
         if asked.needs_antecedent:
             return
         text = as_memory_text(f"{line.speaker} {clause}")
+        if dangling(text):
+            return  # "u:42 will check it out": what "it" is stayed in the chat
         memory = self._new(line.speaker, "open_loop", text, 7, line, dated.valid_from)
         memory.followed = True
         found.append(memory)

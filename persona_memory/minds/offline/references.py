@@ -78,7 +78,7 @@ _CLAUSE_AFTER_THAT = frozenset(
 _DUMMY_IT = re.compile(
     r"\b(?:it(?:'s| is| was| has been| feels| felt| takes| took| seems| seemed)\s+(?:\w+\s+){0,2}"
     r"(?:to|that|when|how|if)\b|(?:make|makes|made|making|find|finds|found|take|takes|took)\s+it\s+"
-    r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit (?:all|off|out|up)\b|"
+    r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit all\b|"
     r"\b(?:make|makes|made|making)\s+it\s+(?:happen|work|count)\b)",
     re.IGNORECASE,
 )
