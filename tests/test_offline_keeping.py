@@ -193,11 +193,11 @@ def test_an_action_between_asterisks_opens_a_scene() -> None:
     ) == []
 
 
-def test_a_verdict_that_goes_on_to_say_something_keeps_its_thing() -> None:
+def test_a_verdict_that_goes_on_to_say_something_keeps_the_asked_thing() -> None:
     assert [m["text"] for m in dialogue(
         ("warren", "How did the half marathon go?"),
         ("u:42", "It was brutal but I finished in two hours flat!"),
-    )] == ["The half marathon was brutal but u:42 finished in two hours flat."]
+    )] == ["u:42 found that the half marathon was brutal but they finished in two hours flat."]
 
 
 def test_your_that_means_anyone_keeps_the_sentence_about_the_speakers_thing() -> None:
@@ -225,3 +225,11 @@ def test_the_line_befores_thing_does_not_name_a_pronoun_after_the_speakers_own_r
         ("u:42", "I built a new greenhouse in May. It keeps the tomatoes warm at night."),
     )]
     assert not any("garden keeps" in t for t in texts)
+
+
+def test_a_sentence_led_by_a_thing_only_the_chat_showed_is_no_row() -> None:
+    assert said_by_dan("The colours make me feel so calm.") == []
+    assert said_by_dan("That mug reminds me of my first flat.") == []
+    # the speaker's own thing, or one the line's photo shows, is kept
+    assert said_by_dan("The maps in my attic fascinate me.") != []
+    assert said_by_dan("This mug reminds me of my first flat. [shares a photo of a chipped blue mug]") != []

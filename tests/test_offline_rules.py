@@ -315,8 +315,13 @@ def test_a_view_is_not_an_order_a_reaction_or_a_clause_without_its_subject() -> 
     assert rows("Was a bit of a shock at the dentist on Monday.") == []
 
 
-def test_a_thing_named_with_this_is_a_thing_not_a_pointer() -> None:
-    assert texts("This brooch belonged to my aunt in Porto.") == ["The brooch belonged to u:42's aunt in Porto."]
+def test_a_thing_named_with_this_is_a_row_only_where_the_line_shows_it() -> None:
+    # with the photo that shows it, "this brooch" is a thing the row can name ...
+    assert texts("This brooch belonged to my aunt in Porto. [shares a photo of a silver brooch]") == [
+        "The brooch belonged to u:42's aunt in Porto."
+    ]
+    # ... without one, a reader of the row could not tell which brooch
+    assert texts("This brooch belonged to my aunt in Porto.") == []
 
 
 def chat(*lines: tuple[str, str]) -> list[str]:

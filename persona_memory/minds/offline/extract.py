@@ -28,6 +28,10 @@ Rules:
   speaker's ("Painting landscapes is my favourite", "Writing is a passion of mine"). A
   sentence led by a capitalised word is about that someone ("Cara is pregnant") unless it
   says what the word is to the speaker ("Dance is my stress fix", "Rowan is my oldest friend").
+- A sentence led by a thing only the chat showed ("The colours make me calm", "That pic
+  takes me back") is no fact about the speaker: a reader of the row could not say which thing.
+  A thing the sentence names as the speaker's ("The maps in my attic…") or the line's photo
+  shows is kept.
 - A row names its subject: one that opens on an adverb and a verb ("Really got u:42
   wondering…") lost its subject in the chat and is not offered; a capitalised word in -ly
   before "is", "was", "has" or "means" is a subject, not an adverb ("Family is everything
@@ -194,6 +198,15 @@ _THING_SUBJECT = re.compile(
     r"way|stuff|thing|things|time|times|day|days|moment|moments|'s)\b)[a-z][a-z'-]+\b",
     re.IGNORECASE,
 )
+# A sentence led by a thing only the chat showed: "The colours make me calm", "That pic takes
+# me back" — a row read alone could not say which (``_points_at_a_chat_thing``).
+_POINTED_SUBJECT = re.compile(
+    r"^(?:[Tt]he|[Tt]his|[Tt]hat|[Tt]hese|[Tt]hose)\s+(?!(?:one|same|other)\b)(?P<noun>(?:[a-z][\w'-]*\s+){0,3}?[a-z][\w'-]*)"
+    r"(?=\s+(?:is|are|was|were|has|have|had|makes?|made|takes?|took|reminds?|reminded|means?|meant|"
+    r"brings?|brought|gives?|gave|helps?|helped|keeps?|kept|feels?|felt|looks?|looked|seems?|"
+    r"seemed|blows?|blew|symboli[sz]es|represents?|belong(?:s|ed)?|will|would|can|could)\b)"
+)
+_OWN_IN_IT = re.compile(r"\b(?:my|our|I|we|us)\b")
 _VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
 _ORDER_OPENER = re.compile(
     r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us)\b"
@@ -466,7 +479,7 @@ class _Reader:
     def _statement(
         self, sentence: str, line: Line, voice: Voice, things: list[str], found: list[_Memory]
     ) -> _Memory | None:
-        if not self._about_the_speaker(sentence):
+        if _points_at_a_chat_thing(sentence, things) or not self._about_the_speaker(sentence):
             return self._view(sentence, line, voice) if self._a_view(sentence) else None
         tense = tense_of(sentence)
         kind = kind_of(sentence, tense)
@@ -693,6 +706,17 @@ class _Reader:
             seen.add(key)
             out.append(memory)
         return out
+
+
+def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
+    """Whether the sentence is led by a thing only the chat showed ("The colours make me calm",
+    "That pic takes me back"), not by one it names as the speaker's ("The maps in my attic…")
+    or one the line's photo shows ("This brooch…" with a photo of a silver brooch)."""
+    led = _POINTED_SUBJECT.match(sentence)
+    if led is None or _OWN_IN_IT.search(led["noun"]):
+        return False
+    noun = led["noun"].split()[-1].lower()
+    return not any(re.search(rf"\b{re.escape(noun)}\b", thing, re.IGNORECASE) for thing in things)
 
 
 _CLAUSE_BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|so|because|which|while)\s")
