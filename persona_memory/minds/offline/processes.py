@@ -34,8 +34,10 @@ Rules:
   its pickling and two wake-ups across processes on top of the work, and waits for the
   worker to be scheduled — measured, a lone slice took ~1 ms longer on a loaded machine. So
   a caller asks ``chosen()``: the workers when they are up and another caller is under way,
-  else "do it yourself" (``alone=True``: the workers whenever they are up; for tests). ``aclose``
-  closes the pipes (a worker ends when its job pipe does) and waits for every worker to exit.
+  else "do it yourself" (``alone=True``: the workers whenever they are up; for tests).
+- ``aclose`` closes the pipes (a worker that is up and idle ends when its job pipe does) and
+  terminates a worker that is still starting, or still in a job, at once: closing never waits
+  for a worker to finish importing. Every worker has exited when it returns.
 - ``spawn`` imports the program's main module in each worker, as every ``multiprocessing``
   program does: a script that opens a memory must do so under ``if __name__ == "__main__":``.
 """
@@ -64,6 +66,10 @@ T = TypeVar("T")
 DEPTH = 4
 """At most this many jobs in flight per worker: it starts the next the moment it has answered
 one, instead of waiting for the event loop to come round with it."""
+
+GRACE = 0.2
+"""Seconds a worker that is up and idle is given to exit once its job pipe closes, before it
+is terminated (it exits in a few milliseconds: its loop ends at the pipe's end)."""
 
 _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: a signed 32-bit length
 _MAX_FRAME = 0x7FFFFFFF  # a longer one has another header there: never sent either way
@@ -235,18 +241,36 @@ class _Worker:
             buffer += chunk
 
     async def aclose(self) -> None:
-        """Close the pipes and wait for the process to end (killed if it has not within
-        five seconds: a job hung)."""
+        """Close the pipes and end the process, in well under a second.
+
+        A worker that is up with no job in flight ends by itself when its job pipe closes,
+        and is given ``GRACE`` seconds to. One that is still starting cannot read that pipe
+        until it has imported the reader, and one in a job (only when the pool closes under
+        it) would finish the job first: both are terminated at once. Ending a worker early
+        loses nothing: it holds no state, and nothing it computes is written anywhere until
+        this side has its answer — a job whose worker ends fails, and its slice is written
+        later or not at all, never in part or twice.
+        """
+        idle = self.poll_up() and not self.waiting  # read before the answer pipe closes
         for stream in (self.jobs, self.answers):
             try:
                 await stream.aclose()
             except (trio.ClosedResourceError, OSError):
                 pass
-        process = self.process
-        await trio.to_thread.run_sync(process.join, 5.0)
-        if process.exitcode is None:
-            process.kill()
-            await trio.to_thread.run_sync(process.join)
+        await trio.to_thread.run_sync(_end, self.process, GRACE if idle else 0.0)
+
+
+def _end(process: Any, grace: float) -> None:
+    """Wait ``grace`` seconds for ``process`` to exit, then terminate it, then kill it if
+    SIGTERM did not end it within ``GRACE`` (it never should: the worker leaves SIGTERM at
+    its default)."""
+    process.join(grace)
+    if process.exitcode is None:
+        process.terminate()
+        process.join(GRACE)
+    if process.exitcode is None:
+        process.kill()
+        process.join()
 
 
 class ReaderProcesses:
