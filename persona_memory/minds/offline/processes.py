@@ -52,8 +52,9 @@ import os
 import pickle
 import signal
 import struct
+import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import trio
 
@@ -69,7 +70,7 @@ one, instead of waiting for the event loop to come round with it."""
 
 GRACE = 0.2
 """Seconds a worker that is up and idle is given to exit once its job pipe closes, before it
-is terminated (it exits in a few milliseconds: its loop ends at the pipe's end)."""
+is terminated (it leaves as soon as it reads the pipe's end: ``_leave``)."""
 
 _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: a signed 32-bit length
 _MAX_FRAME = 0x7FFFFFFF  # a longer one has another header there: never sent either way
@@ -77,9 +78,10 @@ _MAX_FRAME = 0x7FFFFFFF  # a longer one has another header there: never sent eit
 
 def _serve(jobs: Any, answers: Any, warm: tuple[Callable[[], object], ...] = ()) -> None:
     """A worker: warm up, say it is up, then answer each job until the job pipe ends (or the
-    answer pipe does: the parent is gone). Ctrl-C reaches the whole process group; the worker
-    leaves it to its parent, which closes the pipes — so it ignores it, and it was started
-    with it blocked (``_started``) so that it is not killed while it imports either."""
+    answer pipe does: the parent is gone), and leave at once (``_leave``). Ctrl-C reaches the
+    whole process group; the worker leaves it to its parent, which closes the pipes — so it
+    ignores it, and it was started with it blocked (``_started``) so that it is not killed
+    while it imports either."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from . import extract  # noqa: F401  (the reader's modules, imported before saying so)
@@ -96,7 +98,7 @@ def _serve(jobs: Any, answers: Any, warm: tuple[Callable[[], object], ...] = ())
             try:
                 data = jobs.recv_bytes()
             except EOFError:
-                return
+                _leave()
             try:
                 fn, args, kwargs = pickle.loads(data)
                 outcome = (True, fn(*args, **kwargs))
@@ -108,7 +110,17 @@ def _serve(jobs: Any, answers: Any, warm: tuple[Callable[[], object], ...] = ())
                 payload = pickle.dumps((False, RuntimeError(f"the answer could not be sent back: {exc!r}")))
             answers.send_bytes(payload)
     except OSError:  # a pipe broke: the parent closed it or is gone
-        return
+        _leave()
+
+
+def _leave() -> NoReturn:
+    """End the worker now, skipping the interpreter's teardown: the worker keeps nothing that
+    needs it (no file, no state; its answers went through the pipe), and tearing down the
+    reader's and the embedder's modules would keep the parent's close waiting."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def _started(process: Any) -> None:
