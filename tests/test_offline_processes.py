@@ -327,6 +327,22 @@ async def test_closing_while_the_workers_start_ends_them_without_waiting_for_the
             os.kill(pid, 0)
 
 
+async def test_a_memory_left_while_its_workers_start_still_lands_its_queued_write(open_test_memory, tmp_path):
+    mind = _mind_in(2, tmp_path)
+    async with open_test_memory(mind=mind) as memory:
+        pids = mind.processes.pids()
+        await memory.send(pm.RoomOpened(**DM))
+        for speaker, text in PRIVATE_LINES:
+            await memory.post_line("dm", speaker, text)
+        await memory.send(pm.RoomWentQuiet(room_id="dm"))  # left with the write queued
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    async with open_test_memory() as memory:
+        texts = [row.text for row in await memory.memories_about(DAN)]
+    assert any("bakery" in text for text in texts), texts
+
+
 async def test_an_idle_worker_that_is_up_leaves_by_itself_when_the_pool_closes(monkeypatch):
     monkeypatch.setattr(processes_module, "GRACE", 60.0)  # however slow the machine, no kill
     processes = ReaderProcesses(1)
