@@ -253,7 +253,7 @@ class _Worker:
             buffer += chunk
 
     async def aclose(self) -> None:
-        """Close the pipes and end the process, in well under a second.
+        """Close the pipes and end the process, never waiting for it to finish starting.
 
         A worker that is up with no job in flight ends by itself when its job pipe closes,
         and is given ``GRACE`` seconds to. One that is still starting cannot read that pipe
