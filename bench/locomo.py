@@ -17,6 +17,15 @@ baseline — the same characters of the human's own raw turns ranked by BM25 aga
 question — and ``note-recall`` (the block or the recall note built from the question cites
 an evidence turn). ``--sweep`` prints both recalls for a grid of the topic rules.
 
+Then the loss breakdown, over the *answerable* questions: those of categories 1, 3 and 4 whose
+evidence turns, as posted, hold the answer by the same ``content_words`` rule. For each, the
+rows written from its evidence turns (every open row of the persona's that cites one, in the
+block or not, their texts taken together) and the block are asked the same question:
+*extraction loss* — no row written from the evidence turns holds the answer; *ranking loss* —
+such a row holds it, the block does not; *both hold* — the block holds it (a few through rows
+written from other turns; the count is printed). Each is a count and a share of the answerable
+questions. Then ``answer-recall / BM25``, the ratio of the two answer-recalls.
+
 LoCoMo (Maharana et al., ACL 2024) is CC BY-NC 4.0: it is read for evaluation only.
 """
 
@@ -76,6 +85,7 @@ class Conversation:
     uids: dict[str, int]
     line_to_turn: dict[int, str] = attrs.field(factory=dict)
     turn_speaker: dict[str, str] = attrs.field(factory=dict)
+    turn_texts: dict[str, str] = attrs.field(factory=dict)  # each turn as posted
     own_turns: dict[str, list[str]] = attrs.field(factory=dict)
     sessions: int = 0
     last_time: datetime | None = None
@@ -106,6 +116,7 @@ async def play(memory: pm.Memory, clock: pm.ManualClock, sample: dict, index: in
             ))
         for turn in conv[f"session_{n}"]:
             c.turn_speaker[turn["dia_id"]] = turn["speaker"]
+            c.turn_texts[turn["dia_id"]] = turn_text(turn)
             c.own_turns.setdefault(turn["speaker"], []).append(turn_text(turn))
             for persona, room_id in rooms.items():
                 speaker = c.slugs[persona] if turn["speaker"] == persona else f"u:{c.uids[turn['speaker']]}"
@@ -161,6 +172,13 @@ class Question:
     answer: object
     topic: ranking.Topic
     raw_answered: bool | None  # the raw-turn baseline, for answer-recall questions
+    answerable: bool = False  # an answer-recall question whose evidence turns hold the answer
+
+
+LOSSES = ("extraction", "ranking", "held")
+"""Where an answerable question's answer went: no row written from its evidence turns holds
+it (*extraction*), such a row holds it but the block does not (*ranking*), the block holds
+it (*held*)."""
 
 
 @attrs.frozen
@@ -172,6 +190,8 @@ class Outcome:
     answered: bool | None  # None: not an answer-recall question
     raw_answered: bool | None
     noted: bool
+    loss: str | None = None  # one of LOSSES, for answerable questions
+    held_elsewhere: bool = False  # the block holds the answer, no evidence row does
 
 
 def raw_turns_block(turns: list[str], question: str, char_limit: int) -> str:
@@ -201,12 +221,15 @@ async def questions_of(embedder, conv: Conversation, qa: list[dict], char_limit:
             continue
         answer = q.get("answer", q.get("adversarial_answer", ""))
         raw = None
+        answerable = False
         if q["category"] in ANSWER_CATEGORIES:
             held = [holds_answer(raw_turns_block(conv.own_turns.get(s, []), q["question"], char_limit), answer)
                     for s in sorted(speakers)]
             raw = None if held[0] is None else any(held)
+            said = "\n".join(conv.turn_texts[t] for t in sorted(wanted) if t in conv.turn_texts)
+            answerable = bool(holds_answer(said, answer))
         out.append(Question(q["category"], frozenset(wanted), speakers, answer,
-                            ranking.Topic.of(q["question"], vector, embedder.name), raw))
+                            ranking.Topic.of(q["question"], vector, embedder.name), raw, answerable))
     return out
 
 
@@ -217,6 +240,7 @@ def ask(memory_indexes: dict[str, RowIndex], conv: Conversation, questions: list
     for q in questions:
         covered = at5 = at10 = noted = False
         held = []
+        written = []  # per speaker: do the rows written from the evidence turns hold the answer
         for about in sorted(q.speakers):
             persona_speaker = next(s for s in conv.speakers if s != about)
             index = memory_indexes[persona_speaker]
@@ -235,6 +259,9 @@ def ask(memory_indexes: dict[str, RowIndex], conv: Conversation, questions: list
             noted |= in_block or any(cites(i) for i in note.ids)
             if q.category in ANSWER_CATEGORIES:
                 held.append(holds_answer(block.text, q.answer))
+            if q.answerable:
+                from_evidence = [r.text for r_id, r in sorted(index.open_rows.items()) if cites(r_id)]
+                written.append(bool(holds_answer("\n".join(from_evidence), q.answer)))
             table = index.table
             if len(table):
                 every = np.arange(len(table), dtype=np.int64)
@@ -243,7 +270,9 @@ def ask(memory_indexes: dict[str, RowIndex], conv: Conversation, questions: list
                 at5 |= any(cites(table.ids[i]) for i in order[:5])
                 at10 |= any(cites(table.ids[i]) for i in order[:10])
         answered = None if not held or held[0] is None else any(held)
-        out.append(Outcome(q.category, covered, at5, at10, answered, q.raw_answered, noted))
+        loss = loss_of(bool(answered), any(written)) if q.answerable else None
+        out.append(Outcome(q.category, covered, at5, at10, answered, q.raw_answered, noted,
+                           loss, bool(answered) and not any(written)))
     return out
 
 
@@ -260,6 +289,29 @@ def summary(outcomes: list[Outcome]) -> dict[str, float]:
         "note": pct([o.noted for o in outcomes]),
         "answered_n": len(scored),
     }
+
+
+def loss_of(block_holds: bool, evidence_rows_hold: bool) -> str:
+    """Where an answerable question's answer went (``LOSSES``)."""
+    if block_holds:
+        return "held"
+    return "ranking" if evidence_rows_hold else "extraction"
+
+
+def losses(outcomes: list[Outcome]) -> list[str]:
+    """The loss breakdown's lines: for the answerable questions, how many lost their answer
+    before the block (no row written from the evidence turns holds it), at the block, or not."""
+    answerable = [o for o in outcomes if o.loss is not None]
+    n = len(answerable)
+    count = lambda loss: sum(o.loss == loss for o in answerable)
+    share = lambda k: f"{k} ({100.0 * k / max(1, n):.1f}%)"
+    elsewhere = sum(o.held_elsewhere for o in answerable)
+    return [
+        f"answerable questions (categories 1, 3, 4 whose evidence turns hold the answer): {n}",
+        f"  extraction loss: {share(count('extraction'))} — no row written from the evidence turns holds the answer",
+        f"  ranking loss: {share(count('ranking'))} — a row written from them holds it, the block does not",
+        f"  both hold: {share(count('held'))} — the block holds it ({elsewhere} of them with no evidence row holding it)",
+    ]
 
 
 def report(outcomes: list[Outcome]) -> None:
@@ -352,6 +404,9 @@ async def main_async(args: argparse.Namespace) -> None:
               f"{rules.char_limit} characters, {s['answered_n']} questions of categories 1, 3, 4)")
         print(f"answer-recall: {s['answer']:.1f}%")
         print(f"note-recall: {s['note']:.1f}%")
+        for line in losses(outcomes):
+            print(line)
+        print(f"answer-recall / BM25: {s['answer'] / s['raw']:.2f}" if s["raw"] else "answer-recall / BM25: -")
         print(f"block-recall: {s['block']:.1f}%")
 
 

@@ -1,32 +1,25 @@
-"""What the write path writes, read row by row: the share of standalone rows, and a sample to judge.
+"""What the write path writes, read row by row as a person reads it: the share of rows that pass
+every check, the failures per check, and rows to judge.
 
-    PYTHONPATH=. .venv/bin/python bench/quality.py ../shared/data/locomo-dev.json [--rows 200] [--seed 9]
+    PYTHONPATH=. .venv/bin/python bench/quality.py ../shared/data/locomo-dev.json [--rows 200] [--seed 9] [--show 20]
     PYTHONPATH=. .venv/bin/python bench/quality.py ../shared/data/locomo-dev.json --shingles .
 
 The conversations are played through the real write path exactly as ``bench/locomo.py`` plays
-them (each session twice, as two private chats, the configured mind; offline by default). Then a
-sample of the rows written about the humans (``--rows``, drawn with a fixed ``--seed``) is
-checked, each row alone, by three automatic tests:
+them (each session twice, as two private chats, the configured mind; offline by default). Then
+every row written about the humans is read alone, months later, with no chat around it, by the
+checks of ``row_checks.py`` (its docstring says each one's rule): *subject* (the row begins with
+whom it is about and names that ``u:`` id), *dangling reference* (a pronoun or demonstrative
+with nothing in the row to point at), *first person*, *second person*, *says frame* ("u:42
+says…"), *length / one sentence* (at most 200 characters, at least 4 words, one sentence) and
+*chat English* ("dont", "gonna").
 
-- **subject**: the row begins with whom it is about — a ``u:`` id (``u:42``, ``u:42's``), the
-  persona's name, or another capitalised name ("Warren said…", "Dance gives u:42…"); not a
-  pronoun, an article, a preposition, an adverb, a gerund or a clause ("It was…", "The…",
-  "On Friday…", "Lately,…", "Running…", "When…"), nor a word followed by a comma.
-- **no dangling reference**: every ``it``/``its``/``this``/``these``/``those``/``he``/``she``/
-  ``him``/``her`` — "those letters" included: a demonstrative points outside the row as much
-  as "it" does — and every ``there`` not followed by ``is/are/was/were``, and every ``that``
-  at the end of the row or before punctuation, has something before it in the same row it can
-  point at: a capitalised word after the first, a number, a quoted title, or a word after an
-  article, a number or a possessive ("a bike", "their dog", "u:42's studio"). ``they``/``them``/
-  ``their`` are not counted: the rows use them for their own subject.
-- **one sentence**: at most 200 characters, ending in one full stop, no question mark, and no
-  sentence break inside (``write.validation.is_one_sentence``).
-
-A row is *standalone* when it passes all three. The checks are written here on purpose, apart
-from the mind's own rules (``minds/offline/references.py``): a bench that asked the mind's code
-whether the mind's rows are good would learn nothing. They are crude — a row can pass them and
-still say little ("u:42 is swamped.") — so the bench also prints ``--show`` sampled rows with
-their verdicts for a person to read.
+It prints the failures of each check over every row and over a sample (``--rows``, drawn with a
+fixed ``--seed``), with up to three failing rows per check and the reason each failed, then
+``--show`` sampled rows marked with the checks they failed, the share of every row that passes
+all the checks, and last ``standalone: NN.N%``: the share of the sample that does. The checks are
+written apart from the mind's own rules on purpose: a bench that asked the mind's code whether the
+mind's rows are good would learn nothing. They guess grammar without a tagger, so they miss some
+rows and wrong a few — read the rows it prints.
 
 ``--shingles ROOT`` prints instead every run of 7 words shared by a ``.py`` or ``.md`` file under
 ROOT and a turn of the dev file (lower-cased words ``[a-z0-9']+``): our tests and docstrings are
@@ -51,96 +44,40 @@ import trio
 
 import persona_memory as pm
 from persona_memory.compose import make_embedder
-from persona_memory.write.validation import is_one_sentence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo import play  # noqa: E402  (the same playing as the recall bench)
-
-_TOKEN = re.compile(r"u:\d+(?:'s)?|\"[^\"]+\"|'[^']+'|[A-Za-z0-9]+(?:'[A-Za-z]+)?|[^\sA-Za-z0-9]")
-_POINTING = frozenset({"it", "its", "it's", "this", "these", "those", "he", "she", "him", "her", "there", "that"})
-_EXISTENTIAL = frozenset({"is", "are", "was", "were", "'s"})
-_AFTER = frozenset(
-    """a an the my your his her its our their some two three four five six seven eight nine ten
-    every each another first second new old""".split()
-)
-_FUNCTION = frozenset(
-    """a an the and or but if so of to in on at by for with from about into as than that this
-    these those there here it its is are was were be been do does did have has had will would
-    can could should may might must not no very too just really also i me my we us our you
-    your he him his she her they them their what which who when where why how all any some
-    such own same other more most much many""".split()
-)
-_BAD_OPENERS = frozenset(
-    """it its it's this that these those there here they he she his her we our you your the a
-    an some when if while after before since because as so and but or being one each every
-    everything something nothing everyone someone on in at for with from to by of about
-    during over under sometimes today yesterday tomorrow tonight now then still also just
-    once last next even maybe perhaps overall plus anyway""".split()
+from row_checks import (  # noqa: E402,F401  (the checks, importable from here too)
+    CHECKS,
+    chat_english,
+    dangling_reference,
+    first_person,
+    has_subject,
+    length_problem,
+    one_sentence,
+    problems,
+    says_frame,
+    second_person,
+    subject_problem,
 )
 
 
 @attrs.frozen
 class Verdict:
-    subject: bool
-    referenced: bool
-    one_sentence: bool
+    """A row's failed checks, each with its reason (``row_checks.problems``)."""
+
+    failures: tuple[tuple[str, str], ...]
 
     @property
     def standalone(self) -> bool:
-        return self.subject and self.referenced and self.one_sentence
+        return not self.failures
+
+    def failed(self, check: str) -> bool:
+        return any(name == check for name, _ in self.failures)
 
 
-def has_subject(text: str) -> bool:
-    """The row begins with whom it is about (see the module docstring)."""
-    first = text.split(" ", 1)[0]
-    if re.fullmatch(r"u:\d+(?:'s)?", first):
-        return True
-    word = first.strip(".;:'\"")
-    if word.endswith(",") or word.lower().endswith(("ing", "ly")):
-        return False
-    return bool(word[:1].isupper() and word.lower() not in _BAD_OPENERS)
-
-
-def has_no_dangling_reference(text: str) -> bool:
-    """Every pointing word has something before it in the row (see the module docstring)."""
-    tokens = _TOKEN.findall(text)
-    for i, token in enumerate(tokens):
-        lower = token.lower()
-        if lower not in _POINTING:
-            continue
-        following = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
-        if lower == "there" and following in _EXISTENTIAL:
-            continue
-        if lower == "that" and following[:1].isalnum():
-            continue  # a determiner or a clause: not counted
-        if not _points_at_something(tokens, i):
-            return False
-    return True
-
-
-def _points_at_something(tokens: list[str], index: int) -> bool:
-    if index > 0 and tokens[0][:1].isupper() and tokens[0].lower() not in _BAD_OPENERS:
-        return True  # a named subject: "Warren said he would…"
-    for j in range(1, index):
-        token, before = tokens[j], tokens[j - 1].lower()
-        if token[:1] in "\"'" and len(token) > 2 or token[:1].isdigit():
-            return True
-        if token[:1].isupper() and not token.startswith("u:"):
-            return True
-        if token[:1].isalpha() and token.lower() not in _FUNCTION and (
-            before in _AFTER or before.endswith("'s") or before[:1].isdigit()
-        ):
-            return True
-    return False
-
-
-def one_sentence(text: str) -> bool:
-    """At most 200 characters, one full stop at the end, no question (see the module docstring)."""
-    return len(text) <= 200 and text.endswith(".") and not text.endswith("..") and "?" not in text and is_one_sentence(text)
-
-
-def verdict(text: str) -> Verdict:
-    return Verdict(has_subject(text), has_no_dangling_reference(text), one_sentence(text))
+def verdict(text: str, about: str | None = None) -> Verdict:
+    return Verdict(tuple(problems(text, about).items()))
 
 
 async def written_rows(path: str, config: str | None, conversations: int | None) -> list[pm.MemoryRow]:
@@ -197,18 +134,43 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1 if shingles(args.path, args.shingles) else 0)
     rows = [r for r in trio.run(written_rows, args.path, args.config, args.conversations) if r.subject.startswith("u:")]
     sample = random.Random(args.seed).sample(rows, min(args.rows, len(rows)))
-    verdicts = [verdict(r.text) for r in sample]
-    share = lambda flag: 100.0 * sum(map(flag, verdicts)) / max(1, len(verdicts))
+    every = [verdict(r.text, r.subject) for r in rows]  # the sample moves when the rows do: this does not
+    sampled = [verdict(r.text, r.subject) for r in sample]
     print(f"rows written about the humans: {len(rows)}; sample of {len(sample)} (seed {args.seed})")
-    print(f"subject present: {share(lambda v: v.subject):.1f}%  no dangling reference: "
-          f"{share(lambda v: v.referenced):.1f}%  one sentence: {share(lambda v: v.one_sentence):.1f}%")
-    for row, v in list(zip(sample, verdicts))[: args.show]:
-        marks = "".join(mark if ok else "-" for mark, ok in (("S", v.subject), ("R", v.referenced), ("1", v.one_sentence)))
-        print(f"  [{marks}] {row.importance} {row.kind:<12} {row.text}")
-    every = [verdict(r.text) for r in rows]  # the sample moves when the rows do: this does not
-    print(f"every row ({len(every)}): standalone "
-          f"{100.0 * sum(v.standalone for v in every) / max(1, len(every)):.1f}%")
-    print(f"standalone: {share(lambda v: v.standalone):.1f}%")
+    print(report(rows, every, sampled))
+    for row, v in list(zip(sample, sampled))[: args.show]:
+        print(f"  [{marks(v)}] {row.importance} {row.kind:<12} {row.text}")
+    print(f"every row ({len(every)}): pass every check {pct(every):.1f}%")
+    print(f"standalone: {pct(sampled):.1f}%")
+
+
+def pct(verdicts: list[Verdict]) -> float:
+    return 100.0 * sum(v.standalone for v in verdicts) / max(1, len(verdicts))
+
+
+def marks(v: Verdict) -> str:
+    """One letter per check, ``-`` where the row failed it: S, R (reference), 1 (first
+    person), 2 (second person), F (frame), L (length), C (chat)."""
+    return "".join("-" if v.failed(check) else letter for check, letter in zip(CHECKS, "SR12FLC"))
+
+
+def report(rows: list[pm.MemoryRow], every: list[Verdict], sampled: list[Verdict]) -> str:
+    """The failures per check over every row and over the sample, with up to three failing
+    rows per check, spread over every row, and why each failed."""
+    lines = [f"  {'check':<24}{'every row':>16}{'sample':>16}"]
+    share = lambda n, of: f"{n} ({100.0 * n / max(1, of):.1f}%)"
+    for check in CHECKS:
+        n_every = sum(v.failed(check) for v in every)
+        n_sample = sum(v.failed(check) for v in sampled)
+        lines.append(f"  {check:<24}{share(n_every, len(every)):>16}{share(n_sample, len(sampled)):>16}")
+    lines.append(f"  {'passes every check':<24}{share(sum(v.standalone for v in every), len(every)):>16}"
+                 f"{share(sum(v.standalone for v in sampled), len(sampled)):>16}")
+    for check in CHECKS:
+        failing = [(row.text, dict(v.failures)[check]) for row, v in zip(rows, every) if v.failed(check)]
+        if failing:
+            lines.append(f"  {check}, e.g.:")
+            lines += [f"    [{why}] {text}" for text, why in failing[:: max(1, len(failing) // 3)][:3]]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import os
 import socket
 import sys
 from functools import partial
+from urllib.parse import urlsplit
 
 import trio
 
@@ -177,7 +178,8 @@ async def run_serve(settings: Settings, *, worker: str | None = None, advertise:
     server stops (requests in flight get a few seconds), then leaving ``open_memory`` lets
     queued writes land. With ``worker``, the memory is that cluster worker's
     (``cluster/node.py``), reachable by the others at ``advertise`` (default: the bound
-    address); on a signal it leaves the cluster, releasing its personas at once.
+    address, whose host the web app then answers to besides ``web.allowed_hosts``); on a
+    signal it leaves the cluster, releasing its personas at once.
     """
     from .memory import open_memory
     from .web import WebSecrets, serve_web
@@ -193,7 +195,9 @@ async def run_serve(settings: Settings, *, worker: str | None = None, advertise:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with opened as memory:
             async with trio.open_nursery() as nursery:
-                port = await nursery.start(partial(serve_web, memory, settings, secrets=secrets))
+                advertised = urlsplit(advertise).hostname if advertise else None
+                port = await nursery.start(partial(serve_web, memory, settings, secrets=secrets,
+                                                   also_hosts=[advertised] if advertised else []))
                 as_worker = ""
                 if worker is not None:
                     address = advertise or f"http://{settings.web.host}:{port}"

@@ -14,6 +14,8 @@ For a chat runtime in another process (or on another host) than ``persona-memory
 Rules:
 - The calls, their arguments and their results are the in-process ``Memory``'s (``post_line``,
   ``send``, ``block``, ``built_block``, ``recall``, ``drain``); the paths are ``web.contract``'s.
+  ``post_line`` over HTTP is ``Memory.post_line(..., require_present=True)``: a line for a room
+  that is not open, or from a speaker not in it, is refused and not stored.
 - The server's errors come back as the same classes: 400 and 422 ``InvalidInput`` (409
   ``NotInRoom``, 404 ``UnknownRoom``), 503 ``MemoryClosed``; 401 ``ConfigError`` (the token is
   configuration); a transport failure or any other status ``ProviderUnreachable``. The message

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import trio
@@ -19,7 +20,7 @@ from .minds.http import HttpMind
 from .minds.offline import OfflineMind
 from .minds.offline.processes import ReaderProcesses
 from .minds.port import Mind
-from .providers import JsonEndpoint
+from .providers import JsonEndpoint, RetryPolicy
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -40,10 +41,7 @@ def make_embedder(settings: Settings, limiter: trio.CapacityLimiter | None = Non
         case "hashing":
             return HashingEmbedder(dim=e.dim)
         case "http":
-            endpoint = JsonEndpoint.from_settings(
-                e.base_url, e.api_key_env, settings.http, limiter or make_limiter(settings)
-            )
-            return HttpEmbedder(endpoint, e.model, e.dim)
+            return HttpEmbedder(embedder_endpoint(settings, limiter), e.model, e.dim)
         case other:
             raise AssertionError(f"settings let through embedder kind {other!r}")
 
@@ -63,12 +61,35 @@ def make_mind(settings: Settings, limiter: trio.CapacityLimiter | None = None) -
                 pronouns=m.pronouns, importance_min=settings.write.importance_min, processes=processes
             )
         case "http":
-            endpoint = JsonEndpoint.from_settings(
-                m.base_url, m.api_key_env, settings.http, limiter or make_limiter(settings)
-            )
-            return HttpMind(endpoint, m.model)
+            return HttpMind(mind_endpoint(settings, limiter), m.model, m.response_format)
         case other:
             raise AssertionError(f"settings let through mind kind {other!r}")
+
+
+def embedder_endpoint(
+    settings: Settings, limiter: trio.CapacityLimiter | None = None, **kwargs: Any
+) -> JsonEndpoint:
+    """The http embedder's endpoint: ``[embedder]``'s URL and key, ``[http]``'s numbers.
+    ``kwargs`` go to ``JsonEndpoint`` (a test's ``transport``)."""
+    e = settings.embedder
+    return JsonEndpoint.from_settings(
+        e.base_url, e.api_key_env, settings.http, limiter or make_limiter(settings), **kwargs
+    )
+
+
+def mind_endpoint(
+    settings: Settings, limiter: trio.CapacityLimiter | None = None, **kwargs: Any
+) -> JsonEndpoint:
+    """The http mind's endpoint: ``[mind]``'s URL and key, ``[http]``'s retries and connect
+    timeout, and the mind's own deadline per call (``mind.timeout_seconds``), long enough for
+    a local model's first call, which loads its weights. ``kwargs`` go to ``JsonEndpoint``."""
+    m = settings.mind
+    policy = RetryPolicy.from_settings(
+        settings.http, timeout_seconds=m.timeout_seconds, timeout_key="mind.timeout_seconds"
+    )
+    return JsonEndpoint.from_settings(
+        m.base_url, m.api_key_env, settings.http, limiter or make_limiter(settings), policy=policy, **kwargs
+    )
 
 
 def _worker_warm(settings: Settings) -> tuple[Callable[[], object], ...]:

@@ -16,7 +16,8 @@
     │   ├── ProviderUnreachable         timeouts, 429s or 5xx outlasted the retries (try later)
     │   │   └── ReaderProcessDied       the offline reader's worker process died on a slice
     │   ├── ProviderRefused             the endpoint said no (401, 403, 404, 400): fix the config
-    │   │   └── ProviderInputTooLong    the request was too long for the model: send less
+    │   │   ├── ProviderInputTooLong    the request was too long for the model: send less
+    │   │   └── ResponseFormatRefused   the endpoint does not take [mind] response_format: change it
     │   └── ProviderNonsense            the answer was not the JSON we asked for
     ├── LeaseLost                       this worker no longer owns the persona: nothing committed
     ├── WriterCrashedTooOften           a persona's writer kept failing: the supervisor escalates
@@ -89,12 +90,27 @@ class ReaderProcessDied(ProviderUnreachable):
 
 
 class ProviderRefused(ProviderError):
-    """The endpoint refused the request (bad key, unknown model, bad request): fix the config."""
+    """The endpoint refused the request (bad key, unknown model, bad request): fix the config.
+
+    ``status`` is the HTTP status it answered (``None`` when it is not known) and ``detail``
+    the endpoint's own explanation, as it gave it (cut short).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, detail: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.detail = detail
 
 
 class ProviderInputTooLong(ProviderRefused):
     """The endpoint refused the request as too long for the model (413, or a context-length
     400). The write path splits the slice instead of sending it again unchanged."""
+
+
+class ResponseFormatRefused(ProviderRefused):
+    """The endpoint refused the answer format the mind asked for (``[mind] response_format``):
+    a server or model that cannot constrain its output to a JSON schema. The config's fault,
+    not the model's: set ``response_format = "json_object"`` for such an endpoint."""
 
 
 class ProviderNonsense(ProviderError):

@@ -24,7 +24,11 @@ SELF = "self"
 MAX_USER_ID = 2**63 - 1  # SQLite's INTEGER
 
 _SLUG = re.compile(r"[a-z][a-z0-9_-]{0,63}")
-_USER_REF = re.compile(r"u:([1-9][0-9]{0,17})")
+_USER_DIGITS = "[1-9][0-9]{0,17}"
+# A ``u:`` id as a regular expression that Python, JSON Schema (ECMA 262) and llama.cpp's
+# grammar converter read alike: the mind's answer schema (``minds.schema``) uses it as is.
+USER_REF = f"u:{_USER_DIGITS}"
+_USER_REF = re.compile(f"u:({_USER_DIGITS})")
 
 
 def check_user_id(value: object, field: str = "user_id") -> int:

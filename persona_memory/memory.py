@@ -31,7 +31,7 @@ from .actors.row_index import RowIndex
 from .core.audience import Audience
 from .core.block import build_from_table
 from .core.placement import BuiltBlock
-from .errors import InvalidInput, MemoryClosed, NotOnTrio, NotYourMemory, StorageError
+from .errors import InvalidInput, MemoryClosed, NotInRoom, NotOnTrio, NotYourMemory, StorageError, UnknownRoom
 from .metrics import Metrics, TimedEmbedder, TimedMind
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
@@ -79,6 +79,12 @@ class Memory:
         """The supervisor, for introspection (``live_personas``, ``restarts``)."""
         return self._supervisor
 
+    @property
+    def revocations(self) -> Store:
+        """Where the web app keeps used login links and ended sessions (``web.auth``'s
+        ``Revocations``): this memory's store, so they hold across restarts and workers."""
+        return self._store
+
     def _check_open(self) -> None:
         if self._supervisor.closed:
             raise MemoryClosed("the memory is closed; open it again with open_memory()")
@@ -100,17 +106,28 @@ class Memory:
 
     # ---- transcript --------------------------------------------------------------------
 
-    async def post_line(self, room_id: str, speaker: str, text: str, at: datetime | None = None) -> int:
+    async def post_line(
+        self, room_id: str, speaker: str, text: str, at: datetime | None = None, *, require_present: bool = False
+    ) -> int:
         """Append a line to a room's transcript; return its id (what ``evidence`` cites).
 
         The line records who is in the room now (the speaker included): only the personas
         present may ever read it, and a row citing it counts only the humans present as its
         witnesses. A line posted to an incognito room is not kept at all: the answer is 0. A
-        line posted while its room is not open is kept, but no persona's write path reads it.
+        line posted while its room is not open is kept, but no persona's write path reads it
+        (a runtime may store a transcript before it opens the room).
 
         Args:
             speaker: ``"u:42"`` for a human, the slug for a persona.
             at: when it was said (UTC-aware, 1970..2199); ``None`` for now.
+            require_present: refuse a line that no persona could ever read or that names a
+                speaker the room does not hold, instead of keeping it (the runtime API over
+                HTTP posts this way).
+
+        Raises:
+            UnknownRoom: with ``require_present``, the room is not open. Nothing was stored.
+            NotInRoom: with ``require_present``, the speaker is neither a human present in the
+                room nor one of its personas. Nothing was stored.
         """
         ids.check_room_id(room_id)
         ids.check_speaker(speaker)
@@ -120,6 +137,8 @@ class Memory:
         when = self._clock.now() if at is None else as_utc(at)
         self._check_open()
         presence, incognito = await self._hearers(room_id)
+        if require_present:
+            _check_present(room_id, presence, speaker)
         if presence is None and incognito:
             return 0  # an incognito room keeps no line, open or not (its record may be pending)
         if presence is None:
@@ -475,6 +494,24 @@ class Memory:
                 return
             except Exception:  # a sweep that fails is retried at the next interval
                 log.exception("the sweep failed; it runs again in %.0f s", parked_check)
+
+
+def _check_present(room_id: str, presence: Presence | None, speaker: str) -> None:
+    """Refuse a line for a room that is not open, or from a speaker the room does not hold."""
+    if presence is None:
+        raise UnknownRoom(
+            f"room {room_id!r} is not open, so no persona could read the line; send RoomOpened "
+            "(the event \"opened\") for it first. The line was not stored"
+        )
+    uid = ids.parse_user_ref(speaker)
+    if speaker in presence.personas or (uid is not None and uid in presence.humans):
+        return
+    humans = ", ".join(ids.user_ref(h) for h in sorted(presence.humans)) or "none"
+    raise NotInRoom(
+        f"{speaker} is not in room {room_id!r} (its humans: {humans}; its personas: "
+        f"{', '.join(presence.personas)}); send MemberJoined (\"member_joined\") for a human who "
+        "came in. The line was not stored"
+    )
 
 
 def _heard_by(presence: Presence, speaker: str) -> Presence:

@@ -41,9 +41,14 @@ from .ids import check_unicode
 
 KINDS = ("fact", "preference", "event", "promise", "open_loop", "relationship")
 TEXT_LIMIT = 200
+IMPORTANCE_LOWEST = 1
+IMPORTANCE_HIGHEST = 10
 NOTE_LIMIT = 400
 
-_PARTIAL_DATE = re.compile(r"\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?")
+# ASCII digits only, and written so JSON Schema and llama.cpp's grammar converter read it as
+# Python does: the mind's answer schema (``minds.schema``) uses it as is.
+PARTIAL_DATE = "[0-9]{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12][0-9]|3[01]))?)?"
+_PARTIAL_DATE = re.compile(PARTIAL_DATE)
 
 
 def check_partial_date(value: str | None, field: str) -> str | None:
@@ -131,8 +136,10 @@ def _check_row(row: MemoryRow) -> None:
     if not isinstance(row.text, str) or not row.text.strip() or len(row.text) > TEXT_LIMIT:
         raise InvalidInput(f"text must be one sentence of 1..{TEXT_LIMIT} chars, got {row.text!r}")
     check_unicode(row.text, "text")
-    if isinstance(row.importance, bool) or not isinstance(row.importance, int) or not 1 <= row.importance <= 10:
-        raise InvalidInput(f"importance must be an int 1..10, got {row.importance!r}")
+    if isinstance(row.importance, bool) or not isinstance(row.importance, int) or not IMPORTANCE_LOWEST <= row.importance <= IMPORTANCE_HIGHEST:
+        raise InvalidInput(
+            f"importance must be an int {IMPORTANCE_LOWEST}..{IMPORTANCE_HIGHEST}, got {row.importance!r}"
+        )
     for uid in row.witnessed:
         ids.check_user_id(uid, "witnessed")
     for line_id in row.evidence:

@@ -18,6 +18,8 @@ Rules:
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
@@ -90,12 +92,19 @@ class EmbedderSettings:
     api_key_env: str
 
 
+# How the http mind asks for its answers (``minds.http``): constrained to the answers' JSON
+# schemas (``minds.schema``), or only to some JSON object.
+RESPONSE_FORMATS = ("json_schema", "json_object")
+
+
 @attrs.frozen
 class MindSettings:
     kind: str
     base_url: str
     model: str
     api_key_env: str
+    response_format: str
+    timeout_seconds: float
     pronouns: dict[str, str]
     offline_processes: int
 
@@ -103,6 +112,7 @@ class MindSettings:
 @attrs.frozen
 class HttpSettings:
     timeout_seconds: float
+    connect_timeout_seconds: float
     max_retries: int
     retry_initial_seconds: float
     retry_max_seconds: float
@@ -133,6 +143,7 @@ class WebSettings:
     login_link_minutes: float
     session_hours: float
     secure_cookies: bool
+    allowed_hosts: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 @attrs.frozen
@@ -245,7 +256,12 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         'a table of persona = "he" | "she" | "they" | "it"',
     ),
     "mind.offline_processes": _between(0, 64),
+    "mind.response_format": (
+        (lambda v: v in RESPONSE_FORMATS), " or ".join(repr(f) for f in RESPONSE_FORMATS)
+    ),
+    "mind.timeout_seconds": _POSITIVE,
     "http.timeout_seconds": _POSITIVE,
+    "http.connect_timeout_seconds": _POSITIVE,
     "http.max_retries": _between(0, 20),
     "http.retry_initial_seconds": _POSITIVE,
     "http.retry_max_seconds": _POSITIVE,
@@ -273,6 +289,10 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
         (lambda v: v == "" or v.startswith(("http://", "https://"))),
         'an http:// or https:// URL, or "" for http://host:port',
     ),
+    "web.allowed_hosts": (
+        (lambda v: all(isinstance(h, str) and _is_host_name(h) for h in v)),
+        'a list of host names or addresses, without scheme or port (like ["memory.example.com", "10.0.0.2"])',
+    ),
     "web.login_link_minutes": _POSITIVE,
     "web.session_hours": _POSITIVE,
     "cluster.lease_seconds": ((lambda v: 0 < v <= 3600), "more than 0 and at most 3600"),
@@ -282,6 +302,15 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "exam.turns": _between(1, 8),
     "exam.temperature": _between(0.0, 2.0),
 }
+
+
+def _is_host_name(value: str) -> bool:
+    """A DNS name, an IPv4 address or an IPv6 address (no brackets, scheme, port or path)."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return bool(re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})", value))
+    return True
 
 
 def default_values() -> dict[str, dict[str, Any]]:

@@ -18,6 +18,13 @@ Usage::
 A ``Reply`` with a ``delay`` waits before answering: longer than the client's timeout, it is a
 hang. ``max_in_flight`` is the most requests the server held at once (from the moment a request
 was fully read to the moment its answer began), to check a client's concurrency limit.
+
+A chat request's ``response_format`` is read before anything is answered, as OpenAI reads it:
+``{"type": "json_schema", ...}`` is refused with a 400 when the server was opened with
+``json_schema=False`` (a model that cannot constrain its output), and otherwise when its
+schema is not valid JSON Schema or leaves OpenAI's strict subset (``strict_schema_problem``).
+A refused request takes nothing from the script. What the server answers is the script's
+word, schema or not: servers that ignore the schema exist, and a cut-off answer breaks any.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from typing import Any
 
 import attrs
 import h11
+import jsonschema_rs
 import trio
 
 from persona_memory.embedding import HashingEmbedder
@@ -124,10 +132,85 @@ def hang(seconds: float, then: Reply | None = None) -> Reply:
     return attrs.evolve(then or chat_json_reply({"memories": []}), delay=seconds)
 
 
-class OpenAIServer:
-    """The server's state: scripts, the requests received, and the in-flight count."""
+_ANNOTATIONS = {"description", "title"}
+_STRICT_KEYWORDS: dict[str, set[str]] = {
+    "object": {"type", "properties", "required", "additionalProperties"},
+    "array": {"type", "items", "minItems", "maxItems"},
+    "string": {"type", "enum", "const", "pattern", "format"},
+    "integer": {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+    "number": {"type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"},
+    "boolean": {"type", "enum", "const"},
+    "null": {"type"},
+}
 
-    def __init__(self) -> None:
+
+def strict_schema_problem(schema: Any, path: str = "#") -> str | None:
+    """Why OpenAI's strict mode would refuse ``schema``, or ``None``: the root is an object;
+    every object requires all of its properties and allows no others; a node is a ``type``
+    (or a list of types) or an ``anyOf`` below the root; only the keywords its type allows
+    (no ``maxLength``, ``minLength``, ``oneOf``, ``default``...)."""
+    if not isinstance(schema, dict):
+        return f"{path} is not a schema object"
+    if "anyOf" in schema:
+        if path == "#":
+            return "the root schema must not be an anyOf"
+        if set(schema) - {"anyOf"} - _ANNOTATIONS:
+            return f"{path}: an anyOf takes no other keyword"
+        for i, option in enumerate(schema["anyOf"]):
+            if (problem := strict_schema_problem(option, f"{path}/anyOf/{i}")) is not None:
+                return problem
+        return None
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if not kinds or any(k not in _STRICT_KEYWORDS for k in kinds):
+        return f"{path}: type {schema.get('type')!r} is not one strict mode supports"
+    if path == "#" and kinds != ["object"]:
+        return "the root schema must be an object"
+    allowed = set().union(*(_STRICT_KEYWORDS[k] for k in kinds)) | _ANNOTATIONS
+    if extra := sorted(set(schema) - allowed):
+        return f"{path}: {extra[0]!r} is not permitted"
+    if "object" in kinds:
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            return f"{path}: additionalProperties must be false"
+        if sorted(schema.get("required", [])) != sorted(properties):
+            return f"{path}: every property must be required"
+        for name, sub in properties.items():
+            if (problem := strict_schema_problem(sub, f"{path}/properties/{name}")) is not None:
+                return problem
+    if "array" in kinds:
+        return strict_schema_problem(schema.get("items"), f"{path}/items")
+    return None
+
+
+def _format_refusal(request: Received, json_schema: bool) -> Reply | None:
+    """The 400 a chat request's ``response_format`` earns, or ``None`` when it is acceptable."""
+    body = request.body if isinstance(request.body, dict) else {}
+    wanted = body.get("response_format")
+    if request.path != CHAT or not isinstance(wanted, dict) or wanted.get("type") != "json_schema":
+        return None
+    if not json_schema:
+        return status_reply(
+            400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported by this model."
+        )
+    spec = wanted.get("json_schema") or {}
+    schema = spec.get("schema")
+    problem = None if jsonschema_rs.meta.is_valid(schema) else "it is not valid JSON Schema"
+    if problem is None and spec.get("strict"):
+        problem = strict_schema_problem(schema)
+    if problem is None:
+        return None
+    return status_reply(400, f"Invalid schema for response_format {spec.get('name')!r}: {problem}.")
+
+
+class OpenAIServer:
+    """The server's state: scripts, the requests received, and the in-flight count.
+
+    ``json_schema``: whether its model can be held to a JSON schema (see the module).
+    """
+
+    def __init__(self, *, json_schema: bool = True) -> None:
+        self.json_schema = json_schema
         self.port = 0
         self.received: list[Received] = []
         self.in_flight = 0
@@ -146,6 +229,9 @@ class OpenAIServer:
         return [r for r in self.received if r.path == path]
 
     def _answer(self, request: Received) -> Reply:
+        refusal = _format_refusal(request, self.json_schema)
+        if refusal is not None:
+            return refusal
         queue = self._scripts[request.path]
         if queue:
             return queue.popleft()
@@ -228,9 +314,9 @@ async def _send_reply(conn: h11.Connection, stream: trio.SocketStream, reply: Re
 
 
 @asynccontextmanager
-async def open_openai_server() -> AsyncIterator[OpenAIServer]:
+async def open_openai_server(*, json_schema: bool = True) -> AsyncIterator[OpenAIServer]:
     """Serve on ``127.0.0.1`` (an ephemeral port) until the block ends."""
-    server = OpenAIServer()
+    server = OpenAIServer(json_schema=json_schema)
     async with trio.open_nursery() as nursery:
         listeners = await nursery.start(
             partial(trio.serve_tcp, server.serve_connection, 0, host="127.0.0.1")

@@ -9,6 +9,7 @@ server's clock, so these tests use trio's real clock, short leases, and deadline
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,7 +22,7 @@ from persona_memory import MemberJoined, RoomOpened, RoomWentQuiet
 from persona_memory.cluster.node import ClusterMemory, open_cluster_memory
 from persona_memory.errors import InvalidInput, LeaseLost, NotOwnedHere
 from persona_memory.storage import membership
-from persona_memory.web import WebSecrets, serve_web
+from persona_memory.web import Auth, WebSecrets, serve_web
 
 from conftest import settings_for
 
@@ -38,9 +39,10 @@ def _settings(tmp_path: Path, url: str):
 
 
 class Node:
-    def __init__(self, memory: ClusterMemory, scope: trio.CancelScope) -> None:
+    def __init__(self, memory: ClusterMemory, scope: trio.CancelScope, url: str = "") -> None:
         self.memory = memory
         self.scope = scope
+        self.url = url  # where its web app answers
 
 
 @asynccontextmanager
@@ -55,7 +57,7 @@ async def running(tmp_path: Path, url: str, nursery: trio.Nursery, worker_id: st
                 async with trio.open_nursery() as inner:
                     port = await inner.start(lambda task_status: serve_web(memory, settings, secrets=SECRETS, task_status=task_status))
                     memory.worker.advertise(f"http://127.0.0.1:{port}")
-                    ready.append(Node(memory, scope))
+                    ready.append(Node(memory, scope, f"http://127.0.0.1:{port}"))
                     started.set()
                     await trio.sleep_forever()
 
@@ -304,3 +306,28 @@ async def test_a_cluster_worker_needs_postgresql(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="postgresql"):
         async with open_cluster_memory(settings_for(tmp_path), "w-a"):
             pass
+
+
+async def test_signing_in_and_out_at_one_worker_holds_at_the_other(tmp_path: Path, postgres_url: str) -> None:
+    web = _settings(tmp_path, postgres_url).web
+    token = Auth(SECRETS, web).login_token(42)
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        async with httpx.AsyncClient(base_url=a.url) as at_a, httpx.AsyncClient(base_url=b.url) as at_b:
+            assert (await at_a.post("/login", data={"token": token})).status_code == 303
+            used = await at_b.post("/login", data={"token": token})
+            assert used.status_code == 403 and "was used already" in used.text
+            at_b.cookies.set("pm_session", at_a.cookies.get("pm_session"))
+            home = await at_b.get("/")
+            assert home.status_code == 200
+            csrf = re.search(r'name="csrf" value="([^"]+)"', home.text).group(1)
+            assert (await at_b.post("/logout", data={"csrf": csrf})).status_code == 303
+            assert (await at_a.get("/")).status_code == 401
+
+
+async def test_a_forwarded_call_nested_too_deep_is_a_400_not_a_crash(tmp_path: Path, postgres_url: str) -> None:
+    async with two_workers(tmp_path, postgres_url) as (a, b, nursery):
+        async with httpx.AsyncClient(base_url=a.url, headers={"Authorization": f"Bearer {TOKEN}"}) as at_a:
+            for route in ("edit", "recall", "built-block", "drain"):
+                got = await at_a.post(f"/cluster/{route}", content=b"[" * 30_000 + b"]" * 30_000)
+                assert got.status_code == 400, route
+                assert got.json()["error"].startswith("the body nests arrays and objects more than 32 deep")

@@ -35,15 +35,24 @@ from openai_server import (
     status_reply,
 )
 from persona_memory.clock import ManualClock
+from persona_memory.compose import embedder_endpoint, make_mind, mind_endpoint
+from persona_memory.embedding import HashingEmbedder
+from persona_memory.rooms import RoomState
+from persona_memory.storage import writes
+from persona_memory.storage.store import open_store
+from persona_memory.write.pipeline import WritePipeline
 from persona_memory.embedding.http import HttpEmbedder
 from persona_memory.errors import (
     ConfigError,
     EmbedderUnavailable,
+    ProviderInputTooLong,
     ProviderNonsense,
     ProviderRefused,
     ProviderUnreachable,
+    ResponseFormatRefused,
 )
 from persona_memory.minds.http import HttpMind, extraction_messages, routing_messages
+from persona_memory.minds.schema import extraction_schema
 from persona_memory.minds.port import ExtractionRequest, Line, Neighbour, Person, RoutingRequest
 from persona_memory.providers import JsonEndpoint, RetryPolicy, retry_after_seconds
 from persona_memory.settings import load_settings
@@ -148,7 +157,15 @@ async def test_extract_sends_the_slice_and_returns_the_models_json(
     [request] = server.requests_to(CHAT)
     assert request.headers["authorization"] == "Bearer sk-from-env"
     assert request.body["model"] == "test-model"
-    assert request.body["response_format"] == {"type": "json_object"}
+    assert request.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "persona_memory_extraction", "strict": True, "schema": extraction_schema()},
+    }
+    memory = request.body["response_format"]["json_schema"]["schema"]["properties"]["memories"]["items"]
+    assert memory["required"] == ["subject", "counterpart", "kind", "text", "importance", "valid_from", "evidence"]
+    assert memory["properties"]["kind"]["enum"] == ["fact", "preference", "event", "promise", "open_loop", "relationship"]
+    assert memory["properties"]["importance"] == {"type": "integer", "minimum": 1, "maximum": 10}
+    assert memory["properties"]["text"] == {"type": "string", "pattern": r'^[^"\\\x00-\x1F]{1,200}$'}
     assert request.body["temperature"] == 0
     system, user = request.body["messages"]
     assert system["role"] == "system" and user["role"] == "user"
@@ -177,6 +194,22 @@ async def test_route_shows_numbered_neighbours_and_returns_the_decision(
     finally:
         await mind.aclose()
     [request] = server.requests_to(CHAT)
+    assert request.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "persona_memory_routing",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "event": {"type": "string", "enum": ["ADD", "UPDATE", "CLOSE", "NONE"]},
+                    "old_id": {"anyOf": [{"type": "string", "enum": ["0"]}, {"type": "null"}]},
+                },
+                "required": ["event", "old_id"],
+                "additionalProperties": False,
+            },
+        },
+    }
     user = request.body["messages"][1]["content"]
     assert '[{"id": "0", "text": "u:42 owns a flat in Xuhui, bought in July 2026."}]' in user
     assert '"text": "u:42 sold the flat in Xuhui in November 2026."' in user
@@ -242,6 +275,127 @@ async def test_a_fenced_json_answer_is_unwrapped(
         assert await mind.route(ROUTE) == {"event": "NONE"}
     finally:
         await mind.aclose()
+
+
+# the mind: the answer's format ---------------------------------------------------------------
+
+
+def _http_mind_settings(server: OpenAIServer, **overrides: object):
+    return load_settings(overrides={
+        "mind.kind": "http", "mind.base_url": server.base_url, "mind.model": "small-local-model",
+        "mind.api_key_env": KEY_ENV, **overrides,
+    })
+
+
+async def test_json_object_mode_asks_for_any_json_object(
+    server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    settings = _http_mind_settings(server, **{"mind.response_format": "json_object"})
+    server.script(CHAT, chat_json_reply(EXTRACTED), chat_json_reply({"event": "ADD", "old_id": None}))
+    mind = make_mind(settings)
+    try:
+        assert await mind.extract(SLICE) == EXTRACTED
+        assert await mind.route(ROUTE) == {"event": "ADD", "old_id": None}
+    finally:
+        await mind.aclose()
+    assert [r.body["response_format"] for r in server.requests_to(CHAT)] == [{"type": "json_object"}] * 2
+    assert [r.body["model"] for r in server.requests_to(CHAT)] == ["small-local-model"] * 2
+
+
+async def test_an_endpoint_without_schemas_is_refused_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server whose model cannot be held to a schema refuses the request with a 400; the
+    error says which setting to change, and that setting then works on the same server."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    async with open_openai_server(json_schema=False) as server:
+        mind = make_mind(_http_mind_settings(server))
+        try:
+            with pytest.raises(ResponseFormatRefused) as refused:
+                await mind.extract(SLICE)
+        finally:
+            await mind.aclose()
+        assert str(refused.value) == (
+            f"the endpoint at {server.base_url} does not accept response_format json_schema (it "
+            "answered 400: Invalid parameter: 'response_format' of type 'json_schema' is not "
+            'supported by this model.); set [mind] response_format = "json_object" in config.toml'
+        )
+        assert isinstance(refused.value, ProviderRefused)
+        assert len(server.requests_to(CHAT)) == 1  # refused at once, never retried
+
+        server.script(CHAT, chat_json_reply(EXTRACTED))
+        mind = make_mind(_http_mind_settings(server, **{"mind.response_format": "json_object"}))
+        try:
+            assert await mind.extract(SLICE) == EXTRACTED
+        finally:
+            await mind.aclose()
+
+
+@pytest.mark.parametrize(
+    ("response_format", "reply", "raised"),
+    [
+        ("json_schema", status_reply(400, "The model `tiny` does not exist"), ProviderRefused),
+        ("json_schema", status_reply(400, "This model's maximum context length is 4096 tokens"),
+         ProviderInputTooLong),
+        ("json_schema", status_reply(401, "Invalid response_format key"), ProviderRefused),
+        ("json_object", status_reply(400, "json_schema is not supported"), ProviderRefused),
+        ("json_schema", status_reply(422, "failed to build a grammar from the JSON schema"),
+         ResponseFormatRefused),
+    ],
+    ids=["unknown-model", "too-long", "not-a-400", "json-object-mode", "422-grammar"],
+)
+async def test_only_a_refusal_of_the_schema_is_blamed_on_the_format(
+    server: OpenAIServer, connect: Callable[..., JsonEndpoint], response_format: str, reply: object,
+    raised: type[Exception],
+) -> None:
+    server.script(CHAT, reply)  # type: ignore[arg-type]
+    mind = HttpMind(connect(), "m", response_format)
+    try:
+        with pytest.raises(ProviderRefused) as refused:
+            await mind.extract(SLICE)
+    finally:
+        await mind.aclose()
+    assert type(refused.value) is raised
+    assert ("response_format = \"json_object\"" in str(refused.value)) == (raised is ResponseFormatRefused)
+
+
+async def test_the_fake_refuses_a_schema_outside_openais_strict_subset(
+    server: OpenAIServer, connect: Callable[..., JsonEndpoint]
+) -> None:
+    """The control for the tests above: the loopback server does check the schemas it is
+    sent, as OpenAI does, so the mind's schemas passing there means something."""
+    loose = {"type": "object", "properties": {"text": {"type": "string", "maxLength": 200}},
+             "required": ["text"], "additionalProperties": False}
+    endpoint = connect()
+    try:
+        with pytest.raises(ProviderRefused, match="'maxLength' is not permitted"):
+            await endpoint.post_json("/chat/completions", {
+                "model": "m", "messages": [],
+                "response_format": {"type": "json_schema",
+                                    "json_schema": {"name": "x", "strict": True, "schema": loose}},
+            })
+    finally:
+        await endpoint.aclose()
+
+
+@pytest.mark.parametrize("value", ["json", "JSON_SCHEMA", "text", ""])
+def test_an_unknown_response_format_is_a_config_error(value: str, tmp_path) -> None:
+    with pytest.raises(ValueError, match=(
+        "overrides: mind.response_format must be 'json_schema' or 'json_object', got " + repr(value)
+    )) as raised:
+        load_settings(overrides={"mind.response_format": value})
+    assert isinstance(raised.value, ConfigError)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[mind]\nresponse_format = "{value}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"{config}: mind.response_format must be 'json_schema' or 'json_object'"):
+        load_settings(config)
+    with pytest.raises(ConfigError, match="mind.response_format must be"):
+        HttpMind(JsonEndpoint("http://127.0.0.1:1/v1", limiter=trio.CapacityLimiter(1), policy=FAST), "m", value)
+
+
+def test_the_default_response_format_is_json_schema() -> None:
+    assert load_settings().mind.response_format == "json_schema"
 
 
 # the mind: failures that are retried ---------------------------------------------------------
@@ -645,3 +799,143 @@ async def test_a_request_waiting_to_retry_holds_no_slot(autojump_clock: trio.tes
     finally:
         await endpoint.aclose()
     assert [(who, at - start) for who, at in log] == [("a", 0.0), ("b", 0.0), ("a", 10.0)]
+
+
+# the mind's own deadline, on virtual time ---------------------------------------------------
+
+
+def _virtual_settings(**overrides: object):
+    return load_settings(overrides={
+        "mind.kind": "http", "mind.base_url": "https://llm.invalid/v1", "mind.model": "m",
+        "mind.api_key_env": KEY_ENV,
+        "embedder.kind": "http", "embedder.base_url": "https://llm.invalid/v1", "embedder.model": "e",
+        "embedder.dim": 8, "embedder.api_key_env": KEY_ENV, **overrides,
+    })
+
+
+async def test_a_cold_first_call_does_not_time_out_at_the_defaults(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local server loads the model's weights on its first call: four minutes is in time."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    seen: list[float] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(trio.current_time())
+        await trio.sleep(240 if len(seen) == 1 else 2)
+        return httpx.Response(200, json=_chat_body(EXTRACTED))
+
+    mind = HttpMind(mind_endpoint(_virtual_settings(), transport=httpx.MockTransport(handler)), "m")
+    start = trio.current_time()
+    try:
+        assert await mind.extract(SLICE) == EXTRACTED
+        assert trio.current_time() - start == pytest.approx(240.0)
+        assert await mind.extract(SLICE) == EXTRACTED
+    finally:
+        await mind.aclose()
+    assert len(seen) == 2
+
+
+async def test_a_mind_call_that_never_answers_is_retried_after_the_mind_timeout(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    seen: list[float] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(trio.current_time())
+        await trio.sleep(3600)
+        return httpx.Response(200, json=_chat_body(EXTRACTED))
+
+    settings = _virtual_settings(**{"http.max_retries": 1})
+    mind = HttpMind(mind_endpoint(settings, transport=httpx.MockTransport(handler), rng=random.Random(5)), "m")
+    try:
+        with pytest.raises(ProviderUnreachable, match=r"within 300 s \(mind.timeout_seconds\)"):
+            await mind.extract(SLICE)
+    finally:
+        await mind.aclose()
+    assert seen[1] - seen[0] == pytest.approx(300.0 + random.Random(5).uniform(0, 0.5))
+
+
+async def test_the_embedder_keeps_its_own_short_timeout(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedder sits on the read path (a recall note embeds the message): it is not given
+    the mind's patience."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        await trio.sleep(3600)
+        return httpx.Response(200, json={"data": []})
+
+    settings = _virtual_settings(**{"http.max_retries": 0})
+    embedder = HttpEmbedder(embedder_endpoint(settings, transport=httpx.MockTransport(handler)), "e", 8)
+    start = trio.current_time()
+    try:
+        with pytest.raises(EmbedderUnavailable, match=r"within 30 s \(http.timeout_seconds\)"):
+            await embedder.embed(["a"])
+    finally:
+        await embedder.aclose()
+    assert trio.current_time() - start == pytest.approx(30.0)
+
+
+async def test_a_host_that_takes_no_connection_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectTimeout("connect timed out", request=request)
+
+    settings = _virtual_settings(**{"http.max_retries": 0})
+    mind = HttpMind(mind_endpoint(settings, transport=httpx.MockTransport(handler)), "m")
+    assert mind.endpoint._client.timeout == httpx.Timeout(300.0, connect=10.0)
+    try:
+        with pytest.raises(ProviderUnreachable, match=r"could not connect within 10 s \(http.connect_timeout_seconds\)"):
+            await mind.extract(SLICE)
+    finally:
+        await mind.aclose()
+
+
+async def test_a_mind_that_never_answers_parks_the_slice_and_the_writer_goes_on(
+    autojump_clock: trio.testing.MockClock, monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    """Through every retry at the mind's deadline the write path parks the slice with an error
+    naming the setting, as for any provider failure; the next run, with the model up, writes
+    it. Nothing in the writer gives up on a slow call before the mind's own deadline does."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    monday = datetime(2026, 8, 10, 9, 0, tzinfo=timezone.utc)
+    room = RoomState(room_id="dm", personas=("warren",), present=frozenset({42}), private=True,
+                     incognito=False, kit=None, topic=None)
+    up = trio.Event()
+    calls: list[float] = []
+    lines: list[int] = []
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(trio.current_time())
+        if not up.is_set():
+            await trio.sleep(3600)
+        return httpx.Response(200, json=_chat_body({"memories": [{
+            "subject": "u:42", "counterpart": None, "kind": "fact", "text": "u:42 owns a flat in Xuhui.",
+            "importance": 6, "valid_from": None, "evidence": lines}]}))
+
+    settings = _virtual_settings()
+    mind = HttpMind(mind_endpoint(settings, transport=httpx.MockTransport(handler), rng=random.Random(2)),
+                    "m", settings.mind.response_format)
+    async with open_store(str(tmp_path / "memory.db")) as store:
+        lines.append(await store.post_line("dm", "u:42", "I bought a flat in Xuhui.", monday, room.presence))
+        write = WritePipeline(store, mind, HashingEmbedder(64), ManualClock(monday), settings.write)
+        start = trio.current_time()
+        report = await write("warren", room)
+        assert report.parked == (
+            "ProviderUnreachable: POST https://llm.invalid/v1/chat/completions failed 5 time(s); "
+            "last: gave no complete answer within 300 s (mind.timeout_seconds)"
+        )
+        assert len(calls) == settings.http.max_retries + 1
+        assert trio.current_time() - start >= 5 * 300.0
+        assert await store.read(lambda c: writes.parked_attempts(c, "warren", "dm")) == 1
+        up.set()
+        report = await write("warren", room)
+        assert report.parked is None
+        _, rows = await store.persona_rows("warren")
+        assert [row.text for row in rows] == ["u:42 owns a flat in Xuhui."]
+        assert await store.read(lambda c: writes.parked_attempts(c, "warren", "dm")) == 0
+    await mind.aclose()

@@ -381,3 +381,20 @@ def open_test_memory(open_test_memory, on_each_backend):
     from conftest import on_backend
 
     return on_backend(open_test_memory, on_each_backend)
+
+
+async def test_a_line_is_kept_for_a_room_not_yet_open_unless_the_caller_requires_presence(open_test_memory) -> None:
+    async with open_test_memory() as memory:
+        early = await memory.post_line("r1", "u:42", "I'll tell you about the allotment later.")
+        assert early > 0 and [line.id for line in await memory._store.lines("r1")] == [early]
+        with pytest.raises(UnknownRoom, match="room 'r2' is not open.*The line was not stored"):
+            await memory.post_line("r2", "u:42", "Anyone here?", require_present=True)
+        await memory.send(private("r2"))
+        with pytest.raises(NotInRoom, match=r"u:17 is not in room 'r2' \(its humans: u:42; its personas: warren\)"):
+            await memory.post_line("r2", "u:17", "Hello from outside.", require_present=True)
+        with pytest.raises(NotInRoom, match="nolan is not in room 'r2'"):
+            await memory.post_line("r2", "nolan", "I was never invited.", require_present=True)
+        assert await memory._store.lines("r2") == []
+        said = [await memory.post_line("r2", speaker, "Good morning.", require_present=True)
+                for speaker in ("u:42", "warren")]
+        assert [line.id for line in await memory._store.lines("r2")] == said

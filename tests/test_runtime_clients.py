@@ -43,6 +43,10 @@ def test_the_blocking_client_through_a_whole_conversation(server: str) -> None:
             memory.send(pm.MemberJoined(room_id="never-opened", user_id=7))
         with pytest.raises(pm.InvalidInput, match="at most 20000"):
             memory.post_line("sync-1", "u:42", "x" * 20_001)
+        with pytest.raises(pm.UnknownRoom, match="room 'never-opened' is not open"):
+            memory.post_line("never-opened", "u:42", "Hello?")
+        with pytest.raises(pm.NotInRoom, match="u:7 is not in room 'sync-1'"):
+            memory.post_line("sync-1", "u:7", "Let me in.")
 
 
 def test_a_wrong_token_is_a_configuration_error(server: str) -> None:

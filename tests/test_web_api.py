@@ -45,7 +45,7 @@ async def test_the_runtime_gets_a_login_link_for_a_person(site):
     assert got.status_code == 201 and got.json()["expires_in"] == 15 * 60
     url = got.json()["url"]
     assert url.startswith("http://testserver/login?token=")
-    assert site.auth.check_login(url.split("token=", 1)[1]) == DAN
+    assert await site.auth.check_login(url.split("token=", 1)[1]) == DAN
 
 
 async def test_memories_lists_every_line_about_the_person_open_and_closed(site):
@@ -182,3 +182,26 @@ async def test_unknown_api_paths_and_ids_out_of_range_answer_json_404(site):
                  "/api/users/42/memories/99999999999999999999"):
         got = await api(site, "GET", path)
         assert got.status_code == 404 and "error" in got.json(), path
+
+
+DEEP = b"[" * 30_000 + b"]" * 30_000  # 60 KB: under the body cap, far deeper than any body nests
+
+
+@pytest.mark.parametrize(("path", "field"), [
+    ("/api/users/42/note", "note"), ("/api/users/42/memory-on", "on"), ("/api/users/42/muted/warren", "muted"),
+])
+async def test_a_body_nested_too_deep_is_a_400_that_says_so_and_changes_nothing(site, path, field):
+    before = await site.memory.user_controls(DAN)
+    deep = await api(site, "PUT", path, content=DEEP)
+    assert deep.status_code == 400 and deep.headers["content-type"] == "application/json"
+    assert deep.json() == {"error": "the body nests arrays and objects more than 32 deep; send the flat "
+                                    "object this route takes (its fields are in /api/openapi.json or API.md)"}
+    at_the_limit = await api(site, "PUT", path, content=b"[" * 32 + b"]" * 32)
+    assert at_the_limit.status_code == 400 and at_the_limit.json() == {"error": "the body must be a JSON object"}
+    assert await site.memory.user_controls(DAN) == before
+
+
+async def test_brackets_inside_a_string_are_text_not_nesting(site):
+    note = "[{" * 40 + " is how I draw a staircase."
+    got = await api(site, "PUT", "/api/users/42/note", json={"note": note})
+    assert got.status_code == 200 and got.json()["memory_note"] == note

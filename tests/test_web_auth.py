@@ -118,14 +118,14 @@ def test_without_an_api_token_no_bearer_is_accepted():
     assert not auth.bearer_ok("Bearer ") and not auth.bearer_ok("Bearer x")
 
 
-def test_the_login_link_command_prints_a_link_that_signs_the_user_in(monkeypatch, capsys):
+async def test_the_login_link_command_prints_a_link_that_signs_the_user_in(monkeypatch, capsys):
     monkeypatch.setenv("PERSONA_MEMORY_WEB_SECRET", SECRETS.signing_key)
     monkeypatch.delenv("PERSONA_MEMORY_API_TOKEN", raising=False)
     assert main(["login-link", "42"]) == 0
     url = capsys.readouterr().out.strip()
     assert url.startswith("http://127.0.0.1:8710/login?token=")
     auth = Auth(SECRETS, WEB)
-    session = auth.redeem_login(url.split("token=", 1)[1])
+    session = await auth.redeem_login(url.split("token=", 1)[1])
     assert session.user_id == DAN
 
 

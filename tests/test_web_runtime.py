@@ -148,6 +148,20 @@ async def test_a_body_that_is_not_json_is_a_400(runtime: Runtime) -> None:
     assert got.status_code == 400 and got.json() == {"error": "the body must be JSON (UTF-8)"}
 
 
+@pytest.mark.parametrize(("path", "template"), [
+    ("/api/rooms/dm-1/lines", LINES), ("/api/rooms/dm-1/events", EVENTS),
+    ("/api/rooms/dm-1/personas/warren/recall", RECALL),
+])
+async def test_a_body_nested_too_deep_is_a_400_before_it_is_parsed(runtime: Runtime, path: str, template: str) -> None:
+    await runtime.call("POST", "/api/rooms/dm-1/events", json=opened())
+    deep = b'{"text": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"  # 60 KB, under the body cap
+    got = await runtime.call("POST", path, template=template, content=deep)
+    assert got.status_code == 400
+    assert got.json()["error"].startswith("the body nests arrays and objects more than 32 deep; send the flat object")
+    shallow = await runtime.call("POST", path, template=template, content=b'{"text": ' + b"[" * 31 + b"]" * 31 + b"}")
+    assert shallow.status_code == 400 and "deep" not in shallow.json()["error"]  # refused for its shape instead
+
+
 async def test_events_say_which_field_is_wrong_for_that_event(runtime: Runtime) -> None:
     got = await runtime.call("POST", "/api/rooms/r/events", template=EVENTS, json={"event": "joined", "user_id": 1})
     assert got.status_code == 400 and "body.event: must be one of 'opened', 'member_joined'" in got.json()["error"]
@@ -173,6 +187,40 @@ async def test_the_memorys_refusals_map_to_404_409_and_422_and_change_nothing(ru
     long_note = await runtime.call("POST", "/api/rooms/dm-3/personas/warren/recall", template=RECALL,
                                    json={"text": "x" * 20_001})
     assert long_note.status_code == 400 and "body.text: must be at most 20000 characters" in long_note.json()["error"]
+
+
+async def test_a_line_for_a_room_not_open_is_a_404_and_from_someone_not_in_it_a_409_and_neither_is_kept(
+    runtime: Runtime,
+) -> None:
+    memory = runtime.client._transport.app.state.memory  # type: ignore[attr-defined]
+    never = await runtime.call("POST", "/api/rooms/never-opened/lines", template=LINES,
+                               json={"speaker": "u:42", "text": "Is anyone reading this?"})
+    assert never.status_code == 404
+    assert "room 'never-opened' is not open" in never.json()["error"] and "opened" in never.json()["error"]
+    await runtime.call("POST", "/api/rooms/g-2/events", json={"event": "opened", "personas": ["warren"], "humans": [DAN]})
+    first = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                               json={"speaker": "u:42", "text": "I've started building a canoe."})
+    assert first.status_code == 201
+    for speaker in ("u:17", "nolan"):
+        outsider = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                                      json={"speaker": speaker, "text": "I wasn't invited but here I am."})
+        assert outsider.status_code == 409
+        assert outsider.json()["error"].startswith(f"{speaker} is not in room 'g-2' (its humans: u:42; its personas: warren)")
+    await runtime.call("POST", "/api/rooms/g-2/events", json={"event": "member_joined", "user_id": CARA})
+    joined = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                                json={"speaker": "u:17", "text": "Sorry I'm late."})
+    persona = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                                 json={"speaker": "warren", "text": "Welcome, both of you."})
+    assert joined.status_code == persona.status_code == 201
+    await runtime.call("POST", "/api/rooms/g-2/events", json={"event": "archived"})
+    archived = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
+                                  json={"speaker": "u:42", "text": "One more thing."})
+    assert archived.status_code == 404
+    kept = await memory._store.lines("g-2")
+    assert [(line.id, line.speaker) for line in kept] == [
+        (first.json()["id"], "u:42"), (joined.json()["id"], "u:17"), (persona.json()["id"], "warren")
+    ]
+    assert await memory._store.lines("never-opened") == []
 
 
 async def test_the_runtime_token_is_its_own(runtime: Runtime) -> None:

@@ -2,23 +2,31 @@
 
 Each call is one ``POST /chat/completions`` with two messages: the system message is a prompt
 file beside the code (``prompts/extract.md``, ``prompts/route.md``) with the persona's name
-filled in; the user message is the request's data, rendered here. The model is asked for a JSON
-object (``response_format: {"type": "json_object"}``) at temperature 0.
+filled in; the user message is the request's data, rendered here. Temperature is 0.
+
+The answer's form is ``[mind] response_format``:
+
+- ``"json_schema"`` (the default): ``response_format`` carries the answer's JSON schema
+  (``minds.schema``), strict, so a server that constrains decoding — OpenAI, vLLM, Ollama's
+  /v1 endpoint, llama.cpp's llama-server — lets the model write nothing else: a known kind, a
+  subject id, importance 1..10, a text within the limit, a routing event, a neighbour's label.
+- ``"json_object"``: only some JSON object is asked for, for an endpoint without schemas.
 
 Rules:
-- The prompts carry every rule of design §2.1, §2.2 and §7, and issue 9's extraction rules
-  (listener instructions, pleasantries, dangling references, one follow-up per row, "we",
-  specific content, one-value slots); this module only renders the data.
+- The prompts carry the extraction and routing rules (design §2.1, §2.2 and §7); this module
+  only renders the data. They describe the same shapes the schemas constrain.
 - The extraction call is told the room's situation (``situation``): private or group, the
   topic, a kit mounted before or after the lines, how many people's lines are withheld. The
   topic and the kit's name are people's text: they are rendered as JSON strings, as data.
 - Transcript lines are rendered one JSON object per line, so a line that imitates another line
   or a heading ("[999] u:1: ...") stays visibly inside its own ``"text"``.
 - The answer is parsed, not trusted: an answer cut off at the token limit, empty, refused, not
-  JSON or not a JSON object raises ``ProviderNonsense``. A JSON object is returned as it is;
-  checking its fields is ``write.validation``'s job and mapping ``old_id`` is
-  ``write.routing``'s.
+  JSON or not a JSON object raises ``ProviderNonsense``. A JSON object is returned as it is —
+  a schema narrows what a model writes, it proves nothing: checking the fields is
+  ``write.validation``'s job and mapping ``old_id`` is ``write.routing``'s.
 - Transport failures come from ``JsonEndpoint`` (``ProviderUnreachable``, ``ProviderRefused``).
+  An endpoint that refuses the schema itself (a 400 or 422 that speaks of the response format,
+  the schema or a grammar) raises ``ResponseFormatRefused``, which names the setting to change.
 """
 
 from __future__ import annotations
@@ -29,14 +37,26 @@ import re
 from datetime import date
 from importlib import resources
 from string import Template
+from collections.abc import Callable
 from typing import Any
 
-from persona_memory.errors import ProviderNonsense
+from persona_memory.errors import (
+    ConfigError,
+    ProviderInputTooLong,
+    ProviderNonsense,
+    ProviderRefused,
+    ResponseFormatRefused,
+)
 from persona_memory.ids import persona_name
+from persona_memory.minds import schema as schemas
 from persona_memory.minds.port import ExtractionRequest, Line, RoutingRequest
 from persona_memory.providers.http import JsonEndpoint
+from persona_memory.settings import RESPONSE_FORMATS
 
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n(.*)\n\s*```$", re.DOTALL)
+_ABOUT_THE_FORMAT = re.compile(
+    r"response.?format|json.?schema|\bschema\b|grammar|structured.?output", re.IGNORECASE
+)
 
 
 @functools.cache
@@ -190,45 +210,92 @@ def chat_json(answer: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+def refuses_the_format(refusal: ProviderRefused) -> bool:
+    """Whether a refusal is about the answer format asked for: a 400 or 422 whose explanation
+    speaks of the response format, a JSON schema or a grammar (OpenAI: "'response_format' of
+    type 'json_schema' is not supported with this model"; llama-server: a schema it cannot
+    turn into a grammar). A request too long for the model is not."""
+    return (
+        not isinstance(refusal, ProviderInputTooLong)
+        and refusal.status in (400, 422)
+        and _ABOUT_THE_FORMAT.search(refusal.detail) is not None
+    )
+
+
 class HttpMind:
     """The ``Mind`` port on an OpenAI-compatible ``/chat/completions`` endpoint.
 
     Args:
         endpoint: Where to send the calls; the mind owns it and closes it in ``aclose``.
         model: The model name the endpoint knows, e.g. ``"gpt-4o-mini"``.
+        response_format: ``"json_schema"`` (each answer's schema, strict) or ``"json_object"``
+            (``[mind] response_format``; see the module docstring).
+
+    Raises:
+        ConfigError: ``response_format`` is neither.
     """
 
-    def __init__(self, endpoint: JsonEndpoint, model: str) -> None:
+    def __init__(self, endpoint: JsonEndpoint, model: str, response_format: str = "json_schema") -> None:
+        if response_format not in RESPONSE_FORMATS:
+            raise ConfigError(
+                f"mind.response_format must be {' or '.join(map(repr, RESPONSE_FORMATS))}, "
+                f"got {response_format!r}"
+            )
         self.endpoint = endpoint
         self.model = model
+        self.response_format = response_format
 
     async def extract(self, request: ExtractionRequest) -> dict[str, Any]:
         """Call A: candidate memories from the slice, as the model's JSON object.
 
         Raises:
             ProviderUnreachable, ProviderRefused: from the endpoint (see ``JsonEndpoint``).
+            ResponseFormatRefused: the endpoint does not take the schema (see the module).
             ProviderNonsense: the answer was not a JSON object (see ``chat_json``).
         """
-        return await self._complete(extraction_messages(request))
+        return await self._complete(
+            extraction_messages(request), schemas.EXTRACTION, schemas.extraction_schema
+        )
 
     async def route(self, request: RoutingRequest) -> dict[str, Any]:
         """Call B: what to do with one candidate, as the model's JSON object.
 
         Raises:
-            ProviderUnreachable, ProviderRefused, ProviderNonsense: as ``extract``.
+            ProviderUnreachable, ProviderRefused, ResponseFormatRefused, ProviderNonsense: as
+                ``extract``.
         """
-        return await self._complete(routing_messages(request))
-
-    async def _complete(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        answer = await self.endpoint.post_json(
-            "/chat/completions",
-            {
-                "model": self.model,
-                "messages": messages,
-                "temperature": 0,
-                "response_format": {"type": "json_object"},
-            },
+        labels = [n.label for n in request.neighbours]
+        return await self._complete(
+            routing_messages(request), schemas.ROUTING, lambda: schemas.routing_schema(labels)
         )
+
+    async def _complete(
+        self, messages: list[dict[str, str]], name: str, schema: Callable[[], dict[str, Any]]
+    ) -> dict[str, Any]:
+        if self.response_format == "json_schema":
+            answer_format = schemas.response_format(name, schema())
+        else:
+            answer_format = {"type": "json_object"}
+        try:
+            answer = await self.endpoint.post_json(
+                "/chat/completions",
+                {
+                    "model": self.model,
+                    "messages": messages,
+                    "temperature": 0,
+                    "response_format": answer_format,
+                },
+            )
+        except ProviderRefused as refusal:
+            if self.response_format == "json_schema" and refuses_the_format(refusal):
+                raise ResponseFormatRefused(
+                    f"the endpoint at {self.endpoint.base_url} does not accept response_format "
+                    f"json_schema (it answered {refusal.status}: {refusal.detail}); set [mind] "
+                    'response_format = "json_object" in config.toml',
+                    status=refusal.status,
+                    detail=refusal.detail,
+                ) from refusal
+            raise
         return chat_json(answer)
 
     async def aclose(self) -> None:

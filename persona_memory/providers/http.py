@@ -24,6 +24,10 @@ Rules:
   of a process to cap its requests in flight (``http.max_concurrent_requests``).
 - Each attempt has an overall deadline of ``timeout_seconds`` (a trio cancel scope, on top of
   httpx's per-phase timeouts), so a server that trickles bytes cannot hold a slot forever.
+  Connecting has its own, shorter limit (``connect_seconds``): a host that is down is known
+  to be down at once, while a model that is slow to answer (a local one loading its weights
+  on its first call) gets the whole deadline. A timeout's message names the setting that
+  holds the deadline (``timeout_key``), so a person knows what to raise.
 - Sleeps are ``trio.sleep``: on a virtual clock the retries take no real time.
 - The key is read from the environment variable whose *name* the config holds; it goes only
   into the ``Authorization`` header, never into a log line or an error message.
@@ -70,14 +74,22 @@ class RetryPolicy:
     max_retries: int
     initial_seconds: float
     max_seconds: float
+    connect_seconds: float = 10.0
+    timeout_key: str = "http.timeout_seconds"
 
     @classmethod
-    def from_settings(cls, http: HttpSettings) -> RetryPolicy:
+    def from_settings(
+        cls, http: HttpSettings, *, timeout_seconds: float | None = None, timeout_key: str = "http.timeout_seconds"
+    ) -> RetryPolicy:
+        """The ``[http]`` numbers; ``timeout_seconds`` (read from the setting ``timeout_key``)
+        replaces ``http.timeout_seconds`` for an endpoint with a deadline of its own."""
         return cls(
-            timeout_seconds=http.timeout_seconds,
+            timeout_seconds=http.timeout_seconds if timeout_seconds is None else timeout_seconds,
             max_retries=http.max_retries,
             initial_seconds=http.retry_initial_seconds,
             max_seconds=http.retry_max_seconds,
+            connect_seconds=http.connect_timeout_seconds,
+            timeout_key=timeout_key,
         )
 
     def backoff(self, failures: int, rng: _random.Random) -> float:
@@ -218,7 +230,9 @@ class JsonEndpoint:
             headers["authorization"] = f"Bearer {api_key}"
         self._client = httpx.AsyncClient(
             headers=headers,
-            timeout=httpx.Timeout(policy.timeout_seconds),
+            timeout=httpx.Timeout(
+                policy.timeout_seconds, connect=min(policy.connect_seconds, policy.timeout_seconds)
+            ),
             transport=transport,
             follow_redirects=False,
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=20),
@@ -233,11 +247,13 @@ class JsonEndpoint:
         limiter: trio.CapacityLimiter,
         *,
         environ: Mapping[str, str] | None = None,
+        policy: RetryPolicy | None = None,
         **kwargs: Any,
     ) -> JsonEndpoint:
         """An endpoint from the ``[mind]`` or ``[embedder]`` keys and the shared ``[http]``.
 
         The key is read now, from the variable named ``api_key_env`` (see ``api_key_from_env``).
+        ``policy`` defaults to ``RetryPolicy.from_settings(http)``.
 
         Raises:
             ConfigError: ``base_url`` is not http(s), or the key variable is set but empty.
@@ -245,7 +261,7 @@ class JsonEndpoint:
         return cls(
             base_url,
             limiter=limiter,
-            policy=RetryPolicy.from_settings(http),
+            policy=policy or RetryPolicy.from_settings(http),
             api_key=api_key_from_env(api_key_env, environ),
             key_source=api_key_env,
             **kwargs,
@@ -274,9 +290,10 @@ class JsonEndpoint:
                     return _json_object(response, url)
                 if response.status_code not in RETRYABLE_STATUS:
                     refusal = self._refusal(url, response)
-                    if input_too_long(response.status_code, refusal):
-                        raise ProviderInputTooLong(refusal)
-                    raise ProviderRefused(refusal)
+                    status, detail = response.status_code, error_message(response)
+                    if input_too_long(status, refusal):
+                        raise ProviderInputTooLong(refusal, status=status, detail=detail)
+                    raise ProviderRefused(refusal, status=status, detail=detail)
                 failure = f"answered {response.status_code}: {error_message(response)}"
                 wait = retry_after_seconds(response.headers, self._clock.now())
             if attempt == attempts:
@@ -296,17 +313,21 @@ class JsonEndpoint:
 
     async def _attempt(self, url: str, body: bytes) -> tuple[httpx.Response | None, str]:
         """One request under the limiter and the deadline: the response, or why there is none."""
-        timeout = self._policy.timeout_seconds
+        policy = self._policy
+        timeout = policy.timeout_seconds
         async with self._limiter:
             with trio.move_on_after(timeout) as deadline:
                 try:
                     return await self._client.post(url, content=body), ""
+                except httpx.ConnectTimeout:
+                    connect = min(policy.connect_seconds, timeout)
+                    return None, f"could not connect within {connect:g} s (http.connect_timeout_seconds)"
                 except httpx.TimeoutException:
-                    return None, f"timed out after {timeout:g} s"
+                    return None, f"timed out after {timeout:g} s ({policy.timeout_key})"
                 except httpx.RequestError as exc:
                     return None, f"failed: {type(exc).__name__}: {exc}"
         assert deadline.cancelled_caught
-        return None, f"gave no complete answer within {timeout:g} s"
+        return None, f"gave no complete answer within {timeout:g} s ({policy.timeout_key})"
 
     def _refusal(self, url: str, response: httpx.Response) -> str:
         status = response.status_code

@@ -241,6 +241,17 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX transcript_kits ON transcript_lines (room_id, id) WHERE kit IS NOT NULL;
     """,
+    # 11 — the web app's revocations (``revocations.py``): used login links and ended
+    #      sessions, by kind and SHA-256, until they would have expired anyway.
+    """
+    CREATE TABLE web_revocations (
+        kind       text        NOT NULL CHECK (kind IN ('link', 'session')),
+        token      text        NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (kind, token)
+    );
+    CREATE INDEX web_revocations_by_expiry ON web_revocations (expires_at);
+    """,
 )
 
 LATEST = len(MIGRATIONS)
@@ -291,6 +302,7 @@ DIALECT = Dialect(
         ("rooms", "archived"), ("transcript_lines", "at"), ("notices", "created"),
         ("notices", "undone"), ("parked_slices", "retry_at"), ("user_names", "updated"),
         ("persona_leases", "expires_at"), ("workers", "joined_at"), ("workers", "expires_at"),
+        ("web_revocations", "expires_at"),
     }),
 )  # fmt: skip
 

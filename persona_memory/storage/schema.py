@@ -223,6 +223,18 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX transcript_kits ON transcript_lines (room_id, id) WHERE kit IS NOT NULL;
     """,
+    # 11 — the web app's revocations (``revocations.py``): a login link's nonce once it was
+    #      used and a session once it was signed out, by kind and SHA-256, until the link or
+    #      session would have expired anyway — so both hold after a restart and on every worker.
+    """
+    CREATE TABLE web_revocations (
+        kind       TEXT NOT NULL CHECK (kind IN ('link', 'session')),
+        token      TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (kind, token)
+    ) WITHOUT ROWID;
+    CREATE INDEX web_revocations_by_expiry ON web_revocations (expires_at);
+    """,
 )
 
 LATEST = len(MIGRATIONS)

@@ -4,9 +4,10 @@ One store, two backends. ``Store`` is the one interface; what is behind it is a 
 connection and read connections, either SQLite's (``open_store``: ``connection.py``) or
 PostgreSQL's (``open_postgres_store``: ``postgres_connection.py`` carrying a
 ``postgres_session.PostgresSession``). The query functions here and in ``writes.py``,
-``humans.py`` and ``line_batch.py`` are written once and run on either: the PostgreSQL
-session takes SQLite's placeholders and gives back SQLite's values, and the few statements
-that must differ ask the connection's ``dialect`` (``dialect.py``). No query has a twin.
+``humans.py``, ``line_batch.py`` and ``revocations.py`` are written once and run on either:
+the PostgreSQL session takes SQLite's placeholders and gives back SQLite's values, and the few
+statements that must differ ask the connection's ``dialect`` (``dialect.py``). No query has a
+twin.
 
 Rules:
 - One writer connection; every write is one transaction (all or nothing): ``BEGIN
@@ -27,7 +28,8 @@ Rules:
 - ``changes`` counts the writes run through this store that may change what ``read_state``
   reads — a persona's rows (its version) and the humans' switches and notes. Every write
   counts, once it has finished (committed or not), except the ones known not to touch those
-  tables: transcript lines, rooms and names, recall stamps (``_write_unread``). So a reader
+  tables: transcript lines, rooms and names, recall stamps, the web app's revocations
+  (``_write_unread``). So a reader
   that took ``changes`` before a ``read_state`` and sees the same number later knows that
   nothing it read has changed since — in this process. Another process writing the same file
   is outside the design (one process writes a store at a time; see ``room_recorder``). A task
@@ -54,7 +56,7 @@ from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice
 from ..ids import check_persona, check_user_id, user_ref
 from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
-from . import schema
+from . import revocations, schema
 from .connection import SqliteConnection, open_sqlite
 from .dialect import dialect_of
 from .line_batch import LineBatcher
@@ -476,6 +478,20 @@ class Store:
             else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
         )
         await self.write(lambda conn: conn.execute(sql, (user_id, persona)))
+
+    # ---- the web app's revocations -----------------------------------------------------
+
+    async def revoke(
+        self, kind: revocations.Kind, secret: str, expires_at: datetime, now: datetime
+    ) -> bool:
+        """Record a used login link's nonce or an ended session's id until ``expires_at``
+        (pruning what expired by ``now``); ``False`` when it was recorded already
+        (``revocations.revoke``)."""
+        return await self._write_unread(lambda conn: revocations.revoke(conn, kind, secret, expires_at, now))
+
+    async def is_revoked(self, kind: revocations.Kind, secret: str) -> bool:
+        """Whether a login link's nonce was used or a session id ended (``revocations``)."""
+        return await self.read(lambda conn: revocations.is_revoked(conn, kind, secret))
 
     # ---- rooms and the transcript ------------------------------------------------------
 

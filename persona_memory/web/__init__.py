@@ -6,9 +6,11 @@ remember, and a JSON API doing the same for the chat runtime.
     build_app(memory, settings.web, WebSecrets.from_env(settings.web))   # an ASGI app
     await nursery.start(serve_web, memory, settings)                     # serve it; → port
 
-Modules: ``auth`` (login links, sessions, CSRF, the bearer token), ``views`` (pure view
-models), ``pages`` (HTML routes), ``api`` (JSON routes), ``app`` (assembly, security headers),
-``serve`` (Hypercorn's trio worker). ``API.md`` documents the JSON API.
+Modules: ``auth`` (login links, sessions, CSRF, the bearer token), ``hosts`` (the ``Host``
+header checked, the public origin), ``json_body`` (a JSON body read with its nesting bounded),
+``views`` (pure view models), ``pages`` (HTML routes), ``api`` (JSON routes), ``app``
+(assembly, security headers), ``serve`` (Hypercorn's trio worker). ``API.md`` documents the
+JSON API.
 """
 
 from .app import build_app

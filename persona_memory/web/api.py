@@ -6,7 +6,8 @@ Rules:
   needs no CSRF token; without the right bearer every route answers 401.
 - The runtime acts for one person at a time: every route is under ``/api/users/{user_id}``
   and every query is scoped to that id. Another person's memory or notice id answers 404.
-- Errors are ``{"error": "..."}`` with 400 (malformed request), 401, 404 or 422 (a value
+- Errors are ``{"error": "..."}`` with 400 (malformed request, or a body nested more than
+  ``json_body.MAX_DEPTH`` deep: refused before it is parsed), 401, 404 or 422 (a value
   the facade refused, e.g. a note over 400 characters; nothing was stored).
 - Muting names a persona the person has met (it keeps lines about them, shared a room with
   them, or was muted by them); any other slug is a 404 that says so, and nothing changes — a
@@ -16,7 +17,6 @@ Rules:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute, Route
 from ..errors import InvalidInput, NotYourMemory, NotYourNotice
 from ..ids import check_persona, check_user_id
 from ..memory import Memory
-from . import views
+from . import json_body, views
 from .auth import Auth
 
 MAX_ID = 2**63 - 1
@@ -171,8 +171,10 @@ async def _body(request: Request, field: str) -> dict[str, Any]:
     """The JSON object of a request that takes exactly one ``field``; anything else is a 400
     that says so (an unknown field is named, never silently ignored)."""
     try:
-        data = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError):
+        data = json_body.parse(await request.body())
+    except json_body.TooDeep as exc:
+        raise HTTPException(400, str(exc)) from None
+    except json_body.NotJson:
         raise HTTPException(400, "the body must be a JSON object") from None
     if not isinstance(data, dict):
         raise HTTPException(400, "the body must be a JSON object")

@@ -12,10 +12,13 @@ Rules:
   elsewhere, with the security headers like every answer — when the route reads it, so a
   request without the right token is a 401 first (a note is 400 characters).
 - Every error under ``/api/`` is JSON, 404 and 405 included.
+- A request whose ``Host`` is not one the app answers to is refused with 400 before any route
+  runs, and every absolute URL is built on ``web.public_url`` (``hosts``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from http import HTTPStatus
 from pathlib import Path
 
@@ -37,6 +40,7 @@ from .operations import AccessLog, operation_routes
 from .cluster_routes import ClusterRoutes
 from .runtime import RuntimeApi
 from .auth import Auth, WebSecrets
+from .hosts import PublicOrigin, TrustedHost, allowed_hosts
 from .pages import Pages
 
 HERE = Path(__file__).parent
@@ -135,18 +139,27 @@ def templates() -> jinja2.Environment:
 
 
 def build_app(
-    memory: Memory, web: WebSettings, secrets: WebSecrets, *, clock: WallClock | None = None
+    memory: Memory,
+    web: WebSettings,
+    secrets: WebSecrets,
+    *,
+    clock: WallClock | None = None,
+    also_hosts: Iterable[str] = (),
 ) -> Starlette:
     """The ASGI app for ``memory``.
 
     Args:
-        web: the ``[web]`` settings (public URL, link and session lifetimes, cookie flags).
+        web: the ``[web]`` settings (public URL, allowed hosts, link and session lifetimes,
+            cookie flags).
         secrets: the signing key and the API token (``WebSecrets.from_env``).
         clock: the wall clock links and sessions expire by (tests inject a ``ManualClock``).
+        also_hosts: more names the ``Host`` header may carry (``hosts.allowed_hosts``): a
+            cluster worker's advertised address.
     """
-    auth = Auth(secrets, web, clock)
+    auth = Auth(secrets, web, clock, revocations=memory.revocations)
     env = templates()
-    pages = Pages(memory, auth, env, web.public_url)
+    public = PublicOrigin.from_url(web.public_url)
+    pages = Pages(memory, auth, env, public)
     api = Api(memory, auth)
     runtime = RuntimeApi(memory, auth)
 
@@ -158,6 +171,14 @@ def build_app(
             title=_ERROR_TITLES.get(status, "Something went wrong"), message=message, status=status,
         )
         return HTMLResponse(html, status_code=status, headers=headers)
+
+    def wrong_host(request: Request) -> Response:
+        if request.url.path.startswith("/api/"):
+            message = ("the Host header names a host this server does not answer to; call it at "
+                       "web.public_url or a name in web.allowed_hosts")
+        else:
+            message = f"This site is not served at that address. Open it at {web.public_url}."
+        return render_error(request, 400, message)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -182,6 +203,7 @@ def build_app(
         exception_handlers={HTTPException: http_error, MemoryClosed: closed},
     )
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
+    app.add_middleware(TrustedHost, allowed=allowed_hosts(web, also_hosts), public=public, refuse=wrong_host)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(AccessLog, routes=app.routes)
     app.state.auth = auth

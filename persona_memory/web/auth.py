@@ -8,7 +8,12 @@ Rules:
 - Redeeming a link starts a session: a cookie holding the user id and a random session id,
   signed and stamped the same way, valid for ``web.session_hours``. The cookie is
   ``HttpOnly``, ``SameSite=Lax``, and ``Secure`` when ``web.secure_cookies`` is set. Logging
-  out ends the session id in this process, so a copied cookie stops working too.
+  out ends the session id for good, so a copied cookie stops working too.
+- A used link's nonce and an ended session's id are revoked through the ``Revocations`` port:
+  the web app passes its memory's store (``storage/revocations.py``), so a revocation holds
+  after a restart and on every cluster worker sharing the database, and is kept until the link
+  or session would have expired anyway (plus ``CLOCK_SKEW``, for workers whose clocks differ).
+  Redeeming is one compare-and-set: of two redemptions of one link, anywhere, one wins.
 - Every state-changing request carries a CSRF token, an HMAC of the session id: a token from
   another session (or none) is refused.
 - The JSON API is for the chat runtime only: a bearer token compared in constant time.
@@ -24,7 +29,8 @@ import hmac
 import os
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from datetime import datetime, timedelta
+from typing import Any, Literal, Protocol
 
 import attrs
 from itsdangerous import BadData, SignatureExpired, TimestampSigner, URLSafeTimedSerializer
@@ -37,6 +43,10 @@ from ..settings import WebSettings
 SESSION_COOKIE = "pm_session"
 CSRF_FIELD = "csrf"
 MIN_SECRET_CHARS = 32
+
+CLOCK_SKEW = timedelta(minutes=5)
+"""How long a revocation outlives the link or session it revokes: a worker whose clock runs
+behind still takes the link or cookie as unexpired for that long."""
 
 _LOGIN_SALT = "persona-memory.login"
 _SESSION_SALT = "persona-memory.session"
@@ -98,10 +108,47 @@ def _secret(env: Mapping[str, str], name: str, purpose: str) -> str:
 
 @attrs.frozen
 class Session:
-    """A signed-in person: their user id and this session's random id."""
+    """A signed-in person: their user id, this session's random id, and when its cookie was
+    signed (``None``: not known; signing out then keeps the revocation a whole session long)."""
 
     user_id: int
     session_id: str
+    signed_at: datetime | None = attrs.field(default=None, eq=False)
+
+
+class Revocations(Protocol):
+    """Where used login links and ended sessions are kept (``kind`` ``"link"`` or
+    ``"session"``): a ``Store`` (``storage/revocations.py``), or ``ProcessRevocations``."""
+
+    async def revoke(
+        self, kind: Literal["link", "session"], secret: str, expires_at: datetime, now: datetime
+    ) -> bool:
+        """Revoke ``secret`` until ``expires_at``; ``False`` if it was revoked already."""
+        ...
+
+    async def is_revoked(self, kind: Literal["link", "session"], secret: str) -> bool: ...
+
+
+class ProcessRevocations:
+    """Revocations kept in this process only, forgotten when it ends: for an ``Auth`` that
+    only mints links (``persona-memory login-link``) and for tests of ``Auth`` alone. A web
+    app keeps them in its memory's store instead."""
+
+    def __init__(self) -> None:
+        self._until: dict[tuple[str, str], datetime] = {}
+
+    async def revoke(
+        self, kind: Literal["link", "session"], secret: str, expires_at: datetime, now: datetime
+    ) -> bool:
+        for key in [key for key, until in self._until.items() if until < now]:
+            del self._until[key]
+        if (kind, secret) in self._until:
+            return False
+        self._until[(kind, secret)] = expires_at
+        return True
+
+    async def is_revoked(self, kind: Literal["link", "session"], secret: str) -> bool:
+        return (kind, secret) in self._until
 
 
 def _clocked_signer(clock: WallClock) -> type[TimestampSigner]:
@@ -115,8 +162,15 @@ def _clocked_signer(clock: WallClock) -> type[TimestampSigner]:
 class Auth:
     """Mints and checks login links, session cookies and CSRF tokens for one web app."""
 
-    def __init__(self, secrets_: WebSecrets, web: WebSettings, clock: WallClock | None = None) -> None:
+    def __init__(
+        self,
+        secrets_: WebSecrets,
+        web: WebSettings,
+        clock: WallClock | None = None,
+        revocations: Revocations | None = None,
+    ) -> None:
         self._clock = clock or SystemClock()
+        self._revoked: Revocations = revocations if revocations is not None else ProcessRevocations()
         self._web = web
         self._api_token = secrets_.api_token.encode()
         self._runtime_token = secrets_.runtime_token.encode()
@@ -124,8 +178,6 @@ class Auth:
         signer = _clocked_signer(self._clock)
         self._links = URLSafeTimedSerializer(secrets_.signing_key, salt=_LOGIN_SALT, signer=signer)
         self._sessions = URLSafeTimedSerializer(secrets_.signing_key, salt=_SESSION_SALT, signer=signer)
-        self._used_nonces: dict[str, float] = {}
-        self._ended_sessions: dict[str, float] = {}
 
     @property
     def link_seconds(self) -> int:
@@ -134,9 +186,6 @@ class Auth:
     @property
     def session_seconds(self) -> int:
         return int(self._web.session_hours * 3600)
-
-    def _now(self) -> float:
-        return self._clock.now().timestamp()
 
     # ---- login links -------------------------------------------------------------------
 
@@ -149,49 +198,46 @@ class Auth:
         """The whole login link, on ``web.public_url``."""
         return f"{self._web.public_url.rstrip('/')}/login?token={self.login_token(user_id)}"
 
-    def check_login(self, token: str) -> int:
+    async def check_login(self, token: str) -> int:
         """The user id a login token is for, without using it up.
 
         Raises:
             LinkRefused: expired, used, or not ours.
         """
-        return self._read_login(token)[0]
+        user_id, nonce, _ = self._read_login(token)
+        if await self._revoked.is_revoked("link", nonce):
+            raise LinkRefused("used")
+        return user_id
 
-    def redeem_login(self, token: str) -> Session:
+    async def redeem_login(self, token: str) -> Session:
         """Use up a login token and start a session.
 
         Raises:
-            LinkRefused: expired, used, or not ours.
+            LinkRefused: expired, used (here or by another worker), or not ours.
         """
-        user_id, nonce = self._read_login(token)
-        self._used_nonces[nonce] = self._now() + self.link_seconds + 1
-        return Session(user_id=user_id, session_id=secrets.token_urlsafe(18))
+        user_id, nonce, signed_at = self._read_login(token)
+        now = self._clock.now()
+        until = signed_at + timedelta(seconds=self.link_seconds) + CLOCK_SKEW
+        if not await self._revoked.revoke("link", nonce, until, now):
+            raise LinkRefused("used")
+        return Session(user_id=user_id, session_id=secrets.token_urlsafe(18), signed_at=now)
 
-    def _read_login(self, token: str) -> tuple[int, str]:
-        payload = self._load(self._links, token, self.link_seconds)
+    def _read_login(self, token: str) -> tuple[int, str, datetime]:
+        payload, signed_at = self._load(self._links, token, self.link_seconds)
         if not isinstance(payload, dict) or set(payload) != {"u", "n"}:
             raise LinkRefused("invalid")
         user_id, nonce = payload["u"], payload["n"]
         if not _is_user_id(user_id) or not isinstance(nonce, str):
             raise LinkRefused("invalid")
-        self._forget_expired()
-        if nonce in self._used_nonces:
-            raise LinkRefused("used")
-        return user_id, nonce
+        return user_id, nonce, signed_at
 
-    def _load(self, serializer: URLSafeTimedSerializer, token: str, max_age: int) -> Any:
+    def _load(self, serializer: URLSafeTimedSerializer, token: str, max_age: int) -> tuple[Any, datetime]:
         try:
-            return serializer.loads(token, max_age=max_age)
+            return serializer.loads(token, max_age=max_age, return_timestamp=True)
         except SignatureExpired:
             raise LinkRefused("expired") from None
         except (BadData, UnicodeError, ValueError):
             raise LinkRefused("invalid") from None
-
-    def _forget_expired(self) -> None:
-        now = self._now()
-        for table in (self._used_nonces, self._ended_sessions):
-            for key in [k for k, until in table.items() if until < now]:
-                del table[key]
 
     # ---- sessions ----------------------------------------------------------------------
 
@@ -209,12 +255,12 @@ class Auth:
             "secure": self._web.secure_cookies,
         }
 
-    def read_session(self, cookie: str | None) -> Session | None:
+    async def read_session(self, cookie: str | None) -> Session | None:
         """The session a cookie proves, or ``None`` (absent, tampered, expired or ended)."""
         if not cookie:
             return None
         try:
-            payload = self._load(self._sessions, cookie, self.session_seconds)
+            payload, signed_at = self._load(self._sessions, cookie, self.session_seconds)
         except LinkRefused:
             return None
         if not isinstance(payload, dict) or set(payload) != {"u", "s"}:
@@ -222,14 +268,15 @@ class Auth:
         user_id, session_id = payload["u"], payload["s"]
         if not _is_user_id(user_id) or not isinstance(session_id, str):
             return None
-        self._forget_expired()
-        if session_id in self._ended_sessions:
+        if await self._revoked.is_revoked("session", session_id):
             return None
-        return Session(user_id=user_id, session_id=session_id)
+        return Session(user_id=user_id, session_id=session_id, signed_at=signed_at)
 
-    def end_session(self, session: Session) -> None:
-        """Log out: this session id is refused from now on, in this process."""
-        self._ended_sessions[session.session_id] = self._now() + self.session_seconds + 1
+    async def end_session(self, session: Session) -> None:
+        """Log out: this session id is refused from now on, by every app over the same store."""
+        now = self._clock.now()
+        until = (session.signed_at or now) + timedelta(seconds=self.session_seconds) + CLOCK_SKEW
+        await self._revoked.revoke("session", session.session_id, until, now)
 
     # ---- CSRF and the API token --------------------------------------------------------
 

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Route
 
 from ..errors import InvalidInput, NotOwnedHere, PersonaMemoryError
 from ..cluster.forward import MISDIRECTED, edit_answer, edit_of
+from . import json_body
 from .auth import Auth
 from .runtime import status_for
 
@@ -41,8 +42,8 @@ class ClusterRoutes:
         if not self.auth.runtime_bearer_ok(request.headers.get("authorization")):
             raise HTTPException(401, "a valid runtime bearer token is required", headers={"WWW-Authenticate": "Bearer"})
         try:
-            return await request.json()
-        except ValueError:
+            return json_body.parse(await request.body())
+        except json_body.NotJson:
             raise InvalidInput("the body must be JSON") from None
 
     async def _body(self, request: Request, fields: tuple[str, ...]) -> dict[str, str]:

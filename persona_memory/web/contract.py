@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from ..ids import MAX_USER_ID
+from .json_body import MAX_DEPTH
 
 SLUG = {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,63}$"}
 USER_ID = {"type": "integer", "minimum": 1, "maximum": MAX_USER_ID}
@@ -33,12 +34,12 @@ ERROR = {
     "additionalProperties": False,
 }
 STATUS_MEANINGS = {
-    400: "the body is not JSON, or the body or a path part is not the shape this route takes "
-         "(the message names the field)",
+    400: f"the body is not JSON, nests arrays and objects more than {MAX_DEPTH} deep, or the body or a "
+         "path part is not the shape this route takes (the message names the field)",
     401: "no bearer token, or not the runtime's",
     404: "no such route, or the room is not open",
     405: "the route does not take this method",
-    409: "the persona or human named is not in that room",
+    409: "the persona, human or speaker named is not in that room",
     413: "the body is over 64 KiB",
     422: "the memory refused a value (the message says which and why); nothing changed",
     503: "the memory is shutting down, or its storage or a provider failed; try again",
@@ -151,7 +152,8 @@ OPERATIONS = (
     Operation(
         "post_line", "POST", "/api/rooms/{room_id}/lines",
         "Append a transcript line (memory.post_line). The id is what memories cite; 0 in an "
-        "incognito room, which keeps no line.",
+        "incognito room, which keeps no line. The room must be open (404) and the speaker in it "
+        "(409): a human present or one of its personas; a refused line is not stored.",
         {201: Answer("the line is stored", _object({"id": {"type": "integer", "minimum": 0}}, ("id",)))},
         body=_object(
             {
@@ -162,7 +164,7 @@ OPERATIONS = (
             },
             ("speaker", "text"),
         ),
-        errors=(400, 401, 413, 422, 503),
+        errors=(400, 401, 404, 409, 413, 422, 503),
     ),
     Operation(
         "send_event", "POST", "/api/rooms/{room_id}/events",

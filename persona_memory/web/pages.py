@@ -23,7 +23,6 @@ import json
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 import jinja2
 from starlette.datastructures import FormData
@@ -38,6 +37,7 @@ from ..memory import Memory
 from ..rows import MemoryRow
 from . import views
 from .auth import CSRF_FIELD, SESSION_COOKIE, Auth, LinkRefused, Session
+from .hosts import PublicOrigin
 
 MAX_ID = 2**63 - 1
 
@@ -51,11 +51,11 @@ LINK_REFUSED = {
 class Pages:
     """The HTML routes, over one ``Memory`` and one ``Auth``."""
 
-    def __init__(self, memory: Memory, auth: Auth, templates: jinja2.Environment, public_url: str) -> None:
+    def __init__(self, memory: Memory, auth: Auth, templates: jinja2.Environment, public: PublicOrigin) -> None:
         self.memory = memory
         self.auth = auth
         self.templates = templates
-        self._origins = {_origin(public_url)}
+        self.public = public
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -96,8 +96,8 @@ class Pages:
         )
         return HTMLResponse(html, status_code=status)
 
-    def session(self, request: Request) -> Session:
-        session = self.auth.read_session(request.cookies.get(SESSION_COOKIE))
+    async def session(self, request: Request) -> Session:
+        session = await self.auth.read_session(request.cookies.get(SESSION_COOKIE))
         if session is None:
             raise HTTPException(401, "You are not signed in. Open the login link from the chat to see this page.")
         return session
@@ -106,15 +106,16 @@ class Pages:
         """Refuse a POST that the browser says came from another origin.
 
         Browsers that send ``Sec-Fetch-Site`` say it outright; for the rest, an ``Origin``
-        header must be this site's (``null`` is refused). A request with neither (not from a
-        browser) still needs the session's CSRF token.
+        header must be the configured public origin (``hosts.PublicOrigin``; never one built
+        from the request's ``Host``), and ``null`` is refused. A request with neither (not from
+        a browser) still needs the session's CSRF token.
         """
         fetch_site = request.headers.get("sec-fetch-site")
         origin = request.headers.get("origin")
         if fetch_site is not None:
             allowed = fetch_site in ("same-origin", "none")
         elif origin is not None:
-            allowed = origin in self._origins | {_origin(str(request.base_url))}
+            allowed = self.public.is_origin_of(origin, request.scope)
         else:
             allowed = True
         if not allowed:
@@ -122,7 +123,7 @@ class Pages:
 
     async def posted(self, request: Request) -> tuple[Session, FormData]:
         """The session and form of a state-changing request, after the CSRF checks."""
-        session = self.session(request)
+        session = await self.session(request)
         self.check_origin(request)
         form = await request.form()
         if not self.auth.csrf_ok(session, form.get(CSRF_FIELD)):
@@ -155,7 +156,7 @@ class Pages:
     # ---- what personas remember --------------------------------------------------------
 
     async def memories(self, request: Request) -> Response:
-        session = self.session(request)
+        session = await self.session(request)
         uid = session.user_id
         try:
             query = views.LineQuery.from_params(request.query_params)
@@ -178,7 +179,7 @@ class Pages:
         )
 
     async def evidence(self, request: Request) -> Response:
-        session = self.session(request)
+        session = await self.session(request)
         memory_id = _id(request.path_params["memory_id"])
         rows = await self.memory.memories_about(session.user_id)
         row = next((r for r in rows if r.id == memory_id), None)
@@ -212,7 +213,7 @@ class Pages:
         return self.done("/", "deleted")
 
     async def confirm_clear(self, request: Request) -> Response:
-        session = self.session(request)
+        session = await self.session(request)
         persona = _persona_or_none(request.query_params.get("persona"))
         rows = await self.memory.memories_about(session.user_id)
         count = sum(1 for r in rows if persona is None or r.persona == persona)
@@ -234,7 +235,7 @@ class Pages:
     # ---- the note ----------------------------------------------------------------------
 
     async def note(self, request: Request) -> Response:
-        session = self.session(request)
+        session = await self.session(request)
         controls = await self.memory.user_controls(session.user_id)
         return await self.render(
             request, "note.html", session=session, note=views.NoteView(controls.memory_note), error=None
@@ -261,7 +262,7 @@ class Pages:
     async def switches(
         self, request: Request, *, error: str | None = None, status: int = 200, path: str | None = None
     ) -> Response:
-        session = self.session(request)
+        session = await self.session(request)
         controls = await self.memory.user_controls(session.user_id)
         personas = sorted(set(await self.memory.personas_for(session.user_id)) | controls.muted)
         return await self.render(
@@ -295,7 +296,7 @@ class Pages:
     # ---- notices -----------------------------------------------------------------------
 
     async def notices(self, request: Request) -> Response:
-        session = self.session(request)
+        session = await self.session(request)
         notices = await self.memory.notices(session.user_id)
         kept = [r.id for r in await self.memory.memories_about(session.user_id) if r.id is not None]
         reader = await self.reader(
@@ -317,11 +318,11 @@ class Pages:
     # ---- export ------------------------------------------------------------------------
 
     async def export(self, request: Request) -> Response:
-        session = self.session(request)
+        session = await self.session(request)
         return await self.render(request, "export.html", session=session)
 
     async def export_json(self, request: Request) -> Response:
-        session = self.session(request)
+        session = await self.session(request)
         data = await self.memory.export(session.user_id)
         filename = f"persona-memory-u{session.user_id}.json"
         return Response(
@@ -337,7 +338,7 @@ class Pages:
         if not token:
             return await self.render(request, "signed_out.html", session=None)
         try:
-            user_id = self.auth.check_login(token)
+            user_id = await self.auth.check_login(token)
         except LinkRefused as exc:
             return await self.render(
                 request, "error.html", session=None, status=403,
@@ -350,7 +351,7 @@ class Pages:
         self.check_origin(request)
         form = await request.form()
         try:
-            session = self.auth.redeem_login(_text(form.get("token")))
+            session = await self.auth.redeem_login(_text(form.get("token")))
         except LinkRefused as exc:
             return await self.render(
                 request, "error.html", session=None, status=403,
@@ -362,7 +363,7 @@ class Pages:
 
     async def logout(self, request: Request) -> Response:
         session, _ = await self.posted(request)
-        self.auth.end_session(session)
+        await self.auth.end_session(session)
         response = RedirectResponse("/login", status_code=303)
         options = self.auth.cookie_options()
         response.delete_cookie(
@@ -383,11 +384,6 @@ def _users_in(text: str) -> set[int]:
     """The user ids a text names (``u:17``, ``u:17's``)."""
     found = (parse_user_ref(m) for m in re.findall(r"u:\d+", text))
     return {uid for uid in found if uid is not None}
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _id(value: int) -> int:

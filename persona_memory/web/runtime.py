@@ -3,7 +3,8 @@
 Rules:
 - Each route is built from its ``contract.Operation``; its body is checked against the
   operation's schema before the memory sees it, so an unknown field, a wrong type or a missing
-  field is a 400 that names it, and nothing reaches the memory.
+  field is a 400 that names it, and nothing reaches the memory. The body is parsed by
+  ``json_body.parse``, so one nested deeper than ``json_body.MAX_DEPTH`` is a 400 too.
 - The facade's errors map to statuses here and nowhere else (``status_for``); every error is
   ``{"error": "..."}``, its text the facade's message.
 - The runtime token is its own secret (``web.runtime_token_env``), not the human-controls API's.
@@ -11,7 +12,6 @@ Rules:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
@@ -33,7 +33,7 @@ from ..errors import (
 )
 from ..memory import Memory
 from ..version import installed_version
-from . import contract, shapes
+from . import contract, json_body, shapes
 from ..event_json import event_of
 from .auth import Auth
 
@@ -111,7 +111,9 @@ class RuntimeApi:
 
     async def post_line(self, request: Request, body: dict[str, Any]) -> Response:
         at = datetime.fromisoformat(body["at"]) if "at" in body else None
-        line_id = await self.memory.post_line(request.path_params["room_id"], body["speaker"], body["text"], at)
+        line_id = await self.memory.post_line(
+            request.path_params["room_id"], body["speaker"], body["text"], at, require_present=True
+        )
         return JSONResponse({"id": line_id}, status_code=201)
 
     async def send_event(self, request: Request, body: dict[str, Any]) -> Response:
@@ -143,9 +145,4 @@ class RuntimeApi:
 
 
 async def _body(request: Request, schema: dict[str, Any]) -> Any:
-    raw = await request.body()
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise shapes.ShapeRefused("the body must be JSON (UTF-8)") from None
-    return shapes.check(schema, data)
+    return shapes.check(schema, json_body.parse(await request.body()))

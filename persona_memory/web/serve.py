@@ -14,6 +14,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 import trio
@@ -48,6 +49,7 @@ async def serve_web(
     *,
     secrets: WebSecrets | None = None,
     clock: WallClock | None = None,
+    also_hosts: Iterable[str] = (),
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve the human's pages and the runtime's API for ``memory`` until cancelled.
@@ -56,6 +58,7 @@ async def serve_web(
         settings: ``settings.web`` gives host, port, public URL, lifetimes, cookie flags.
         secrets: the signing key and API token; ``None`` reads them from the environment.
         clock: the wall clock for links and sessions (tests inject one).
+        also_hosts: names the ``Host`` header may carry besides ``web``'s (``build_app``).
 
     Reports the bound port through ``task_status.started``.
 
@@ -64,7 +67,7 @@ async def serve_web(
         OSError: the address is taken or cannot be bound.
     """
     secrets = secrets or WebSecrets.from_env(settings.web)
-    app = build_app(memory, settings.web, secrets, clock=clock)
+    app = build_app(memory, settings.web, secrets, clock=clock, also_hosts=also_hosts)
     config = hypercorn_config(settings.web.host, settings.web.port)
     stop = trio.Event()
     server_scope = trio.CancelScope(shield=True)

@@ -30,7 +30,7 @@ from typing import Any
 import attrs
 
 from .. import ids
-from ..rows import KINDS, TEXT_LIMIT
+from ..rows import IMPORTANCE_HIGHEST, IMPORTANCE_LOWEST, KINDS, TEXT_LIMIT
 from . import guards
 
 
@@ -122,8 +122,12 @@ def _check(raw: Any, facts: SliceFacts) -> Candidate:
     about = ids.parse_user_ref(counterpart if subject == ids.SELF else subject)
     text = _text(raw.get("text"), about, facts)
     importance = raw.get("importance")
-    if isinstance(importance, bool) or not isinstance(importance, int) or not 1 <= importance <= 10:
-        raise _Refused(f"importance {importance!r} is not an int from 1 to 10")
+    if (
+        isinstance(importance, bool)
+        or not isinstance(importance, int)
+        or not IMPORTANCE_LOWEST <= importance <= IMPORTANCE_HIGHEST
+    ):
+        raise _Refused(f"importance {importance!r} is not an int from {IMPORTANCE_LOWEST} to {IMPORTANCE_HIGHEST}")
     if importance < facts.importance_min:
         raise _Refused(f"importance {importance} is below the bar of {facts.importance_min}")
     evidence = _evidence(raw.get("evidence"), facts)
