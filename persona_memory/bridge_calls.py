@@ -44,9 +44,11 @@ class AsyncioMemory:
         """``Memory.readiness``, awaited without blocking the loop."""
         return await self._runner.wait("readiness")
 
-    async def post_line(self, room_id: str, speaker: str, text: str, at: datetime | None = None) -> int:
+    async def post_line(
+        self, room_id: str, speaker: str, text: str, at: datetime | None = None, *, require_present: bool = False
+    ) -> int:
         """``Memory.post_line``, awaited without blocking the loop."""
-        return await self._runner.wait("post_line", room_id, speaker, text, at)
+        return await self._runner.wait("post_line", room_id, speaker, text, at, require_present=require_present)
 
     async def send(self, event: RoomEvent) -> None:
         """``Memory.send``, awaited without blocking the loop."""
@@ -151,9 +153,11 @@ class ThreadedMemory:
         """``Memory.readiness``, waiting in the calling thread."""
         return self._runner.call("readiness")
 
-    def post_line(self, room_id: str, speaker: str, text: str, at: datetime | None = None) -> int:
+    def post_line(
+        self, room_id: str, speaker: str, text: str, at: datetime | None = None, *, require_present: bool = False
+    ) -> int:
         """``Memory.post_line``, waiting in the calling thread."""
-        return self._runner.call("post_line", room_id, speaker, text, at)
+        return self._runner.call("post_line", room_id, speaker, text, at, require_present=require_present)
 
     def send(self, event: RoomEvent) -> None:
         """``Memory.send``, waiting in the calling thread."""

@@ -75,6 +75,8 @@ def test_the_blocking_calls_from_a_plain_thread_with_the_same_errors(tmp_path: P
         memory.set_memory_note(DAN, "Call me Dan. I keep bees.")
         with pytest.raises(pm.UnknownRoom):
             memory.block("warren", "never-opened")
+        with pytest.raises(pm.UnknownRoom):
+            memory.post_line("never-opened", "u:42", "Hello there.", require_present=True)
         results: list[str] = []
         worker = threading.Thread(target=lambda: results.append(memory.block("warren", "r1")))
         worker.start()
