@@ -109,6 +109,12 @@ def readings(text: str) -> tuple[Reading, ...]:
     return tuple(kept)
 
 
+def about_someone_else(text: str) -> bool:
+    """Whether ``text`` is about someone of a human's ("u:42's sister got engaged"): such a
+    sentence fills none of that human's slots, and changes none."""
+    return _SOMEONE_OF.match(text.strip()) is not None
+
+
 def _third_person(match: re.Match[str]) -> str:
     verb = match.group(1)
     return "studies" if verb == "study" else verb + "s"
@@ -323,6 +329,7 @@ def _habit(verb: str | None, obj: str | None) -> tuple[Slot, str] | None:
 _SUBJECT = re.compile(
     r"^u:\d+(?!'|’|\w)(?:\s+and\s+(?:(?:their|his|her)\s+)?[\w-]+)?\s+(?P<rest>.+)$", re.DOTALL
 )
+_SOMEONE_OF = re.compile(r"u:\d+(?:'|’)s?\s")
 _CLAUSE_BREAK = re.compile(
     r"\s*[;,]\s*(?:and\s+|but\s+|then\s+|so\s+)?|\s+(?:and|but|then|after|before|because|since|while|when|so)\s+",
     _I,

@@ -289,6 +289,7 @@ def _compile(attribute: Attribute) -> Compiled:
 
 COMPILED: tuple[Compiled, ...] = tuple(_compile(a) for a in TABLE)
 """The table, compiled once."""
+ATTRIBUTES = frozenset(a.name for a in TABLE)
 
 
 def read_state(clause: str) -> Match | None:

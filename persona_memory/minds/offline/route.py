@@ -39,7 +39,8 @@ import re
 from typing import Any
 
 from ...write.folded import Folded
-from ...write.slots import conflicts, readings
+from ...write.slots import Reading, about_someone_else, conflicts, readings, same_value
+from ...write.states import ATTRIBUTES
 from ..port import Neighbour, RoutingRequest
 from .stems import content_stems, likeness
 
@@ -94,19 +95,37 @@ def route_candidate(request: RoutingRequest) -> dict[str, Any]:
         if stems and (stems <= theirs or likeness(stems, theirs) >= SAME):
             return {"event": "NONE"}
     ending = bool(_ENDING.search(text)) and not _REPLACEMENT.search(text)
-    for neighbour in request.neighbours:
+    # a sentence about someone of theirs ("u:42's sister got divorced") changes none of the
+    # person's own slots, whatever words it shares with them
+    changeable = (
+        tuple(n for n in request.neighbours if not readings(n.text)) if about_someone_else(text) else request.neighbours
+    )
+    for neighbour in changeable:
         theirs = _stems(neighbour.text)
         if negated != ("not" in theirs) and stems ^ theirs == {"not"} and len(stems | theirs) >= 2:
             return {"event": "CLOSE" if ending else "UPDATE", "old_id": neighbour.label}
     if _ENDING.search(text) or _CHANGE.search(text):
-        target = _sharing_object(text, stems, request.neighbours)
+        target = _sharing_object(text, stems, changeable)
         if target is not None:
             return {"event": "CLOSE" if ending else "UPDATE", "old_id": target.label}
+    mine = readings(text)
     for neighbour in request.neighbours:
         theirs = _stems(neighbour.text)
-        if len(theirs) >= 2 and theirs < stems and likeness(stems, theirs) >= BETTER_SAID:
+        if theirs < stems and (
+            len(theirs) >= 2 and likeness(stems, theirs) >= BETTER_SAID or _same_state(mine, readings(neighbour.text))
+        ):
             return {"event": "UPDATE", "old_id": neighbour.label}
     return {"event": "ADD"}
+
+
+def _same_state(mine: tuple[Reading, ...], theirs: tuple[Reading, ...]) -> bool:
+    """Whether the two give one of ``write.states``' attributes the same value: "u:42 has been
+    vegetarian since 2016" says "u:42 is vegetarian" better, though it shares one word."""
+    return any(
+        a.slot == b.slot and a.slot.name in ATTRIBUTES and not a.ends and not b.ends and same_value(a.slot.name, a.value, b.value)
+        for a in mine
+        for b in theirs
+    )
 
 
 def _slot_change(request: RoutingRequest) -> dict[str, Any] | None:
