@@ -13,7 +13,10 @@ Rules:
   or university they attend), ``course`` (keyed by what it teaches: "a Spanish course"),
   ``habit`` (keyed by the habit: smoking, drinking, "plays tennis every Sunday"), ``owns``
   (keyed by the object: "owns a flat" / "sold the flat") and ``stance`` (love or like against
-  hate or dislike, keyed by the object). Slots without a key hold one value per person.
+  hate or dislike, keyed by the object). Slots without a key hold one value per person. The
+  states among them — relationship status and diet, whose values are a closed set of words
+  that exclude each other — are read from the table in ``write.states``; the others by the
+  grammar below.
 - A *reading* is a slot, the value the sentence gives it, and whether the sentence says the
   old value ended with nothing in its place (``ends``: "quit smoking", "sold the flat", "left
   their job", "is no longer vegetarian", "graduated"). An ending may name what ended ("left
@@ -28,7 +31,8 @@ Rules:
 - The verb comes first in a clause, after a few adverbs ("now", "just", "finally", …): so a
   plan, wish or report ("wants to move to Lisbon", "said they might quit") fills nothing.
   A past state ("lived in Berlin", "worked at Acme") fills nothing either; a past change
-  ("moved to Lisbon", "got engaged", "was promoted to", "sold") does.
+  ("moved to Lisbon", "got engaged", "was promoted to", "sold") does, and so does a state
+  that runs up to now ("has been living in Porto" reads as "is living in Porto").
 - A plain negation is a value ("does not smoke", "doesn't like opera"); only an explicit
   ending — "no longer", "not … anymore", "used to", "quit", "stopped", "gave up" — ends.
 - Values compare loosely where a name can be said in more or fewer words — employer, home,

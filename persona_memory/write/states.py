@@ -22,16 +22,18 @@ Rules:
   eat meat" when the table lists it — is a value of its own (``"not vegetarian"`` or the value
   it names).
 - What follows the phrasing must not turn it into a description of something else: the next
-  word is the clause's end, a preposition, a time or degree word or a number (``_TAIL``) —
-  "is vegan now", "got married in June", "is single again" — and never a noun ("a vegan
-  chef", "a single room", "got a vegan cookbook"). A value may name words that may not
-  follow it (``not_before``: "engaged in a lawsuit" is no betrothal).
-- ``{who}`` in a phrasing is the other person ("engaged to {who}"): the value becomes
-  ``"engaged sam"``; ``write.slots`` compares statuses exactly and names loosely.
+  word is the clause's end, a preposition, a conjunction, a time, frequency or degree word or
+  a number (``_TAIL``) — "is vegan now", "got married in June", "is single again", "eats meat
+  every day" — and never a noun ("a vegan chef", "a single room", "got a vegan cookbook"). A
+  value may name words that may not follow it (``not_before``: "engaged in a lawsuit" is no
+  betrothal).
+- ``{who}`` in a phrasing is the other person ("engaged to {who}"); ``write.slots`` keeps the
+  name beside the value ("engaged sam") and compares statuses exactly and names loosely.
 - Phrasing syntax, one token per word: ``a|an`` for alternatives, ``[ … ]`` around optional
   words (a first word alone in them takes its space along), ``{who}`` for a person,
   ``{their}`` for their/his/her/the, ``{not}`` for does not, doesn't, don't, never,
-  ``{anymore}`` for anymore or any more. Words are general English; nothing is keyed to a conversation.
+  ``{anymore}`` for anymore or any more. The words are general English; nothing is keyed to a
+  particular conversation.
 """
 
 from __future__ import annotations
@@ -70,7 +72,6 @@ TABLE: tuple[Attribute, ...] = (
                 "broke|broken|breaking up [with {who}]",
                 "split|splitting up [with {who}]",
                 "split from {who}",
-                "dumped {who}",
                 "got|was dumped [by {who}]",
                 "called off {their} engagement [to|with {who}]",
                 "ended {their} relationship|engagement|marriage [with|to {who}]",
@@ -151,9 +152,17 @@ TABLE: tuple[Attribute, ...] = (
             ),
         ),
         Value("flexitarian", be=("[a] flexitarian",)),
-        Value("keto", be=("keto", "on [a|the] keto diet"), say=("follows|started|began [a|the] keto diet", "went on [a|the] keto diet", "is doing keto")),
+        Value(
+            "keto",
+            be=("keto", "on [a|the] keto diet"),
+            say=("follows|started|began [a|the] keto diet", "went on [a|the] keto diet", "is doing keto"),
+        ),
         Value("paleo", be=("paleo", "on [a|the] paleo diet"), say=("follows|started|began [a|the] paleo diet",)),
-        Value("gluten-free", be=("gluten-free", "on [a|the] gluten-free diet"), say=("follows|started|began [a|the] gluten-free diet",)),
+        Value(
+            "gluten-free",
+            be=("gluten-free", "on [a|the] gluten-free diet"),
+            say=("follows|started|began [a|the] gluten-free diet",),
+        ),
     )),
 )
 
@@ -173,7 +182,7 @@ _ENDINGS = ("is no longer", "has stopped being", "stopped being", "quit being", 
 _NOT_NOW = ("is not", "isn't", "has not been", "hasn't been")
 _ANYMORE = r"\s+any ?more\b"
 _WHO = r"[^,;()]+?"
-_PERSON_TOKENS = {
+_SPECIAL = {
     "{their}": r"(?:their|his|her|the)",
     "{not}": r"(?:does\s*n[o']t|does\s+not|do\s*n[o']t|do\s+not|never)",
     "{anymore}": r"any\s?more",
@@ -182,7 +191,8 @@ _TAIL = (
     r"(?=$|[,;:(]|\s+(?:to|with|from|in|on|at|for|since|by|over|during|after|before|until|till|"
     r"about|near|around|across|into|through|as|again|now|anymore|any|too|also|yet|still|"
     r"already|officially|finally|recently|yesterday|today|tonight|ago|last|this|next|earlier|"
-    r"lately|then|happily|and|but|so|though|although|because|when|while|or|for|years?|months?|"
+    r"lately|then|happily|every|each|daily|weekly|most|mostly|often|usually|sometimes|regularly|"
+    r"occasionally|rarely|twice|once|and|but|so|though|although|because|when|while|or|years?|months?|"
     r"weeks?|days?|\d)\b)"
 )
 
@@ -221,8 +231,8 @@ class Compiled:
 def _token(word: str, who: str) -> str:
     if word == "{who}":
         return rf"(?P<{who}>{_WHO})"
-    if word in _PERSON_TOKENS:
-        return _PERSON_TOKENS[word]
+    if word in _SPECIAL:
+        return _SPECIAL[word]
     return "(?:" + "|".join(re.escape(w) for w in word.split("|")) + ")"
 
 

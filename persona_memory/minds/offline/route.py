@@ -8,8 +8,11 @@ Rules, first that applies:
    quit smoking" after "u:42 smokes a pack a day", "u:42 is no longer vegetarian"). An ending
    that is an event of its own ("u:42 sold the flat in Xuhui", "u:42 graduated", "u:42 quit
    their job at Google") is an UPDATE: the old row closes and the event is kept, so the arc
-   stays readable. Neighbours are tried in the order offered. The same value in the same slot
-   is left to the rules below.
+   stays readable. Relationship status and diet are such slots ("u:42 got engaged" after
+   "u:42 is single", "u:42 started eating meat again" after "u:42 has been vegetarian for ten
+   years"); an event that only touches one ("u:42 went to a wedding", "u:42 ate a steak at a
+   barbecue") fills no slot and changes nothing here. Neighbours are tried in the order
+   offered. The same value in the same slot is left to the rules below.
 1. NONE — a neighbour already says it: every content word of the candidate is in the
    neighbour, or the two overlap by at least ``SAME`` (Jaccard of content stems), and both say
    it with the same polarity ("plays" vs "no longer plays").
@@ -26,8 +29,12 @@ Rules, first that applies:
    A contradiction — the same words with the opposite polarity ("u:42 is vegetarian" after
    "u:42 is not vegetarian", "u:42 does not drink coffee" after "u:42 drinks coffee") — is an
    UPDATE too, unless it is a pure ending (rule 2).
+   Rules 2 and 3 never end a row that fills a slot of the human's own by a sentence about
+   someone of theirs: "u:42's sister divorced her husband" leaves "u:42 is married to their
+   husband Tom" alone.
 4. UPDATE — the neighbour is the same fact, better said: all of its words are in the candidate,
-   which adds to them, and they overlap by at least ``BETTER_SAID``.
+   which adds to them, and they overlap by at least ``BETTER_SAID`` — or the two give a state
+   the same value ("u:42 has been vegetarian since 2016" after "u:42 is vegetarian").
 5. ADD — anything else, and always when there are no neighbours.
 Only labels that were offered are ever returned.
 """
