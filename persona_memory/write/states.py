@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
@@ -253,13 +254,14 @@ def _phrase(text: str, who: str) -> str:
 
 
 def _words(texts: tuple[str, ...]) -> list[str]:
-    """Each phrasing's longest required word (with its alternatives): one of them is in every
-    clause the phrasing fits."""
+    """Each phrasing's rarest-looking required word — the one whose shortest alternative is
+    longest, the later on a tie — with its alternatives: one of them is in every clause the
+    phrasing fits."""
     found: list[str] = []
     for text in texts:
         required = [w for w in text.split() if not w.startswith(("[", "{"))]
         if required:
-            found.extend(max(required, key=len).rstrip("]").split("|"))
+            found.extend(max(reversed(required), key=lambda w: min(map(len, w.split("|")))).split("|"))
     return found
 
 
@@ -268,32 +270,32 @@ def _either(words: tuple[str, ...]) -> str:
 
 
 def _compile(attribute: Attribute) -> Compiled:
-    """One pattern of alternatives, a named group each, tried in order: every ending first
-    ("is not vegan anymore" is no negation), then negations, then values."""
-    alternatives: list[str] = []
+    """One pattern of alternatives, a named group for each phrasing in each frame, tried in
+    order: the endings first ("is not vegan anymore" is no negation), then negations, then
+    values. The ``be`` words of every value share one frame ("is no longer …", "is not …",
+    a copula), so a clause that does not begin with the frame's verb leaves them all at once."""
     outcomes: dict[str, tuple[str, bool, bool]] = {}
 
-    def add(prefix: str, phrasing: str, value: Value, *, ends: bool = False, negated: bool = False, suffix: str = "") -> None:
+    def one(phrasing: str, value: Value, *, ends: bool = False, negated: bool = False, suffix: str = "") -> str:
         number = len(outcomes)
         outcomes[f"p{number}"] = (value.name, ends, negated)
         guard = "" if ends or negated else "".join(rf"(?!\s+{re.escape(w)}\b)" for w in value.not_before)
-        alternatives.append(rf"(?P<p{number}>{prefix}{_phrase(phrasing, f'w{number}')}{suffix}){guard}")
+        return rf"(?P<p{number}>{_phrase(phrasing, f'w{number}')}{suffix}){guard}"
 
-    copulas = _either(COPULAS) + r"(?:\s+(?:" + "|".join(_ADVERBS.split()) + "))*" + r"\s+"
-    for value in attribute.values:
-        for be in value.be:
-            add(_either(_NOT_NOW) + r"\s+", be, value, ends=True, suffix=_ANYMORE)
-            add(_either(_ENDINGS) + r"\s+", be, value, ends=True)
-        for phrasing in value.ends:
-            add("", phrasing, value, ends=True)
-    for value in attribute.values:
-        for be in value.be:
-            add(_either(_NOT_NOW) + r"\s+", be, value, negated=True)
-            add(copulas, be, value)
-        for phrasing in value.say:
-            add(r"(?:has\s+|have\s+)?", phrasing, value)
+    def frame(verb: str, **kind: Any) -> str:
+        return verb + r"\s+(?:" + "|".join(one(be, v, **kind) for v in attribute.values for be in v.be) + ")"
+
+    copula = _either(COPULAS) + r"(?:\s+(?:" + "|".join(_ADVERBS.split()) + "))*"
+    alternatives = [
+        frame(_either(_NOT_NOW), ends=True, suffix=_ANYMORE),
+        frame(_either(_ENDINGS), ends=True),
+        *(one(phrasing, v, ends=True) for v in attribute.values for phrasing in v.ends),
+        frame(_either(_NOT_NOW), negated=True),
+        frame(copula),
+        r"(?:has\s+|have\s+)?(?:" + "|".join(one(phrasing, v) for v in attribute.values for phrasing in v.say) + ")",
+    ]
     keywords = {k for v in attribute.values for k in _words(v.be + v.say + v.ends)}
-    gate = "|".join(re.escape(k) for k in sorted(keywords, key=len, reverse=True))
+    gate = r"\b(?:" + "|".join(re.escape(k) for k in sorted(keywords, key=len, reverse=True)) + r")\b"
     return Compiled(attribute.name, re.compile(gate), re.compile("(?:" + "|".join(alternatives) + ")" + _TAIL), outcomes)
 
 
