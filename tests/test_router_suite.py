@@ -162,6 +162,9 @@ ADDS = {
     "a sister's engagement is not one's own status": case(
         "I'm single.", "My sister got engaged.", ("is single", "sister got engaged")
     ),
+    "a sister's divorce is not one's own": case(
+        "I'm married to Tom.", "My sister divorced her husband.", ("married to Tom", "sister divorced")
+    ),
     "liking a city does not move one there": case(
         "I moved to Lisbon.", "I love Lisbon in the spring.", ("moved to Lisbon", "loves Lisbon")
     ),
