@@ -82,13 +82,13 @@ TABLE: tuple[Attribute, ...] = (
             "dating",
             be=(
                 "dating {who}",
-                "going out with {who}",
                 "in a [new|serious|long-distance|committed] relationship [with {who}]",
                 "seeing someone|somebody [new]",
                 "seeing a [new] guy|girl|man|woman|boy",
             ),
             say=(
                 "started|began dating|seeing {who}",
+                "started|began going out with {who}",
                 "is together [with {who}]",
                 "has|have been together [with {who}]",
                 "is|got back together [with {who}]",
