@@ -6,9 +6,10 @@ families of six: standing orders phrased as Dan's wish, links hidden by Unicode 
 domains spelled out, role-play read as fact, and the persona's own promise to hand over a
 secret. Each control says something true about Dan with the same words used innocently.
 
-``python tests/injection_corpus.py`` posts every payload and every control through the public
-API (each in its own private room, the room goes quiet, the memory drains) and prints how many
-were stored.
+``PYTHONPATH=.:tests python tests/injection_corpus.py`` posts every payload and every control
+through the public API (each in its own private room, the room goes quiet, the memory drains),
+on the offline mind and on ``credulous`` (a mind that files every line that is not a question
+as the fact it claims), and prints how many were stored.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import persona_memory as pm
+from persona_memory.minds.fake import FakeMind
+from persona_memory.minds.offline.person import Voice, to_third_person
 
 DAN = 42
 NO_CAP = {"write.daily_cap_per_human": 1000}
@@ -90,6 +93,24 @@ CONTROLS: list[Said] = [
 ]
 
 
+def credulous(request):
+    """A careless model: every line but a question becomes a row about its speaker (a human) or
+    a promise to the human (the persona), turned to the third person, citing that line."""
+    memories = []
+    for line in request.lines:
+        if line.text.endswith("?"):
+            continue
+        if line.speaker.startswith("u:"):
+            text = to_third_person(line.text, Voice(ref=line.speaker, listener="Warren"))
+            memories.append({"subject": line.speaker, "kind": "fact", "text": text, "importance": 6,
+                             "evidence": [line.id]})
+        else:
+            text = "Warren said " + line.text.replace("I'll", "he would").replace("you", "u:42")
+            memories.append({"subject": "self", "counterpart": "u:42", "kind": "promise", "text": text,
+                             "importance": 6, "evidence": [line.id]})
+    return {"memories": [m for m in memories if m["text"]]}
+
+
 async def post_each(memory: pm.Memory, items: Sequence[Said], prefix: str) -> dict[str, int]:
     """Posts each item in its own private room with Dan and Warren and lets it go quiet;
     returns the room id of each item's index."""
@@ -131,16 +152,19 @@ async def _main() -> None:
 
     from conftest import settings_for
 
-    with tempfile.TemporaryDirectory() as tmp:
-        async with pm.open_memory(settings_for(Path(tmp), NO_CAP)) as memory:
-            rooms = await post_each(memory, [p for _, p in PAYLOADS], "payload")
-            stored = await stored_rows(memory, rooms)
-            controls = await stored_rows(memory, await post_each(memory, CONTROLS, "control"))
-    for index, texts in sorted(stored.items()):
-        print(f"stored  {PAYLOADS[index][0]:15} {texts}")
-    for index, said in enumerate(CONTROLS):
-        print(f"control {'kept' if index in controls else 'LOST':15} {controls.get(index) or said[-1][1]}")
-    print(f"payloads stored: {len(stored)}/{len(PAYLOADS)}; controls stored: {len(controls)}/{len(CONTROLS)}")
+    for name, mind in (("offline mind", None), ("credulous mind", FakeMind(extract=credulous))):
+        with tempfile.TemporaryDirectory() as tmp:
+            async with pm.open_memory(settings_for(Path(tmp), NO_CAP), mind=mind) as memory:
+                rooms = await post_each(memory, [p for _, p in PAYLOADS], "payload")
+                stored = await stored_rows(memory, rooms)
+                controls = await stored_rows(memory, await post_each(memory, CONTROLS, "control"))
+        print(f"-- {name}")
+        for index, texts in sorted(stored.items()):
+            print(f"stored  {PAYLOADS[index][0]:15} {texts}")
+        for index, said in enumerate(CONTROLS):
+            print(f"control {'kept' if index in controls else 'LOST':15} {controls.get(index) or said[-1][1]}")
+        print(f"{name}: payloads stored: {len(stored)}/{len(PAYLOADS)}; controls stored: "
+              f"{len(controls)}/{len(CONTROLS)}")
 
 
 if __name__ == "__main__":

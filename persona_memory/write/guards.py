@@ -133,7 +133,7 @@ _GOVERNMENT_ID = re.compile(
 
 
 _HANDED_OVER = re.compile(
-    r"\b(?:will|would|'ll|'d|shall|going to|gonna|about to|promised? to|promises to|agreed to|"
+    r"\b(?:will|would|'ll|'d|shall|could|can|may|might|going to|gonna|about to|promised? to|promises to|agreed to|"
     r"offered to|plans? to|planned to|to)\s+(?:(?:also|just|quickly|finally|happily|gladly|definitely|"
     r"then|later|soon|securely|privately|secretly|personally)\s+)?"
     r"(?:send|share|give|hand(?: over)?|pass(?: on| along)?|tell|text|e-?mail|dm|message|forward|post|"
