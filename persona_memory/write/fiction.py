@@ -22,9 +22,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .folded import Folded
 from .plain import plain
 
-_HEAD = r"(?:^|[.!?:;,*(\[]\s*|\b(?:ok|okay|now|so|just|and|then|please)\s+)"
+_HEAD = r"(?:^|[\[.!?:;,*(]\s*|\b(?:ok|okay|now|so|just|and|then|please)\s+)"
 _WHO = r"(?:I|I'm|I am|you|you're|you are|we|we're|we are|u:\d+|the persona|(?:he|she|they) (?:is|are))"
 _ACTED = (
     r"acts?|acting|plays?|playing|pretends?|pretending|becomes?|transforms?|turns? into|morphs?|"
@@ -35,7 +36,7 @@ _BE = (
     r"(?:I'm|I am|I was|I play|I'll be|you're|you are|you play|you'll be|we're|we are|u:\d+ (?:is|was|plays)|"
     r"the persona (?:is|plays))"
 )
-_ROLE_PLAY = re.compile(
+_ROLE_PLAY = Folded(
     r"\blet'?s (?:play )?(?:a |the |some |another |our )?game(?=\s*[:!-]|\s+(?:where|in which|of pretend|"
     r"of make-?believe|called)\b)|"
     r"\blet'?s (?:play|do|start|begin)?\s?(?:a |the |some |another |our )?(?:role-?play|rp|scene|"
@@ -55,17 +56,24 @@ _STEP_OUT = re.compile(
     r"for real (?:now|though)|seriously (?:now|though)|in real life|irl)\b",
     re.IGNORECASE,
 )
-_HINTS = ("play", "pretend", "imagine", "suppose", "picture", "story", "tale", "fiction", "fantasy",
-          "rp", "scene", "believe", "game", "scenario", "world", "universe", "adventure", "character",
-          "*")
-"""Every match of ``_ROLE_PLAY`` holds one of these: an ASCII text with none is not searched."""
+_HINTS = ("let's", "lets", "pretend", "imagine", "suppose", "picture", "fiction", "fantasy", "believe", "role",
+          "character", "*", " rp")
+_FRAMES = ("story", "tale", "scene", "game", "scenario", "world", "universe", "adventure")
+
+
+def _may_set_up(low: str) -> bool:
+    """False only when ``_ROLE_PLAY`` cannot match the lowercase ASCII ``low``: each of its
+    alternatives holds a word of ``_HINTS``, but "in this story…" and its like, which hold "this"
+    or "our" and a word of ``_FRAMES``."""
+    return any(map(low.__contains__, _HINTS)) or (
+        ("this " in low or "our " in low) and any(map(low.__contains__, _FRAMES))
+    )
 
 
 def role_play(text: str) -> str | None:
     """The words in ``text`` that set up a fiction, or ``None`` (see the module rules)."""
     text = plain(text)
-    low = text.lower()
-    if text.isascii() and not any(map(low.__contains__, _HINTS)):
+    if text.isascii() and not _may_set_up(text.lower()):
         return None
     match = _ROLE_PLAY.search(text)
     return " ".join(match[0].split()) if match else None

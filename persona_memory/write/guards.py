@@ -132,7 +132,7 @@ _GOVERNMENT_ID = re.compile(
 )
 
 
-_HANDED_OVER = re.compile(
+_HANDED_OVER = Folded(
     r"\b(?:will|would|'ll|'d|shall|could|can|may|might|going to|gonna|about to|promised? to|promises to|agreed to|"
     r"offered to|plans? to|planned to|to)\s+(?:(?:also|just|quickly|finally|happily|gladly|definitely|"
     r"then|later|soon|securely|privately|secretly|personally)\s+)?"
@@ -184,14 +184,20 @@ _KEYWORDS_OF = {
     "bank": ("account", "acct", "routing", "code", "iban", "swift", "bic", "aba"),
     "token": ("key", "token"),
     "government": ("passport", "social", "national", "card", "licen", "tax", "ssn"),
+    "handed": ("pass", "pwd", "pin", "login", "cred", "key", "token", "phrase", "code", "otp", "cvv", "cvc"),
 }
-"""Every match of ``_SECRET_KEYWORD``, ``_PIN_VALUE``, ``_BANK``, ``_TOKEN_WORD`` and
-``_GOVERNMENT_ID`` holds one of its words here (each pattern's alternatives, read literally:
+"""Every match of ``_SECRET_KEYWORD``, ``_PIN_VALUE``, ``_BANK``, ``_TOKEN_WORD``,
+``_GOVERNMENT_ID`` and ``_HANDED_OVER`` holds one of its words here (each pattern's alternatives, read literally:
 "passcode" holds "code", "wi-fi key" "key", "id card" "card"), so an ASCII text whose lowercase
 holds none of them is not searched for it: the answer is the same, without the
 case-insensitive search (4–10 µs each, most of ``secret`` for a row with a date in it). A
 card needs 13 digits (the Luhn check's least), an SSN a dash. A text that is not ASCII runs
 every pattern, as case-insensitive matching beyond ASCII is not ``str.lower``."""
+
+
+def _lowered(text: str) -> str | None:
+    """``text`` lowercased for the keyword checks, or ``None`` beyond ASCII (search it all)."""
+    return text.lower() if text.isascii() else None
 
 
 def _may_match(low: str | None, family: str) -> bool:
@@ -203,10 +209,10 @@ def secret(text: str) -> str | None:
     text = plain(text)
     if not _may_hold_a_secret(text):
         return None
-    handed = _HANDED_OVER.search(text)
+    low = _lowered(text)
+    handed = _HANDED_OVER.search(text) if _may_match(low, "handed") else None
     if handed:
         return f"a promise to hand over a secret ({handed['what'].lower()})"
-    low = text.lower() if text.isascii() else None
     if _may_match(low, "keyword"):
         for match in _SECRET_KEYWORD.finditer(text):
             value = match["value"].casefold().rstrip(".!?")
@@ -339,7 +345,7 @@ _NEW_CLAUSE = r"(?:i|we|they|he|she|u:\d+|because|since|although|though|while|if
 _GAP = rf"(?:\s+(?!{_NEW_CLAUSE}\b)[\w'-]+){{0,10}}?\s+"
 """Up to ten words of the same clause: no punctuation, no new subject or conjunction."""
 _MODAL = r"(?:to|should|must|will|would|'d|'ll|shall|could|can|is to|are to)"
-_STANDING_ORDER = re.compile(
+_STANDING_ORDER = Folded(
     # a wish or a request that the persona do something every time ("u:42 wants Warren to
     # always mention…", "u:42 asked that you never…", "u:42 expects the persona to … every time")
     rf"\b{_REQUEST}\s+(?:(?:that|for|it if|it when)\s+)?{_PERSONA_REF}(?:\s+|(?='))"
@@ -363,11 +369,26 @@ _STANDING_ORDER = re.compile(
     r"message|messages|sentence|sentences|post|posts|text|texts|greeting|greetings)\b",
     re.IGNORECASE,
 )
-_STANDING_WORDS = ("you", "ya", "persona", "assistant", "bot", "the ai", "sure", "certain", "forget",
-                   "remember", "repl", "respons", "answer", "message", "sentence", "post", "text",
-                   "greeting")
-"""Every alternative of ``_STANDING_ORDER`` holds one of these: an ASCII text with none of them
-is cleared without running it."""
+_PERSONA_THEN = re.compile(
+    r"(?:you|ya|persona|assistant|bot|\bai)s?(?:\s+|(?='))(?:to|should|must|will|would|'d|'ll|shall|"
+    r"could|can|is|are|always|never|has|have|needs?|ought)\b"
+)
+_PERSONA_WORDS = ("you", "ya", "persona", "assistant", "bot", " ai", "ai ", "ais ")
+_ORDER_HEADS = ("sure", "certain", "forget", "remember")
+_EVERY = ("every", "each", "all", "any", "your")
+_REPLY = ("repl", "respons", "answer", "message", "sentence", "post", "text", "greeting")
+
+
+def _may_be_a_standing_order(low: str) -> bool:
+    """False only when ``_STANDING_ORDER`` cannot match the lowercase ASCII ``low``: each
+    alternative that names the persona has it followed by a modal, "to", "always" or "never"
+    (``_PERSONA_THEN``); the others hold "make sure" or its like, "remember" or "forget", or
+    a word of ``_EVERY`` and one of ``_REPLY``."""
+    return (
+        any(map(low.__contains__, _ORDER_HEADS))
+        or (any(map(low.__contains__, _REPLY)) and any(map(low.__contains__, _EVERY)))
+        or (any(map(low.__contains__, _PERSONA_WORDS)) and _PERSONA_THEN.search(low) is not None)
+    )
 
 
 def order_or_authority(text: str, persona_name: str = "") -> str | None:
@@ -379,14 +400,13 @@ def order_or_authority(text: str, persona_name: str = "") -> str | None:
     "you", "the persona" or the persona by ``persona_name``.
     """
     text = plain(text)
-    if persona_name and persona_name.casefold() in text.casefold():
-        text = name_regex(persona_name).sub("the persona", text)
     if _may_be_an_order(text):
         match = _ORDER.search(text)
         if match:
             return " ".join(match[0].split())
-    low = text.lower()
-    if not text.isascii() or any(map(low.__contains__, _STANDING_WORDS)):
+    if persona_name and persona_name.casefold() in text.casefold():
+        text = name_regex(persona_name).sub("the persona", text)
+    if not text.isascii() or _may_be_a_standing_order(text.lower()):
         match = _STANDING_ORDER.search(text)
         if match:
             return " ".join(match[0].split())
@@ -430,7 +450,7 @@ _NOT_DOMAIN_TLD = frozenset(
 )
 
 
-_LINK_HINT = re.compile(r"[:\[\]<&@]|\.[A-Za-z]|www|dot\b|[({]\s*\.|\s\.\s", re.IGNORECASE)
+_LINK_HINT = re.compile(r"[:\[\]<&@]|\.[A-Za-z]|www", re.IGNORECASE)
 """What every link, tag, address or domain above holds: a colon, a bracket, ``<``, ``&``,
 ``@``, "www", a dot right before a letter (a domain's last label), or a dot spelled out or set
 apart ("dot", "(.)", " . "). An ASCII text with none of them is cleared without running the
@@ -441,13 +461,19 @@ comes after a lone ``u``, so it is never a scheme's ``://`` nor a ``mailto:``/``
 word's; and a dot right before its ``u`` is no domain's last label, as that needs two letters
 and the ``u`` is followed by the colon. So every match above keeps a hint outside the ids, and
 a row about ``u:42`` (every row the offline mind writes) no longer runs both patterns."""
+_SET_APART_DOT = re.compile(r"[({]\s*\.|\s\.\s")
 
 
 def link_or_domain(text: str) -> str | None:
     """The link, tag or bare domain in ``text`` (rule 3), or ``None``; ``text`` is read
     ``plain``, so look-alike letters, dots and slashes count as theirs."""
     text = plain(text)
-    if text.isascii() and _LINK_HINT.search(_SHORT_USER_ID.sub(" ", text) if "u:" in text else text) is None:
+    if (
+        text.isascii()
+        and _LINK_HINT.search(_SHORT_USER_ID.sub(" ", text) if "u:" in text else text) is None
+        and "dot" not in text.lower()
+        and ("." not in text or _SET_APART_DOT.search(text) is None)
+    ):
         return None
     match = _LINK.search(text)
     if match:
