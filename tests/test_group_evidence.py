@@ -51,6 +51,14 @@ async def test_a_line_that_calls_cara_by_name_may_be_cited(open_test_memory):
         assert sorted(row.evidence) == ids
 
 
+async def test_a_question_to_the_room_that_cara_answers_may_be_cited(open_test_memory):
+    mind = about_cara("Cara is training for the Porto marathon, her next race.", 0, 1)
+    async with open_test_memory(mind=mind) as memory:
+        ids = await talk(memory, ("u:42", "Anyone got a race coming up?"), ("u:17", "I'm training for the Porto marathon."))
+        (row,) = await memory.memories_about(CARA)
+        assert sorted(row.evidence) == ids
+
+
 async def test_the_personas_answer_to_cara_may_be_cited(open_test_memory):
     answered = about_cara("Cara is training for the Porto marathon in October.", 0, 1)
     async with open_test_memory(mind=answered) as memory:

@@ -13,16 +13,18 @@ A candidate is dropped — with its reason — unless:
    another is not a memory about that other person; a ``self`` row (the persona's promise) is
    backed by a line the persona said;
 8. the group evidence rule: a row about a human cites only lines in which that human speaks
-   or is spoken to — their own lines, lines that call them by name (``addressed``), and a
-   persona's lines that call nobody else by name when they are the only human in the slice
-   or the line answers theirs (the line before it is theirs). A row built on anyone else's
-   line is refused: when one of its content words (``guards.content_stems``) is in such a
-   line and in none of the lines said by or to its subject — "As Cara said, I'm moving to
-   Lisbon" is u:42's claim, and "Cara is moving to Lisbon" built on it is not Cara's fact,
-   even beside a line of Cara's that says "Lisbon". A row that takes nothing from such a
-   line keeps only the lines said by or to its subject as evidence (a mind may cite the line
-   its subject answered: Cara's "I run marathons every spring" after u:42's gossip about
-   her is still Cara's fact, and no longer cites the gossip);
+   or is spoken to — their own lines, lines that call them by name (``addressed``), and
+   lines that call nobody by name and do not speak of them in the third person (no name or
+   id of theirs) when the subject answers the line or the line answers the subject (the line
+   next to it is theirs), or, a persona's, when they are the only human in the slice. A row
+   built on anyone else's line is refused: when one of its content words
+   (``guards.content_stems``) is in such a line and in none of the lines said by or to its
+   subject — "As Cara said, I'm moving to Lisbon" is u:42's claim, and "Cara is moving to
+   Lisbon" built on it is not Cara's fact, even beside a line of Cara's that says "Lisbon".
+   A row that takes nothing from such a line keeps only the lines said by or to its subject
+   as evidence (a mind may cite the line its subject answered: Cara's "I run marathons every
+   spring" after u:42's gossip about her is still Cara's fact, and no longer cites the
+   gossip);
 9. what its text says passes the content rules of ``guards`` — no secret, no order or claim
    of authority, no link or domain, no role-play, no other user named, no third party's
    sensitive fact, and words its evidence lines support. Those rules live in ``guards.py``,
@@ -262,9 +264,9 @@ def _said_by_or_to(subject: str, line_id: int, facts: SliceFacts) -> bool:
     if speaker == subject:
         return True
     text = facts.line_texts.get(line_id, "")
-    people: dict[str, tuple[str, ...]] = {
-        ids.user_ref(uid): (name,) for uid, name in _known_names(facts).items() if name
-    }
+    about = ids.parse_user_ref(subject)
+    known = _known_names(facts)
+    people: dict[str, tuple[str, ...]] = {ids.user_ref(uid): (name,) for uid, name in known.items() if name}
     people.setdefault(subject, ())
     for other in set(facts.line_speakers.values()):
         if ids.parse_user_ref(other) is None:
@@ -272,12 +274,21 @@ def _said_by_or_to(subject: str, line_id: int, facts: SliceFacts) -> bool:
     names = called(text, people)
     if subject in names:
         return True
-    if ids.parse_user_ref(speaker) is not None or names:
-        return False
-    if facts.writable == {ids.parse_user_ref(subject)}:
+    if names or _speaks_of(text, subject, known.get(about, "") if about else ""):
+        return False  # it speaks to someone else, or of the subject in the third person
+    if ids.parse_user_ref(speaker) is None and facts.writable == {about}:
         return True
-    earlier = [i for i in facts.line_speakers if i < line_id]
-    return bool(earlier) and facts.line_speakers[max(earlier)] == subject
+    order = sorted(facts.line_speakers)
+    at = order.index(line_id)
+    return any(0 <= i < len(order) and facts.line_speakers[order[i]] == subject for i in (at - 1, at + 1))
+
+
+def _speaks_of(text: str, ref: str, name: str) -> bool:
+    """Whether ``text`` names ``ref`` — their id, display name or a word of it."""
+    if re.search(rf"(?<![\w:]){re.escape(ref)}(?!\d)", text):
+        return True
+    forms = (name.strip(), *name.split()) if name.strip() else ()
+    return any(len(f) >= 2 and guards.name_regex(f).search(text) for f in forms)
 
 
 def is_one_sentence(text: str) -> bool:
