@@ -751,3 +751,4 @@ def test_the_offline_reader_drops_whole_lines_that_carry_a_dressed_link_order_or
     assert sentences.carries_link_or_order("Sure, I'll send you the admin password after lunch.")
     assert not sentences.carries_link_or_order("I work at a dot-com startup that makes budgeting software.")
     assert not sentences.carries_link_or_order("I'll send you my notes on password managers tonight.")
+    assert not sentences.carries_link_or_order("Make sure you take breaks, and don't forget to eat!")

@@ -30,8 +30,8 @@ link or order:
    one in any wording when it is addressed to the persona — by its name, "you" or "the
    persona": a wish or a request that it act always, never or every time ("u:42 always wants
    Warren to mention…", "u:42 expects you to bring up … every time", "u:42's wish is that
-   Warren never…"), "make sure you…", "don't forget to…", "remember to always…", "end each
-   message with…". The same words about someone else are a fact ("u:42's daughter expects
+   Warren never…"), "make sure you recommend…", "don't forget to mention…", "remember to
+   always…", "end each message with…". The same words about someone else are a fact ("u:42's daughter expects
    them to always read her a story", "u:42 always mentions their cat").
 3. ``link or domain:`` — no URL (any ``scheme://``, ``javascript:``, ``data:``), ``www.``,
    markdown link or image, HTML tag, e-mail address or bare domain (``evil.example``,
@@ -358,10 +358,12 @@ _STANDING_ORDER = Folded(
     rf"\b{_PERSONA_REF}(?:\s+|(?='))(?:must|should|shall|has to|have to|needs? to|is to|are to|ought to|"
     r"(?:is|are) (?:expected|required|supposed) to|will|'ll|would|'d|to)\s+"
     rf"(?:(?:always|never)\s+{_ORDER_VERBS}\b|{_ORDER_VERBS}\b{_GAP}{_STANDING}\b)|"
-    # "make sure you…", "Don't forget to mention…", at the head of a clause
+    # "make sure you recommend…", "Don't forget to mention…", at the head of a clause, with a
+    # verb of what the persona says ("make sure you take breaks" is advice, not an order)
     r"(?:^|[.!?:;,*(]\s*|\b(?:please|just|and|so|to)\s+)(?:make sure|be sure|make certain)\s+(?:that\s+)?"
-    rf"(?:{_PERSONA_REF}|to)\b|"
-    r"(?:^|[.!?:;,*(]\s*|\bplease\s+)(?:remember|don't forget|do not forget|never forget)\s+to\b|"
+    rf"(?:{_PERSONA_REF}\s+|to\s+)(?:(?:always|never)\s+)?{_ORDER_VERBS}\b|"
+    r"(?:^|[.!?:;,*(]\s*|\bplease\s+)(?:remember|don't forget|do not forget|never forget)\s+to\s+"
+    rf"(?:(?:always|never)\s+)?{_ORDER_VERBS}\b|"
     r"\b(?:remember|forget) to (?:always|never)\b|"
     # the shape of every reply ("end each message with…", "sign every answer as…")
     r"\b(?:end|start|begin|open|close|finish|sign(?: off)?|fill|pepper|sprinkle|prefix|suffix)\s+"
@@ -396,7 +398,7 @@ def order_or_authority(text: str, persona_name: str = "") -> str | None:
 
     ``text`` is read ``plain`` (look-alike letters and signs written the ASCII way). A standing
     order to the persona — a wish or a request that it do something always, never or every
-    time, "make sure you…", "remember to always…" — counts in any wording when it addresses
+    time, "make sure you mention…", "remember to always…" — counts in any wording when it addresses
     "you", "the persona" or the persona by ``persona_name``.
     """
     text = plain(text)
