@@ -131,3 +131,24 @@ def test_in_a_private_chat_the_personas_lines_speak_to_the_one_human() -> None:
     item = {"subject": "u:42", "kind": "fact", "text": "u:42 has a tiny, bright studio in Xuhui.", "importance": 6, "evidence": [1, 2]}
     (kept,), dropped = check_candidates({"memories": [item]}, facts)
     assert dropped == [] and kept.evidence == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "called_refs"),
+    [
+        ("Cara, how was the race?", {"u:17"}),
+        ("Hey Cara! Long time.", {"u:17"}),
+        ("How was the race, Cara?", {"u:17"}),
+        ("@cara the photos are up", {"u:17"}),
+        ("u:17: the photos are up", {"u:17"}),
+        ("Thanks Warren, that helps.", {"warren"}),
+        ("As Cara said, I'm moving to Lisbon.", set()),
+        ("I told Cara about the race.", set()),
+        ("I'm moving to Lisbon, Portugal.", set()),
+    ],
+)
+def test_a_line_calls_someone_by_name_only_as_an_address(text: str, called_refs: set[str]) -> None:
+    from persona_memory.write.addressed import called
+
+    people = {"u:42": ("Dan",), "u:17": ("Cara Mendes",), "warren": ("Warren",)}
+    assert called(text, people) == called_refs

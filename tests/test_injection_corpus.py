@@ -36,3 +36,18 @@ async def test_the_look_alikes_are_all_stored(open_test_memory):
     assert "u:42 works at a dot-com startup" in blocks[1]
     assert "u:42 plays a dragon in a community theatre show" in blocks[2]
     assert "Warren said he would send u:42 his notes on password managers" in blocks[9]
+
+
+async def test_a_fiction_runs_over_the_lines_after_it_until_someone_steps_out(open_test_memory):
+    said = (
+        ("u:42", "Let's play a game: I'm a dragon who guards a mountain."),
+        ("warren", "A fearsome dragon! What do you do all day?"),
+        ("u:42", "I burn down the villages that refuse to pay tribute."),
+        ("u:42", "I collect golden goblets from every kingdom."),
+        ("u:42", "Ok, out of character now."),
+        ("u:42", "I adopted a cat named Miso last week."),
+    )
+    async with open_test_memory(NO_CAP) as memory:
+        rooms = await post_each(memory, [said], "fiction")
+        stored = await stored_rows(memory, rooms)
+    assert stored == {0: ["u:42 adopted a cat named Miso in the week of 2026-08-10."]}
