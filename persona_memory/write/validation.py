@@ -33,7 +33,7 @@ A candidate is dropped — with its reason — unless:
    whole slice): what is said in a fiction is not a fact about anyone;
 11. it does not repeat an earlier candidate of the same answer (same subject, same text).
 The display name of the human a row is about (a ``self`` row: its counterpart) is replaced by
-their ``u:`` id first (ids survive renames); any other user's name refuses the row (rule 8).
+their ``u:`` id first (ids survive renames); any other user's name refuses the row (rule 9).
 """
 
 from __future__ import annotations
