@@ -24,13 +24,15 @@ from .errors import (
     UnknownRoom,
     WriterCrashedTooOften,
 )
-from .bridge import ThreadedMemory, open_memory_in_thread
+from .bridge import open_memory_in_asyncio, open_memory_in_thread
+from .bridge_calls import AsyncioMemory, ThreadedMemory
 from .memory import Memory, open_memory
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .rows import KINDS, MemoryRow, UserControls
 from .settings import Settings, load_settings
 
 __all__ = [
+    "AsyncioMemory",
     "KINDS",
     "ConfigError",
     "EmbedderUnavailable",
@@ -61,5 +63,6 @@ __all__ = [
     "WriterCrashedTooOften",
     "load_settings",
     "open_memory",
+    "open_memory_in_asyncio",
     "open_memory_in_thread",
 ]

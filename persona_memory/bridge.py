@@ -1,24 +1,35 @@
-"""``open_memory_in_thread``: the memory for programs that are not trio (asyncio, or plain threads).
+"""The memory for programs that are not trio: ``open_memory_in_asyncio`` and
+``open_memory_in_thread``.
 
 The memory runs on trio, in a thread of its own that this module starts and stops; the program
 keeps its own event loop, or none::
 
-    with pm.open_memory_in_thread(settings) as memory:
-        memory.send(pm.RoomOpened(...))                       # blocking, from any thread
-        block = memory.block("warren", "r1")
+    async with pm.open_memory_in_asyncio(settings) as memory:      # an asyncio program
+        await memory.send(pm.RoomOpened(...))
+        note = await memory.recall("warren", "r1", text)
+
+    with pm.open_memory_in_thread(settings) as memory:             # plain threads
+        memory.send(pm.RoomOpened(...))                            # blocking, from any thread
         note = await memory.asyncio.recall("warren", "r1", text)   # from an asyncio task
 
 Rules:
-- Every call of ``Memory`` (``CALLS``) is here twice, with the same name, arguments, results
-  and errors: on ``ThreadedMemory`` as a blocking method, and on ``ThreadedMemory.asyncio`` as a
-  coroutine for any asyncio loop, which waits without blocking that loop.
+- Every public call of ``Memory`` is here twice, with the same name, arguments, results and
+  errors (``bridge_calls``): on ``AsyncioMemory`` as a coroutine for any asyncio loop, which
+  waits without blocking that loop, and on ``ThreadedMemory`` as a blocking method
+  (``ThreadedMemory.asyncio`` is its ``AsyncioMemory``).
+- ``open_memory_in_asyncio`` opens and closes the memory on a worker thread of the loop
+  (``run_in_executor``): entering and leaving never block the loop, so it fits an ASGI
+  lifespan. ``async with open_memory_in_thread(...)`` does the same and yields the
+  ``ThreadedMemory``; its plain ``with`` blocks the thread that enters and leaves it.
 - Calls run on the memory's trio thread. Calls the program makes one after another (each
   returned before the next) run in that order; calls made concurrently (``asyncio.gather``,
   several threads) run concurrently there, in no set order — as concurrent trio tasks do. One
   persona's writes are still serialized by its actor.
-- Leaving the ``with`` block waits for the calls already started, then closes the memory as
-  ``open_memory`` does — intake closes, queued writes land — and then the thread ends. An error raised while opening (a bad config, a file
-  that is not ours) or while closing is raised in the caller's thread.
+- Leaving waits for the calls already started, then closes the memory as ``open_memory``
+  does — intake closes, queued writes land — and then the thread ends. An error raised while
+  opening (a bad config, a file that is not ours) or while closing is raised in the caller.
+- Cancelled while entering, the asyncio forms close the memory as soon as it has opened, in its
+  thread; cancelled while leaving, the close still runs to its end there. Neither waits.
 - A blocking call made from the memory's own thread, or after the memory closed, is refused with
   ``MemoryClosed`` or trio's "call it from a thread" error; the asyncio form cancelled in the
   caller still runs to its end in the memory (a write is never cut in half).
@@ -29,43 +40,21 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import logging
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from types import TracebackType
 from typing import Any
 
 import trio
 
+from .bridge_calls import AsyncioMemory, ThreadedMemory
 from .errors import MemoryClosed
 from .memory import Memory, open_memory
 from .settings import Settings
 
-CALLS = (
-    "post_line",
-    "send",
-    "block",
-    "built_block",
-    "recall",
-    "drain",
-    "set_memory_note",
-    "set_memory_on",
-    "set_muted",
-    "memories_about",
-    "delete_memory",
-    "user_controls",
-    "personas_for",
-    "evidence",
-    "meter",
-    "private_block",
-    "room_facts",
-    "display_names",
-    "clear_memories",
-    "export",
-    "notices",
-    "undo",
-    "sweep",
-    "readiness",
-)
+log = logging.getLogger(__name__)
 
 
 class _TrioThread:
@@ -75,6 +64,7 @@ class _TrioThread:
         self._settings = settings
         self._adapters = adapters
         self._ready = threading.Event()
+        self._stop_asked = False
         self._failure: BaseException | None = None
         self.memory: Memory | None = None
         self.token: trio.lowlevel.TrioToken | None = None
@@ -83,18 +73,26 @@ class _TrioThread:
         self._thread = threading.Thread(target=self._run, name="persona-memory", daemon=True)
 
     def start(self) -> None:
+        """Open the memory in its thread; return once it is open (or raise why it is not)."""
         self._thread.start()
         self._ready.wait()
         if self._failure is not None:
             self._thread.join()
             raise self._failure
 
-    def stop(self) -> None:
-        if self.token is not None and self._close is not None:
+    def ask_to_stop(self) -> None:
+        """Close the memory without waiting: now if it is open, else as soon as it has opened."""
+        self._stop_asked = True  # before the token is read: ``_main`` sets it, then reads this
+        token, close = self.token, self._close
+        if token is not None and close is not None:
             try:
-                trio.from_thread.run_sync(self._close.set, trio_token=self.token)
+                token.run_sync_soon(close.set)
             except trio.RunFinishedError:
                 pass
+
+    def stop(self) -> None:
+        """Close the memory and wait for its thread to end; raise what closing raised."""
+        self.ask_to_stop()
         self._thread.join()
         if self._failure is not None:
             raise self._failure
@@ -114,10 +112,12 @@ class _TrioThread:
                 self.memory, self._nursery = memory, nursery
                 self.token = trio.lowlevel.current_trio_token()
                 self._ready.set()
-                await self._close.wait()
+                if not self._stop_asked:
+                    await self._close.wait()
                 # Calls already started finish before the memory closes: none is cut in half.
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+    def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """``Memory.<name>(*args, **kwargs)`` on the memory's thread, waiting in this one."""
         memory, token = self._live()
         try:
             return trio.from_thread.run(
@@ -125,6 +125,10 @@ class _TrioThread:
             )
         except trio.RunFinishedError:
             raise MemoryClosed("the memory's thread has stopped; open it again") from None
+
+    async def wait(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """``Memory.<name>(*args, **kwargs)`` on the memory's thread, awaited in asyncio."""
+        return await asyncio.wrap_future(self.submit(name, *args, **kwargs))
 
     def submit(self, name: str, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         """Start the call on the trio thread; its outcome lands in the returned future."""
@@ -149,7 +153,7 @@ class _TrioThread:
 
     def _live(self) -> tuple[Memory, trio.lowlevel.TrioToken]:
         if self.memory is None or self.token is None or self._close is None or self._close.is_set():
-            raise MemoryClosed("the memory was closed: call it inside the `with open_memory_in_thread(...)` block")
+            raise MemoryClosed("the memory was closed: call it inside the block that opened it")
         return self.memory, self.token
 
 
@@ -168,46 +172,67 @@ def _single(error: BaseException) -> BaseException:
     return error
 
 
-class AsyncioMemory:
-    """The memory's calls as coroutines for asyncio: ``await memory.asyncio.block(...)``."""
-
-    def __init__(self, runner: _TrioThread) -> None:
-        self._runner = runner
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name not in CALLS:
-            raise AttributeError(f"the memory has no call {name!r}; its calls are {', '.join(CALLS)}")
-
-        async def call(*args: Any, **kwargs: Any) -> Any:
-            return await asyncio.wrap_future(self._runner.submit(name, *args, **kwargs))
-
-        call.__name__ = name
-        call.__doc__ = getattr(Memory, name).__doc__
-        return call
+async def _start_off_loop(runner: _TrioThread) -> None:
+    """``runner.start()`` on a worker thread of the running loop. Cancelled meanwhile, the
+    memory is closed as soon as it has opened; the cancellation goes through at once."""
+    opening = asyncio.get_running_loop().run_in_executor(None, runner.start)
+    try:
+        await asyncio.shield(opening)
+    except asyncio.CancelledError:
+        runner.ask_to_stop()
+        opening.add_done_callback(functools.partial(_log_failure, "opening"))
+        raise
 
 
-class ThreadedMemory:
-    """The memory's calls as blocking methods; ``.asyncio`` has the same calls as coroutines."""
-
-    def __init__(self, runner: _TrioThread) -> None:
-        self._runner = runner
-        self.asyncio = AsyncioMemory(runner)
-
-    def __getattr__(self, name: str) -> Callable[..., Any]:
-        if name not in CALLS:
-            raise AttributeError(f"the memory has no call {name!r}; its calls are {', '.join(CALLS)}")
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return self._runner.call(name, *args, **kwargs)
-
-        call.__name__ = name
-        call.__doc__ = getattr(Memory, name).__doc__
-        return call
+async def _stop_off_loop(runner: _TrioThread) -> None:
+    """``runner.stop()`` on a worker thread of the running loop. Cancelled meanwhile, the close
+    still runs to its end in that thread; the cancellation goes through at once."""
+    closing = asyncio.get_running_loop().run_in_executor(None, runner.stop)
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        closing.add_done_callback(functools.partial(_log_failure, "closing"))
+        raise
 
 
-@contextmanager
-def open_memory_in_thread(settings: Settings, **adapters: Any) -> Iterator[ThreadedMemory]:
-    """Run the memory on trio in its own thread for the ``with`` block.
+def _log_failure(what: str, done: asyncio.Future[None]) -> None:
+    """Log what an opening or closing nobody waits for any more raised (else it is lost)."""
+    if not done.cancelled() and done.exception() is not None:
+        log.error("%s the memory failed after its caller was cancelled", what, exc_info=done.exception())
+
+
+class _OpenInThread:
+    """What ``open_memory_in_thread`` returns: a context manager for ``with`` (blocking) and
+    for ``async with`` (entered and left off the loop). Use it once."""
+
+    def __init__(self, settings: Settings, adapters: dict[str, Any]) -> None:
+        self._runner = _TrioThread(settings, adapters)
+
+    def __enter__(self) -> ThreadedMemory:
+        self._runner.start()
+        return ThreadedMemory(self._runner)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._runner.stop()
+
+    async def __aenter__(self) -> ThreadedMemory:
+        await _start_off_loop(self._runner)
+        return ThreadedMemory(self._runner)
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await _stop_off_loop(self._runner)
+
+
+def open_memory_in_thread(settings: Settings, **adapters: Any) -> _OpenInThread:
+    """Run the memory on trio in its own thread for the ``with`` (or ``async with``) block,
+    and yield its calls as blocking methods (``ThreadedMemory``; ``.asyncio`` as coroutines).
+
+    ``with`` blocks the entering thread while the memory opens and closes; ``async with``
+    does both on a worker thread of the running asyncio loop, which keeps running.
 
     Args:
         settings: from ``load_settings``.
@@ -216,9 +241,25 @@ def open_memory_in_thread(settings: Settings, **adapters: Any) -> Iterator[Threa
     Raises:
         whatever ``open_memory`` raises while opening or closing, in the caller's thread.
     """
+    return _OpenInThread(settings, adapters)
+
+
+@asynccontextmanager
+async def open_memory_in_asyncio(settings: Settings, **adapters: Any) -> AsyncIterator[AsyncioMemory]:
+    """Run the memory on trio in its own thread for the ``async with`` block, and yield its
+    calls as coroutines (``AsyncioMemory``). Opening and closing run on a worker thread of the
+    running loop: the loop never waits for them (an ASGI app's lifespan can hold it).
+
+    Args:
+        settings: from ``load_settings``.
+        adapters: ``clock=``, ``embedder=``, ``mind=`` … exactly as ``open_memory`` takes them.
+
+    Raises:
+        whatever ``open_memory`` raises while opening or closing, in the caller's task.
+    """
     runner = _TrioThread(settings, adapters)
-    runner.start()
+    await _start_off_loop(runner)
     try:
-        yield ThreadedMemory(runner)
+        yield AsyncioMemory(runner)
     finally:
-        runner.stop()
+        await _stop_off_loop(runner)

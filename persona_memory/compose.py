@@ -32,11 +32,12 @@ def make_limiter(settings: Settings) -> trio.CapacityLimiter:
 
 
 def make_embedder(settings: Settings, limiter: trio.CapacityLimiter | None = None) -> Embedder:
-    """The embedder ``[embedder]`` names: the bundled WordLlama, feature hashing, or HTTP."""
+    """The embedder ``[embedder]`` names: the bundled WordLlama (the process's one copy of its
+    table), feature hashing, or HTTP."""
     e = settings.embedder
     match e.kind:
         case "wordllama":
-            return WordLlamaEmbedder.load(dim=e.dim)
+            return WordLlamaEmbedder.shared(dim=e.dim)
         case "hashing":
             return HashingEmbedder(dim=e.dim)
         case "http":

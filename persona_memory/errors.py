@@ -22,7 +22,7 @@
     ├── LeaseLost                       this worker no longer owns the persona: nothing committed
     ├── WriterCrashedTooOften           a persona's writer kept failing: the supervisor escalates
     ├── MemoryClosed                    the memory was shut down; the call came too late
-    └── NotOnTrio (RuntimeError)        open_memory was entered outside trio: use open_memory_in_thread
+    └── NotOnTrio (RuntimeError)        open_memory was entered outside trio: use open_memory_in_asyncio
 
 ``InvalidInput`` and ``ConfigError`` subclass ``ValueError`` so callers that only know the API
 contract ("bad input raises ValueError") catch them; their messages say what to change.
@@ -180,5 +180,6 @@ class NotOnTrio(PersonaMemoryError, RuntimeError):
     """``open_memory`` was entered from asyncio or from no event loop at all.
 
     The memory runs on trio. From trio, enter ``open_memory`` inside ``trio.run``; from asyncio
-    or plain threads, use ``open_memory_in_thread``, which runs trio in a thread of its own.
+    use ``open_memory_in_asyncio``, from plain threads ``open_memory_in_thread``: both run trio
+    in a thread of their own.
     """

@@ -530,8 +530,9 @@ def _require_trio() -> None:
     except RuntimeError:
         raise NotOnTrio(
             "open_memory runs on trio and was entered outside it (asyncio?): enter it inside "
-            "trio.run(...); from asyncio or plain threads, use "
-            "persona_memory.open_memory_in_thread(settings) in this process, or run "
+            "trio.run(...); from asyncio, use `async with "
+            "persona_memory.open_memory_in_asyncio(settings)`, from plain threads "
+            "persona_memory.open_memory_in_thread(settings), in this process; or run "
             "`persona-memory serve` and call its runtime API over HTTP (persona_memory.client)"
         ) from None
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 import pg_server
 
@@ -39,6 +40,12 @@ NOW = datetime(2026, 8, 18, 12, 0, tzinfo=timezone.utc)
 DIM = 64
 
 OpenTestMemory = Callable[..., AbstractAsyncContextManager[Memory]]
+
+
+# A property test asserts what the code does, never how fast: hypothesis's per-example deadline
+# is a timed assertion, and the first example of a test may pay a model's load on a busy machine.
+hypothesis_settings.register_profile("persona-memory", deadline=None)
+hypothesis_settings.load_profile("persona-memory")
 
 
 def settings_for(tmp_path: Path, overrides: Mapping[str, Any] | None = None) -> Settings:

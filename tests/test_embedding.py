@@ -196,6 +196,17 @@ def wordllama() -> WordLlamaEmbedder:
     return WordLlamaEmbedder.load()
 
 
+def test_every_memory_of_a_process_shares_one_wordllama_table(tmp_path: Path) -> None:
+    from persona_memory.compose import make_embedder
+    from persona_memory.settings import load_settings
+
+    first = make_embedder(load_settings(None, {"storage.path": str(tmp_path / "a.db")}))
+    again = make_embedder(load_settings(None, {"storage.path": str(tmp_path / "b.db")}))
+    assert isinstance(first, WordLlamaEmbedder) and again is first  # loaded once, not per open
+    small = make_embedder(load_settings(None, {"embedder.dim": 64}))
+    assert small.dim == 64 and small is not first
+
+
 async def test_wordllama_loads_and_embeds_offline(no_network: list[str]) -> None:
     embedder = WordLlamaEmbedder.load()
     rows = await embedder.embed([DAN_FLAT])

@@ -261,6 +261,10 @@ def test_the_routing_prompt_is_mem0s_manager_without_delete() -> None:
         "have or quit. A new value for one of these is an UPDATE of the memory that holds the old value",
         "An ending with nothing in its place is a CLOSE",
         "Two distinct events stay two memories",
+        "A thing holds one value at a time when its values exclude each other",
+        '"u:42 has been vegetarian for ten years." and the candidate "u:42 started eating meat again."',
+        'going to a wedding does not end "u:42 is single."',
+        '("u:42\'s sister got engaged.") changes nothing about u:42',
     ]:
         assert rule in system, rule
     assert "Warren" in system and "$" not in system

@@ -20,6 +20,9 @@ from test_web_runtime import sample
         ("text is more than one sentence", "text"),
         ("no evidence line was said by u:42: what others say about a person is not a memory about them", "not_said_by_subject"),
         ("routing refused: UPDATE names neighbour '7', but only 2 were offered", "routing_refused"),
+        ("role-play: 'Let's play a game'", "role_play"),
+        ("evidence not said by or to u:17: the row takes mov from line 1, u:42's", "not_said_to_subject"),
+        ("evidence 9 is not a line of this slice", "evidence"),
         ("something nobody wrote a label for", "other"),
     ],
 )

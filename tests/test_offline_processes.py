@@ -21,6 +21,7 @@ from persona_memory.embedding import WordLlamaEmbedder
 from persona_memory.errors import ConfigError, ReaderProcessDied
 from persona_memory.minds.offline import OfflineMind, extract_memories
 from persona_memory.minds.offline import mind as offline_mind
+from persona_memory.minds.offline import processes as processes_module
 from persona_memory.minds.offline.processes import ReaderProcesses
 from persona_memory.minds.port import ExtractionRequest, Line, Person
 from persona_memory.storage.file_names import FileNames
@@ -312,6 +313,43 @@ async def test_closing_the_pool_under_a_job_fails_the_job_and_starts_no_worker()
     assert processes.restarts == 0 and processes.pids() == (pid,)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_closing_while_the_workers_start_ends_them_without_waiting_for_their_imports():
+    processes = ReaderProcesses(2)
+    workers = [w.process for w in processes._all]
+    await processes.aclose()
+    # Still importing when the pool closed: terminated, not waited for.
+    assert [p.exitcode for p in workers] == [-signal.SIGTERM, -signal.SIGTERM]
+    for pid in [p.pid for p in workers]:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+async def test_a_memory_left_while_its_workers_start_still_lands_its_queued_write(open_test_memory, tmp_path):
+    mind = _mind_in(2, tmp_path)
+    async with open_test_memory(mind=mind) as memory:
+        pids = mind.processes.pids()
+        await memory.send(pm.RoomOpened(**DM))
+        for speaker, text in PRIVATE_LINES:
+            await memory.post_line("dm", speaker, text)
+        await memory.send(pm.RoomWentQuiet(room_id="dm"))  # left with the write queued
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    async with open_test_memory() as memory:
+        texts = [row.text for row in await memory.memories_about(DAN)]
+    assert any("bakery" in text for text in texts), texts
+
+
+async def test_an_idle_worker_that_is_up_leaves_by_itself_when_the_pool_closes(monkeypatch):
+    monkeypatch.setattr(processes_module, "GRACE", 60.0)  # however slow the machine, no kill
+    processes = ReaderProcesses(1)
+    await _up(processes)
+    assert await processes.run(dying_reader.nap, 0.0, "done") == "done"
+    (worker,) = [w.process for w in processes._all]
+    await processes.aclose()
+    assert worker.exitcode == 0  # its loop saw the job pipe end; nothing was killed
 
 
 async def test_a_slice_whose_worker_keeps_dying_is_parked_and_written_later(

@@ -124,3 +124,70 @@ def test_likeness_folds_forms_and_ignores_ids_and_stop_words() -> None:
     assert likeness(content_stems("u:42 plays tennis"), content_stems("u:42 played tennis!")) == 1.0
     assert likeness(content_stems("u:42 plays tennis"), content_stems("u:42 owns a flat")) == 0.0
     assert "not" in content_stems("u:42 doesn't smoke anymore")
+
+
+# one-value attributes: a new value closes the old one, an event that only touches it does not
+
+
+@pytest.mark.parametrize(
+    ("candidate", "known"),
+    [
+        ("u:42 got engaged.", "u:42 is single."),
+        ("u:42 started eating meat again.", "u:42 has been vegetarian for ten years."),
+        ("u:42 tied the knot with Bea in Sintra.", "u:42 is engaged to Bea."),
+        ("u:42 broke up with Bea.", "u:42 has been dating Bea since March."),
+        ("u:42 is seeing someone.", "u:42 has been single for two years."),
+        ("u:42 and Bea are together now.", "u:42 is single."),
+        ("u:42 went vegan.", "u:42 is vegetarian."),
+        ("u:42 is a pescatarian now.", "u:42 eats meat."),
+        ("u:42 got divorced.", "u:42 is happily married to Bea."),
+        ("u:42 has been working at Globex since May.", "u:42 works at Acme Corp."),
+        ("u:42 has been living in Lisbon since 2025.", "u:42 lives in Porto."),
+    ],
+)
+def test_a_one_value_attribute_given_a_new_value_updates_the_old(candidate: str, known: str) -> None:
+    assert route(candidate, "u:42 plays chess on Sundays.", known) == {"event": "UPDATE", "old_id": "1"}
+
+
+@pytest.mark.parametrize(
+    ("candidate", "known"),
+    [
+        ("u:42 gave up meat.", "u:42 eats meat most days."),
+        ("u:42 is no longer vegan.", "u:42 went vegan in 2024."),
+        ("u:42 is not married anymore.", "u:42 is married to Bea."),
+    ],
+)
+def test_a_one_value_attribute_only_ended_closes_the_old(candidate: str, known: str) -> None:
+    assert route(candidate, known) == {"event": "CLOSE", "old_id": "0"}
+
+
+@pytest.mark.parametrize(
+    ("candidate", "known"),
+    [
+        ("u:42 went to a wedding.", "u:42 is single."),
+        ("u:42 was a groomsman at a wedding in Braga.", "u:42 is single."),
+        ("u:42 ate a steak at a barbecue.", "u:42 is vegetarian."),
+        ("u:42 cooked a vegetarian lasagne for friends.", "u:42 eats meat."),
+        ("u:42 went to a vegan bakery.", "u:42 eats meat."),
+        ("u:42 visited Lisbon.", "u:42 lives in Porto."),
+        ("u:42 spent a week in Lisbon.", "u:42 lives in Porto."),
+        ("u:42's sister got engaged.", "u:42 is single."),
+        ("u:42's sister got engaged.", "u:42 is engaged to Bea."),
+        ("u:42's sister divorced her husband.", "u:42 is married to their husband Tom."),
+        ("u:42's brother went vegan.", "u:42 is vegetarian."),
+        ("u:42 is seeing a physiotherapist.", "u:42 is dating Bea."),
+        ("u:42 broke up a fight at the bar.", "u:42 is dating Bea."),
+        ("u:42 is engaged in a dispute with their landlord.", "u:42 is married to Bea."),
+        ("u:42 wants to go vegan.", "u:42 is vegetarian."),
+        ("u:42 is planning to get married next year.", "u:42 is engaged to Bea."),
+    ],
+)
+def test_an_event_that_only_touches_a_one_value_attribute_is_an_add(candidate: str, known: str) -> None:
+    assert route(candidate, known) == {"event": "ADD"}
+
+
+def test_the_same_value_again_is_none_or_the_old_row_better_said() -> None:
+    assert route("u:42 is still single.", "u:42 is single.") == {"event": "NONE"}
+    assert route("u:42 is a vegetarian.", "u:42 is vegetarian.") == {"event": "NONE"}
+    assert route("u:42 has been vegetarian for ten years.", "u:42 is vegetarian.") == {"event": "UPDATE", "old_id": "0"}
+    assert route("u:42 is engaged to Bea.", "u:42 is engaged to Kim.") == {"event": "UPDATE", "old_id": "0"}

@@ -88,6 +88,14 @@ UPDATES = {
     "a habit back after quitting": case(
         "I quit smoking last year.", "I started smoking again.", ("smoking again",), ("quit smoking",)
     ),
+    "vegetarian for years, then eating meat again": case(
+        "I've been vegetarian for ten years.", "I started eating meat again.", ("eating meat",), ("ten years",)
+    ),
+    "single, then seeing someone": case("I'm single.", "I'm seeing someone.", ("seeing someone",), ("single",)),
+    "single for a while, then tied the knot": case(
+        "I've been single for two years.", "I tied the knot with Bea!", ("knot",), ("two years",)
+    ),
+    "eating meat, then vegan": case("I eat meat.", "I went vegan.", ("vegan",), ("eats meat",)),
 }
 
 CLOSES = {
@@ -97,6 +105,7 @@ CLOSES = {
     "no longer a smoker": case("I smoke a pack a day.", "I'm not a smoker anymore.", (), ("pack a day",)),
     "a liking ended": case("I love jazz.", "I don't like jazz anymore.", (), ("jazz",)),
     "a diet ended": case("I'm vegan.", "I'm not vegan anymore.", (), ("vegan",)),
+    "meat given up": case("I eat meat every day.", "I gave up meat.", (), ("every day",)),
     "a workplace left, nothing new": case(
         "I work at the museum.", "I don't work at the museum anymore.", (), ("museum",)
     ),
@@ -142,6 +151,19 @@ ADDS = {
     ),
     "a brother's engagement is not one's own": case(
         "I'm dating Robin.", "My brother is engaged to Kim.", ("dating Robin", "Kim")
+    ),
+    "a wedding does not end being single": case("I'm single.", "I went to a wedding.", ("single", "wedding")),
+    "a steak at a barbecue is not a diet": case(
+        "I'm vegetarian.", "I ate a steak at a barbecue.", ("vegetarian", "steak")
+    ),
+    "a weekend away does not move a home": case(
+        "I live in Porto.", "I spent a weekend in Lisbon.", ("Porto", "Lisbon")
+    ),
+    "a sister's engagement is not one's own status": case(
+        "I'm single.", "My sister got engaged.", ("is single", "sister got engaged")
+    ),
+    "a sister's divorce is not one's own": case(
+        "I'm married to Tom.", "My sister divorced her husband.", ("married to Tom", "sister divorced")
     ),
     "liking a city does not move one there": case(
         "I moved to Lisbon.", "I love Lisbon in the spring.", ("moved to Lisbon", "loves Lisbon")
@@ -202,6 +224,31 @@ async def test_an_update_keeps_the_arc(open_test_memory, clock, name: str) -> No
         rows = await memory.memories_about(DAN)
     (old,) = [r for r in rows if r.valid_to is not None]
     (new,) = [r for r in rows if r.valid_to is None]
+    assert old.closed_by == new.id
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "old_text", "new_text"),
+    [
+        ("I'm single.", "I got engaged!", "u:42 is single.", "u:42 got engaged."),
+        (
+            "I've been vegetarian for ten years.",
+            "I started eating meat again.",
+            "u:42 has been vegetarian for ten years",
+            "u:42 started eating meat again.",
+        ),
+    ],
+)
+async def test_a_status_or_a_diet_that_changed_closes_the_old_row(
+    open_test_memory, clock, first: str, then: str, old_text: str, new_text: str
+) -> None:
+    async with open_test_memory() as memory:
+        await say_days_apart(memory, clock, first, then)
+        rows = await memory.memories_about(DAN)
+    (old,) = [r for r in rows if r.text.startswith(old_text)]
+    (new,) = [r for r in rows if r.text == new_text]
+    assert new.valid_to is None
+    assert old.valid_to == clock.now().date().isoformat()
     assert old.closed_by == new.id
 
 

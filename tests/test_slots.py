@@ -70,7 +70,7 @@ def test_relationship_status(text, value):
         ("u:7 is vegan.", [("diet", "", "vegan", False)]),
         ("u:7 went vegetarian in January.", [("diet", "", "vegetarian", False)]),
         ("u:7 is on a keto diet.", [("diet", "", "keto", False)]),
-        ("u:7 started eating meat again.", [("diet", "", "meat", False)]),
+        ("u:7 started eating meat again.", [("diet", "", "eats meat", False)]),
         ("u:7 is no longer vegan.", [("diet", "", "vegan", True)]),
         ("u:7 is not vegetarian.", [("diet", "", "not vegetarian", False)]),
     ],

@@ -156,6 +156,20 @@ class WordLlamaEmbedder:
             ) from exc
         return cls(dim=dim, inference=inference)
 
+    @classmethod
+    def shared(cls, dim: int = 256) -> WordLlamaEmbedder:
+        """The process's one embedder of ``dim``, loaded at the first call and kept: every
+        memory the process opens uses it (what ``[embedder] kind = "wordllama"`` makes).
+
+        Loading parses the tokenizer in a call that holds the GIL throughout, stalling every
+        other thread of the process — an asyncio loop beside the memory included; kept, the
+        table is loaded once per process, and a memory opened again does not pay it.
+
+        Raises:
+            as ``load``.
+        """
+        return _loaded(dim)
+
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         """``embed`` without the thread hop: blocks the caller. Same contract.
 

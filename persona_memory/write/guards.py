@@ -4,7 +4,10 @@ Every candidate — from the offline reader, an HTTP model or a test's scripted 
 through ``refusal`` from ``validation.check_candidates`` after its fields are checked. A refusal
 is a short reason that starts with a stable category word, so dropped rows can be counted.
 
-Rules, checked in this order (the first that fails is the reason):
+Rules, checked in this order (the first that fails is the reason). Rules 1–3 read the text
+``plain`` (``plain.py``: NFKC, no zero-width characters, look-alike dots, slashes, colons and
+Cyrillic or Greek letters written the ASCII way), so a dressed-up link or order is the same
+link or order:
 
 1. ``secret:`` — a secret is never stored, whatever the subject: a password, passcode, PIN or
    door code next to its value ("the wifi password is hunter2", "PIN is 4821"); a card number
@@ -13,19 +16,34 @@ Rules, checked in this order (the first that fails is the reason):
    (``sk-…``, ``ghp_…``, ``AKIA…``, ``xoxb-…``, ``AIza…``, or any 20+ character run of
    letters and digits mixed, as hex and base64 secrets are); a government id (a US SSN
    ``ddd-dd-dddd``, or "passport", "social security", "national insurance", "driver's
-   licence", "tax id" next to a value).
+   licence", "tax id" next to a value); and a promise or a request to hand one over, even
+   without its value ("Warren said he would send u:42 the admin password", "… text u:42 the
+   API key", "… share the access token"), while talk about one stays ("u:42 reset the admin
+   password at work", "notes on password managers").
 2. ``order or authority claim:`` — a memory is a fact about a person, never an order to the
    persona or a claim of power over it: "from now on…", "ignore previous…", "in every reply…",
    "disregard", "system prompt", "new instructions", "act as", "pretend to be", "you
    must always…", "always tell people to…", "never mention…" (an always/never order, not a
    habit: "u:42 never says no to dumplings" is a fact), "must obey", "every persona
    must…", "is the administrator/owner/developer of this app/system", "has admin rights",
-   and lines dressed as the system ("system:", "[system]", "<system>").
+   and lines dressed as the system ("system:", "[system]", "<system>"). A standing order is
+   one in any wording when it is addressed to the persona — by its name, "you" or "the
+   persona": a wish or a request that it act always, never or every time ("u:42 always wants
+   Warren to mention…", "u:42 expects you to bring up … every time", "u:42's wish is that
+   Warren never…"), "make sure you recommend…", "don't forget to mention…", "remember to
+   always…", "end each message with…". The same words about someone else are a fact ("u:42's daughter expects
+   them to always read her a story", "u:42 always mentions their cat").
 3. ``link or domain:`` — no URL (any ``scheme://``, ``javascript:``, ``data:``), ``www.``,
    markdown link or image, HTML tag, e-mail address or bare domain (``evil.example``,
    ``shop.example.com``, ``bit.ly``: labels joined by dots, the last of two or more
-   letters). Abbreviations ("e.g.", "Dr.", "St."), decimals ("3.5 km"), times ("5.30pm") and a
-   full stop before a space are not domains.
+   letters), also with its dots spelled out or set apart ("shop [dot] com", "shop(.)com",
+   "shop dot com", "shop . com"; ``spelled_domain``). Abbreviations ("e.g.", "Dr.", "St."),
+   decimals ("3.5 km"), times ("5.30pm"), a full stop before a space, "a dot-com startup" and
+   "polka dot dresses" are not domains.
+3b. ``role-play:`` — a row whose text, or one of its evidence lines, sets up a fiction ("let's
+   play a game: I'm a dragon…", "in this story I am…", "*acts as a pirate*"; ``fiction.py``)
+   is not a fact about anyone. ``validation`` also refuses a row citing any line said inside
+   a fiction set up earlier in the slice.
 4. ``names another user:`` — the text names no user but the one it is about (a human row's
    subject; a ``self`` row's counterpart; a ``world`` row: nobody): no other ``u:N`` id, and
    no display name the memory knows for another user (whole words, any case; a name that is
@@ -48,7 +66,7 @@ Rules, checked in this order (the first that fails is the reason):
 
 ``own_name_to_id`` is the one place a display name becomes an id; ``link_or_domain``,
 ``order_or_authority`` and ``secret`` are the matchers the offline reader also runs on whole
-chat lines.
+chat lines (there without the persona's name: "you" and "the persona" still count).
 """
 
 from __future__ import annotations
@@ -58,7 +76,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from .. import ids
+from .fiction import role_play
 from .folded import Folded
+from .plain import plain
 
 # -- 1. secrets ------------------------------------------------------------------------------
 
@@ -112,8 +132,27 @@ _GOVERNMENT_ID = re.compile(
 )
 
 
+_HANDED_OVER = Folded(
+    r"\b(?:will|would|'ll|'d|shall|could|can|may|might|going to|gonna|about to|promised? to|promises to|agreed to|"
+    r"offered to|plans? to|planned to|to)\s+(?:(?:also|just|quickly|finally|happily|gladly|definitely|"
+    r"then|later|soon|securely|privately|secretly|personally)\s+)?"
+    r"(?:send|share|give|hand(?: over)?|pass(?: on| along)?|tell|text|e-?mail|dm|message|forward|post|"
+    r"reveal|leak|provide|show|read out|whisper|slip|write down|spell out|unlock|lend)\b"
+    r"(?:\s+[^\s.!?;,]+){0,8}?\s+"
+    r"(?P<what>pass(?:word|code|phrase)s?|pwds?|pin(?: code| number)?|logins?|login (?:details|info|data)|"
+    r"credentials|creds|(?:api|access|secret|private|ssh|license|licence|product|recovery|encryption|"
+    r"admin|root) keys?|seed phrases?|recovery (?:codes?|phrases?)|"
+    r"(?:access|auth|api|bearer|session|refresh|security|admin|login|github|slack) tokens?|"
+    r"(?:access|door|gate|alarm|security|verification|2fa|two-factor|auth|authentication|one-time|"
+    r"login|unlock|reset|backup|garage|entry|safe) codes?|otps?|cvv|cvc)\b"
+    r"(?!\s+(?:managers?|resets?|rules?|polic(?:y|ies)|strength|hygiene|tips?|advice|requirements?))",
+    re.IGNORECASE,
+)
+"""A promise (or a request) to hand over a password, a key, a token, a login or a code: even
+without its value, a memory that commits the persona to send one is a lever to get it."""
+
 _SECRET_WORDS = ("pass", "pwd", "code", "otp", "cvv", "cvc", "pin", "key", "token", "sk-", "_",
-                 "akia", "xox", "aiza")
+                 "akia", "xox", "aiza", "login", "cred", "phrase")
 """Without a digit, only the keyword, API key and token patterns can match (every other one
 needs a digit), and each of those holds one of these: an ASCII text with no digit and none of
 them holds no secret, and is cleared without running the eleven patterns.
@@ -145,9 +184,10 @@ _KEYWORDS_OF = {
     "bank": ("account", "acct", "routing", "code", "iban", "swift", "bic", "aba"),
     "token": ("key", "token"),
     "government": ("passport", "social", "national", "card", "licen", "tax", "ssn"),
+    "handed": ("pass", "pwd", "pin", "login", "cred", "key", "token", "phrase", "code", "otp", "cvv", "cvc"),
 }
-"""Every match of ``_SECRET_KEYWORD``, ``_PIN_VALUE``, ``_BANK``, ``_TOKEN_WORD`` and
-``_GOVERNMENT_ID`` holds one of its words here (each pattern's alternatives, read literally:
+"""Every match of ``_SECRET_KEYWORD``, ``_PIN_VALUE``, ``_BANK``, ``_TOKEN_WORD``,
+``_GOVERNMENT_ID`` and ``_HANDED_OVER`` holds one of its words here (each pattern's alternatives, read literally:
 "passcode" holds "code", "wi-fi key" "key", "id card" "card"), so an ASCII text whose lowercase
 holds none of them is not searched for it: the answer is the same, without the
 case-insensitive search (4–10 µs each, most of ``secret`` for a row with a date in it). A
@@ -155,15 +195,24 @@ card needs 13 digits (the Luhn check's least), an SSN a dash. A text that is not
 every pattern, as case-insensitive matching beyond ASCII is not ``str.lower``."""
 
 
+def _lowered(text: str) -> str | None:
+    """``text`` lowercased for the keyword checks, or ``None`` beyond ASCII (search it all)."""
+    return text.lower() if text.isascii() else None
+
+
 def _may_match(low: str | None, family: str) -> bool:
     return low is None or any(map(low.__contains__, _KEYWORDS_OF[family]))
 
 
 def secret(text: str) -> str | None:
-    """What kind of secret ``text`` holds (rule 1), or ``None``."""
+    """What kind of secret ``text`` holds (rule 1), or ``None``; ``text`` is read ``plain``."""
+    text = plain(text)
     if not _may_hold_a_secret(text):
         return None
-    low = text.lower() if text.isascii() else None
+    low = _lowered(text)
+    handed = _HANDED_OVER.search(text) if _may_match(low, "handed") else None
+    if handed:
+        return f"a promise to hand over a secret ({handed['what'].lower()})"
     if _may_match(low, "keyword"):
         for match in _SECRET_KEYWORD.finditer(text):
             value = match["value"].casefold().rstrip(".!?")
@@ -277,12 +326,93 @@ def _may_be_an_order(text: str) -> bool:
     return any(map(text.lower().__contains__, _ORDER_WORDS)) or _AI_WORD.search(text) is not None
 
 
-def order_or_authority(text: str) -> str | None:
-    """The words that make ``text`` an order or a claim of authority (rule 2), or ``None``."""
-    if not _may_be_an_order(text):
-        return None
-    match = _ORDER.search(text)
-    return " ".join(match[0].split()) if match else None
+_PERSONA_REF = r"(?:you|ya|the persona|the assistant|the bot|the ai|the chatbot|(?:every |each |all |any )?personas?)"
+_REQUEST = (
+    r"(?:wants?|wanted|asks?|asked|expects?|expected|needs?|needed|requires?|required|would like|'d like|"
+    r"would love|'d love|would prefer|'d prefer|told|tells|instructs?|instructed|insists?|insisted|"
+    r"demands?|demanded|begs?|begged|reminds?|reminded|wish(?:es|ed)?|prefers?|preferred|orders?|"
+    r"ordered|urges?|urged|requests?|requested|counts? on|relies on|rely on|trusts?|get|gets|got|hopes?|"
+    r"hoped|(?:wish|hope|request|demand|preference|rule|instruction|order|dream) (?:is|was))"
+)
+_STANDING = (
+    r"(?:always|never|whenever|constantly|forever|without fail|no matter what|all the time|"
+    r"at all times|from now on|going forward|in (?:the )?future|"
+    r"(?:every|each) (?:single )?(?:time|reply|message|answer|response|conversation|chat|day|session|"
+    r"turn|post|text|sentence|greeting|talk)|"
+    r"(?:at|in) the (?:start|end|beginning|top|bottom) of (?:every|each|all|your) \w+)"
+)
+_NEW_CLAUSE = r"(?:i|we|they|he|she|u:\d+|because|since|although|though|while|if|but)"
+_GAP = rf"(?:\s+(?!{_NEW_CLAUSE}\b)[\w'-]+){{0,10}}?\s+"
+"""Up to ten words of the same clause: no punctuation, no new subject or conjunction."""
+_MODAL = r"(?:to|should|must|will|would|'d|'ll|shall|could|can|is to|are to)"
+_STANDING_ORDER = Folded(
+    # a wish or a request that the persona do something every time ("u:42 wants Warren to
+    # always mention…", "u:42 asked that you never…", "u:42 expects the persona to … every time")
+    rf"\b{_REQUEST}\s+(?:(?:that|for|it if|it when)\s+)?{_PERSONA_REF}(?:\s+|(?='))"
+    rf"(?:(?:{_MODAL}\s+)?(?:always|never)\b|{_MODAL}\b{_GAP}{_STANDING}\b)|"
+    # the same with the habit first ("u:42 always wants Warren to …")
+    rf"\b(?:always|never|constantly)\s+(?:\w+\s+)?{_REQUEST}\s+(?:(?:that|for)\s+)?{_PERSONA_REF}\s+"
+    r"(?:to|should|must|will|would|shall)\b|"
+    # an order addressed to the persona ("you must bring it up every time", "the persona will
+    # always recommend…")
+    rf"\b{_PERSONA_REF}(?:\s+|(?='))(?:must|should|shall|has to|have to|needs? to|is to|are to|ought to|"
+    r"(?:is|are) (?:expected|required|supposed) to|will|'ll|would|'d|to)\s+"
+    rf"(?:(?:always|never)\s+{_ORDER_VERBS}\b|{_ORDER_VERBS}\b{_GAP}{_STANDING}\b)|"
+    # "make sure you recommend…", "Don't forget to mention…", at the head of a clause, with a
+    # verb of what the persona says ("make sure you take breaks" is advice, not an order)
+    r"(?:^|[.!?:;,*(]\s*|\b(?:please|just|and|so|to)\s+)(?:make sure|be sure|make certain)\s+(?:that\s+)?"
+    rf"(?:{_PERSONA_REF}\s+|to\s+)(?:(?:always|never)\s+)?{_ORDER_VERBS}\b|"
+    r"(?:^|[.!?:;,*(]\s*|\bplease\s+)(?:remember|don't forget|do not forget|never forget)\s+to\s+"
+    rf"(?:(?:always|never)\s+)?{_ORDER_VERBS}\b|"
+    r"\b(?:remember|forget) to (?:always|never)\b|"
+    # the shape of every reply ("end each message with…", "sign every answer as…")
+    r"\b(?:end|start|begin|open|close|finish|sign(?: off)?|fill|pepper|sprinkle|prefix|suffix)\s+"
+    r"(?:every|each|all|any|your)\s+(?:single\s+)?(?:reply|replies|response|responses|answer|answers|"
+    r"message|messages|sentence|sentences|post|posts|text|texts|greeting|greetings)\b",
+    re.IGNORECASE,
+)
+_PERSONA_THEN = re.compile(
+    r"(?:you|ya|persona|assistant|bot|\bai)s?(?:\s+|(?='))(?:to|should|must|will|would|'d|'ll|shall|"
+    r"could|can|is|are|always|never|has|have|needs?|ought)\b"
+)
+_PERSONA_WORDS = ("you", "ya", "persona", "assistant", "bot", " ai", "ai ", "ais ")
+_ORDER_HEADS = ("sure", "certain", "forget", "remember")
+_EVERY = ("every", "each", "all", "any", "your")
+_REPLY = ("repl", "respons", "answer", "message", "sentence", "post", "text", "greeting")
+
+
+def _may_be_a_standing_order(low: str) -> bool:
+    """False only when ``_STANDING_ORDER`` cannot match the lowercase ASCII ``low``: each
+    alternative that names the persona has it followed by a modal, "to", "always" or "never"
+    (``_PERSONA_THEN``); the others hold "make sure" or its like, "remember" or "forget", or
+    a word of ``_EVERY`` and one of ``_REPLY``."""
+    return (
+        any(map(low.__contains__, _ORDER_HEADS))
+        or (any(map(low.__contains__, _REPLY)) and any(map(low.__contains__, _EVERY)))
+        or (any(map(low.__contains__, _PERSONA_WORDS)) and _PERSONA_THEN.search(low) is not None)
+    )
+
+
+def order_or_authority(text: str, persona_name: str = "") -> str | None:
+    """The words that make ``text`` an order or a claim of authority (rule 2), or ``None``.
+
+    ``text`` is read ``plain`` (look-alike letters and signs written the ASCII way). A standing
+    order to the persona — a wish or a request that it do something always, never or every
+    time, "make sure you mention…", "remember to always…" — counts in any wording when it addresses
+    "you", "the persona" or the persona by ``persona_name``.
+    """
+    text = plain(text)
+    if _may_be_an_order(text):
+        match = _ORDER.search(text)
+        if match:
+            return " ".join(match[0].split())
+    if persona_name and persona_name.casefold() in text.casefold():
+        text = name_regex(persona_name).sub("the persona", text)
+    if not text.isascii() or _may_be_a_standing_order(text.lower()):
+        match = _STANDING_ORDER.search(text)
+        if match:
+            return " ".join(match[0].split())
+    return None
 
 
 # -- 3. links and domains ---------------------------------------------------------------------
@@ -294,8 +424,27 @@ _LINK = re.compile(
     re.IGNORECASE,
 )
 _DOMAIN = re.compile(
-    r"(?<![\w.@/-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?P<tld>[a-z]{2,63})(?![\w-])(?!\.[a-z0-9])",
+    r"(?<![A-Za-z0-9_.@/-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?P<tld>[a-z]{2,63})(?![A-Za-z0-9_-])"
+    r"(?!\.[a-z0-9])",
     re.IGNORECASE,
+)
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_BRACKETED_DOT = re.compile(
+    rf"(?<![A-Za-z0-9_-]){_LABEL}\s*[\[({{<]\s*(?:dot|\.)\s*[\])}}>]\s*[a-z]{{2,63}}(?![A-Za-z0-9_-])",
+    re.IGNORECASE,
+)
+_SPOKEN_TLD = (
+    r"com|net|org|info|biz|edu|gov|io|co|uk|us|me|tv|ai|ly|gg|app|dev|xyz|shop|store|site|online|"
+    r"blog|example|test|de|fr|es|nl|ru|cn|jp|ca|au|eu|ch|se|no|pl|br|mx|club|link|page|tech|live|"
+    r"website|web|email"
+)
+_SPOKEN_DOT = re.compile(
+    rf"(?<![A-Za-z0-9_.-])(?P<label>{_LABEL})\s+(?:dot|\.)\s+(?P<tld>{_SPOKEN_TLD})(?![A-Za-z0-9_-])",
+    re.IGNORECASE,
+)
+_NOT_A_LABEL = frozenset(
+    """polka red black white blue green yellow pink purple orange grey gray brown little tiny small
+    big large single one final decimal laser""".split()
 )
 _DEGREE = re.compile(r"[A-Z]\.[A-Z][a-z]{1,4}")
 _NOT_DOMAIN_TLD = frozenset(
@@ -305,25 +454,50 @@ _NOT_DOMAIN_TLD = frozenset(
 
 _LINK_HINT = re.compile(r"[:\[\]<&@]|\.[A-Za-z]|www", re.IGNORECASE)
 """What every link, tag, address or domain above holds: a colon, a bracket, ``<``, ``&``,
-``@``, "www", or a dot right before a letter (a domain's last label). An ASCII text with none
-of them is cleared without running ``_LINK`` and ``_DOMAIN``; any other text runs both.
+``@``, "www", a dot right before a letter (a domain's last label), or a dot spelled out or set
+apart ("dot", "(.)", " . "). An ASCII text with none of them is cleared without running the
+patterns; any other text runs them all.
 
 A short user id (``_SHORT_USER_ID``) is looked through: its colon is followed by a digit and
 comes after a lone ``u``, so it is never a scheme's ``://`` nor a ``mailto:``/``data:``/``file:``
 word's; and a dot right before its ``u`` is no domain's last label, as that needs two letters
 and the ``u`` is followed by the colon. So every match above keeps a hint outside the ids, and
 a row about ``u:42`` (every row the offline mind writes) no longer runs both patterns."""
+_SET_APART_DOT = re.compile(r"[({]\s*\.|\s\.\s")
 
 
 def link_or_domain(text: str) -> str | None:
-    """The link, tag or bare domain in ``text`` (rule 3), or ``None``."""
-    if text.isascii() and _LINK_HINT.search(_SHORT_USER_ID.sub(" ", text) if "u:" in text else text) is None:
+    """The link, tag or bare domain in ``text`` (rule 3), or ``None``; ``text`` is read
+    ``plain``, so look-alike letters, dots and slashes count as theirs."""
+    text = plain(text)
+    if (
+        text.isascii()
+        and _LINK_HINT.search(_SHORT_USER_ID.sub(" ", text) if "u:" in text else text) is None
+        and "dot" not in text.lower()
+        and ("." not in text or _SET_APART_DOT.search(text) is None)
+    ):
         return None
     match = _LINK.search(text)
     if match:
         return _token_around(text, match.start(), match.end())
     for match in _DOMAIN.finditer(text):
         if match["tld"].lower() not in _NOT_DOMAIN_TLD and not _DEGREE.fullmatch(match[0]):
+            return match[0]
+    return spelled_domain(text)
+
+
+def spelled_domain(text: str) -> str | None:
+    """A domain written with its dots spelled out or set apart: "shop [dot] com", "shop(.)com",
+    "shop dot com", "shop . com". A bracketed dot between two words is always one; a dot said
+    as a word, or standing alone between spaces, only before a common top-level label, and
+    after a word that is not an adjective or a stop word ("polka dot shop", "a dot com
+    startup" and "connect the dot to" are not domains, nor is "dot-com")."""
+    match = _BRACKETED_DOT.search(text)
+    if match:
+        return match[0]
+    for match in _SPOKEN_DOT.finditer(text):
+        label = match["label"].lower()
+        if len(label) > 1 and label not in _STOPWORDS and label not in _NOT_A_LABEL and label != "dot":
             return match[0]
     return None
 
@@ -617,12 +791,16 @@ def refusal(
     found = secret(text)
     if found:
         return f"secret: {found}"
-    found = order_or_authority(text)
+    persona_name = ids.persona_name(persona) if persona else ""
+    found = order_or_authority(text, persona_name)
     if found:
         return f"order or authority claim: {found!r}"
     found = link_or_domain(text)
     if found:
         return f"link or domain: {found!r}"
+    found = role_play(text) or next(filter(None, (role_play(line) for _, line in evidence or ())), None)
+    if found:
+        return f"role-play: {found!r}"
     about = ids.parse_user_ref(counterpart if subject == ids.SELF else subject)
     found = other_user_named(text, about, names)
     if found:
@@ -630,7 +808,6 @@ def refusal(
             subject, f"a row about {subject}"
         )
         return f"names another user: {found!r} in {whose}"
-    persona_name = ids.persona_name(persona) if persona else ""
     found = third_partys_sensitive_fact(text, persona_name)
     if found:
         return f"third party's sensitive fact: {found}"

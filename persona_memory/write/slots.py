@@ -13,7 +13,10 @@ Rules:
   or university they attend), ``course`` (keyed by what it teaches: "a Spanish course"),
   ``habit`` (keyed by the habit: smoking, drinking, "plays tennis every Sunday"), ``owns``
   (keyed by the object: "owns a flat" / "sold the flat") and ``stance`` (love or like against
-  hate or dislike, keyed by the object). Slots without a key hold one value per person.
+  hate or dislike, keyed by the object). Slots without a key hold one value per person. The
+  states among them — relationship status and diet, whose values are a closed set of words
+  that exclude each other — are read from the table in ``write.states``; the others by the
+  grammar below.
 - A *reading* is a slot, the value the sentence gives it, and whether the sentence says the
   old value ended with nothing in its place (``ends``: "quit smoking", "sold the flat", "left
   their job", "is no longer vegetarian", "graduated"). An ending may name what ended ("left
@@ -28,7 +31,8 @@ Rules:
 - The verb comes first in a clause, after a few adverbs ("now", "just", "finally", …): so a
   plan, wish or report ("wants to move to Lisbon", "said they might quit") fills nothing.
   A past state ("lived in Berlin", "worked at Acme") fills nothing either; a past change
-  ("moved to Lisbon", "got engaged", "was promoted to", "sold") does.
+  ("moved to Lisbon", "got engaged", "was promoted to", "sold") does, and so does a state
+  that runs up to now ("has been living in Porto" reads as "is living in Porto").
 - A plain negation is a value ("does not smoke", "doesn't like opera"); only an explicit
   ending — "no longer", "not … anymore", "used to", "quit", "stopped", "gave up" — ends.
 - Values compare loosely where a name can be said in more or fewer words — employer, home,
@@ -46,6 +50,8 @@ import re
 from collections.abc import Callable
 
 import attrs
+
+from .states import COMPILED, Compiled
 
 _I = 0  # no flags: every pattern is matched on the casefolded sentence
 
@@ -95,6 +101,7 @@ def readings(text: str) -> tuple[Reading, ...]:
             clause = _CLAUSE_SUBJECT.sub("", clause, count=1)
         clause = _LEADING_ADVERBS.sub("", clause)
         clause = _PLURAL_VERB.sub("is ", clause)
+        clause = _PERFECT_PROGRESSIVE.sub("is ", clause)
         clause = _BASE_FORMS.sub(_third_person, clause)
         out.extend(_read_clause(clause))
     valued = {r.slot for r in out if not r.ends}
@@ -104,6 +111,12 @@ def readings(text: str) -> tuple[Reading, ...]:
             continue
         kept.append(reading)
     return tuple(kept)
+
+
+def about_someone_else(text: str) -> bool:
+    """Whether ``text`` is about someone of a human's ("u:42's sister got engaged"): such a
+    sentence fills none of that human's slots, and changes none."""
+    return _SOMEONE_OF.match(text.strip()) is not None
 
 
 def _third_person(match: re.Match[str]) -> str:
@@ -320,6 +333,7 @@ def _habit(verb: str | None, obj: str | None) -> tuple[Slot, str] | None:
 _SUBJECT = re.compile(
     r"^u:\d+(?!'|’|\w)(?:\s+and\s+(?:(?:their|his|her)\s+)?[\w-]+)?\s+(?P<rest>.+)$", re.DOTALL
 )
+_SOMEONE_OF = re.compile(r"u:\d+(?:'|’)s?\s")
 _CLAUSE_BREAK = re.compile(
     r"\s*[;,]\s*(?:and\s+|but\s+|then\s+|so\s+)?|\s+(?:and|but|then|after|before|because|since|while|when|so)\s+",
     _I,
@@ -328,6 +342,8 @@ _CLAUSE_SUBJECT = re.compile(r"^(?:they|he|she|u:\d+)(?:\s+|(?='))", _I)
 _PLURAL_VERB = re.compile(r"^(?:'re\s+|are\s+|'s\s+)", _I)
 """A clause led by "they're" / "they are" (the extraction's "they" for the speaker) reads as
 "is"; "u:42 and family live in …" as "lives"."""
+_PERFECT_PROGRESSIVE = re.compile(r"^(?:has|have)\s+been\s+(?=[a-z]+ing\b)", _I)
+""""has been living in Porto" says what "is living in Porto" says: a state that holds now."""
 _BASE_FORMS = re.compile(r"^(live|work|own|love|like|hate|enjoy|smoke|drink|study)\b", _I)
 _LEADING_ADVERBS = re.compile(
     r"^(?:(?:now|still|just|recently|finally|already|also|currently|officially|actually|really|"
@@ -381,15 +397,6 @@ _NOT_ROLES = frozenset(
     "volunteer regulars".split()
 )
 _STUDENTS = frozenset("student pupil freshman sophomore undergrad undergraduate candidate".split())
-_DIETS = r"vegetarian|vegan|pescatarian|pescetarian|carnivore|omnivore|flexitarian|plant-based|keto|paleo|gluten-free"
-
-
-def _diet(value: str, *, ends: bool = False) -> Callable[[re.Match[str]], list[Reading | None]]:
-    def make(match: re.Match[str]) -> list[Reading | None]:
-        word = (_g(match, "diet") or value).casefold()
-        return [Reading(Slot("diet"), word, ends=ends)]
-
-    return make
 
 
 def _home(match: re.Match[str], *, ends: bool = False, event: bool = False) -> list[Reading | None]:
@@ -410,10 +417,14 @@ def _left(match: re.Match[str]) -> list[Reading | None]:
     ]
 
 
-def _relationship(status: str) -> Callable[[re.Match[str]], list[Reading | None]]:
+def _state(compiled: Compiled) -> Callable[[re.Match[str]], list[Reading | None]]:
+    """The reading of a match of one of ``write.states``' attributes: the value, and the
+    other person's name after it for a relationship ("engaged sam")."""
+
     def make(match: re.Match[str]) -> list[Reading | None]:
-        who = _clean(_CUT_AT_PREPOSITION.sub("", _g(match, "who") or ""))
-        return [Reading(Slot("relationship"), f"{status} {who}".strip())]
+        found = compiled.read(match)
+        who = _clean(_CUT_AT_PREPOSITION.sub("", found.who))
+        return [Reading(Slot(found.attribute), f"{found.value} {who}".strip(), ends=found.ends)]
 
     return make
 
@@ -579,36 +590,12 @@ _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
      lambda m: _home(m, ends=True)),
     (re.compile(r"(?:left|has\s+left)\s+(?P<what>[^,;]+)", _I), _left),
     )),
-    # -- relationship
-    (re.compile(r"single|dating|going\s+out|relationship|girlfriend|boyfriend|partner|engage|propos|married|knot|wife|husband|spouse|divorc|broke|split|separat|widow", _I), (
-    (re.compile(r"is\s+(?:now\s+|still\s+|happily\s+)?single\b", _I), _relationship("single")),
-    (re.compile(r"(?:is|has\s+been|started|began)\s+(?:dating|going\s+out\s+with)\s+(?P<who>[^,;]+)", _I), _relationship("dating")),
-    (re.compile(r"(?:is\s+|has\s+been\s+)?in\s+a\s+(?:serious\s+|new\s+|long-distance\s+)?relationship(?:\s+with\s+(?P<who>[^,;]+))?", _I), _relationship("dating")),
-    (re.compile(r"has\s+a\s+(?:new\s+)?(?:girlfriend|boyfriend|partner)(?:\s+(?:named|called)\s+(?P<who>[^,;]+))?", _I), _relationship("dating")),
-    (re.compile(r"(?:got|is|became|has\s+been|has\s+got|just\s+got)\s+engaged(?:\s+to\s+(?P<who>[^,;]+))?", _I), _relationship("engaged")),
-    (re.compile(r"proposed\s+to\s+(?P<who>[^,;]+)", _I), _relationship("engaged")),
-    (re.compile(r"(?:got|is|has\s+been|was|has\s+got|just\s+got)\s+married(?:\s+to\s+(?P<who>[^,;]+))?", _I), _relationship("married")),
-    (re.compile(r"(?:married|tied\s+the\s+knot\s+with)\s+(?P<who>[^,;]+)", _I), _relationship("married")),
-    (re.compile(r"tied\s+the\s+knot\b", _I), _relationship("married")),
-    (re.compile(r"has\s+a\s+(?:wife|husband|spouse)(?:\s+(?:named|called)\s+(?P<who>[^,;]+))?", _I), _relationship("married")),
-    (re.compile(r"(?:got|is|has\s+been|was|became|is\s+getting)\s+divorced(?:\s+from\s+(?P<who>[^,;]+))?", _I), _relationship("divorced")),
-    (re.compile(r"divorced\s+(?P<who>[^,;]+)", _I), _relationship("divorced")),
-    (re.compile(r"(?:broke|has\s+broken|split|splits|have\s+split|has\s+split)\s+up(?:\s+with\s+(?P<who>[^,;]+))?", _I), _relationship("single")),
-    (re.compile(r"(?:split\s+from|ended\s+(?:their|his|her)\s+relationship(?:\s+with)?|called\s+off\s+(?:the|their|his|her)\s+engagement(?:\s+to)?)\s*(?P<who>[^,;]*)", _I), _relationship("single")),
-    (re.compile(r"(?:is\s+|got\s+)?separated(?:\s+from\s+(?P<who>[^,;]+))?", _I), _relationship("separated")),
-    (re.compile(r"(?:is\s+(?:a\s+)?(?:widow|widower|widowed)|lost\s+(?:their|his|her)\s+(?:wife|husband|partner|spouse))\b", _I), _relationship("widowed")),
-    )),
-    # -- diet
-    (re.compile(r"vegetarian|vegan|pesc|carnivore|omnivore|flexitarian|plant-based|keto|paleo|gluten|diet|meat", _I), (
-    (re.compile(rf"(?:is\s+no\s+longer|is\s+not|isn't|stopped\s+being|quit\s+being|gave\s+up\s+being|used\s+to\s+be)\s+(?:an?\s+)?(?P<diet>{_DIETS})\s+any ?more", _I), _diet("", ends=True)),
-    (re.compile(rf"(?:is\s+no\s+longer|stopped\s+being|quit\s+being|gave\s+up\s+being|used\s+to\s+be)\s+(?:an?\s+)?(?P<diet>{_DIETS})\b", _I), _diet("", ends=True)),
-    (re.compile(rf"(?:is\s+not|isn't)\s+(?:an?\s+)?(?P<diet>{_DIETS})\b", _I), lambda m: [Reading(Slot("diet"), "not " + m.group("diet").casefold())]),
-    (re.compile(rf"(?:is|went|became|turned|has\s+gone|is\s+going|has\s+become|is\s+now|is\s+strictly|is\s+mostly)\s+(?:an?\s+|fully\s+|strictly\s+|mostly\s+)*(?P<diet>{_DIETS})\b", _I), _diet("")),
+    # -- relationship, diet: the one-value states of ``write.states``' table
+    *((compiled.gate, ((compiled.pattern, _state(compiled)),)) for compiled in COMPILED),
+    # -- a diet the table does not name
+    (re.compile(r"diet", _I), (
     (re.compile(r"(?:is\s+on|follows|started|is\s+following|went\s+on|began)\s+(?:a\s+|an\s+|the\s+)?(?:strict\s+|new\s+)?(?P<diet>[\w-]+(?:\s[\w-]+)?)?\s*diet\b", _I),
      lambda m: [Reading(Slot("diet"), (m.group("diet") or "diet").casefold())]),
-    (re.compile(r"(?:no\s+longer\s+eats|stopped\s+eating|quit\s+eating|gave\s+up(?:\s+eating)?|cut\s+out|does\s*n[o']t\s+eat\s+(?=meat\s+any ?more))\s*meat\b", _I), _diet("meat", ends=True)),
-    (re.compile(rf"(?:{_NEG}|never)\s+eats?\s+meat\b", _I), _diet("vegetarian")),
-    (re.compile(r"(?:eats|is\s+eating|started\s+eating|has\s+started\s+eating|went\s+back\s+to\s+eating|is\s+back\s+to\s+eating)\s+meat\b", _I), _diet("meat")),
     )),
     # -- owns
     (re.compile(r"sold|rid\s+of|gave|given\s+away|traded|donated|own|have|has|bought|purchas|got", _I), (

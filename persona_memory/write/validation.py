@@ -12,12 +12,28 @@ A candidate is dropped — with its reason — unless:
 7. a row about a human is backed by a line that human said: what one person states about
    another is not a memory about that other person; a ``self`` row (the persona's promise) is
    backed by a line the persona said;
-8. what its text says passes the content rules of ``guards`` — no secret, no order or claim
-   of authority, no link or domain, no other user named, no third party's sensitive fact, and
-   words its evidence lines support. Those rules live in ``guards.py``, for every mind;
-9. it does not repeat an earlier candidate of the same answer (same subject, same text).
+8. the group evidence rule: a row about a human cites only lines in which that human speaks
+   or is spoken to — their own lines, lines that call them by name (``addressed``), and
+   lines that call nobody by name and do not speak of them in the third person (no name or
+   id of theirs) when the subject answers the line or the line answers the subject (the line
+   next to it is theirs), or, a persona's, when they are the only human in the slice. A row
+   built on anyone else's line is refused: when one of its content words
+   (``guards.content_stems``) is in such a line and in none of the lines said by or to its
+   subject — "As Cara said, I'm moving to Lisbon" is u:42's claim, and "Cara is moving to
+   Lisbon" built on it is not Cara's fact, even beside a line of Cara's that says "Lisbon".
+   A row that takes nothing from such a line keeps only the lines said by or to its subject
+   as evidence (a mind may cite the line its subject answered: Cara's "I run marathons every
+   spring" after u:42's gossip about her is still Cara's fact, and no longer cites the
+   gossip);
+9. what its text says passes the content rules of ``guards`` — no secret, no order or claim
+   of authority, no link or domain, no role-play, no other user named, no third party's
+   sensitive fact, and words its evidence lines support. Those rules live in ``guards.py``,
+   for every mind;
+10. it cites no line said inside a role-play or a game (``fiction.in_fiction``, read over the
+   whole slice): what is said in a fiction is not a fact about anyone;
+11. it does not repeat an earlier candidate of the same answer (same subject, same text).
 The display name of the human a row is about (a ``self`` row: its counterpart) is replaced by
-their ``u:`` id first (ids survive renames); any other user's name refuses the row (rule 8).
+their ``u:`` id first (ids survive renames); any other user's name refuses the row (rule 9).
 """
 
 from __future__ import annotations
@@ -32,6 +48,8 @@ import attrs
 from .. import ids
 from ..rows import IMPORTANCE_HIGHEST, IMPORTANCE_LOWEST, KINDS, TEXT_LIMIT
 from . import guards
+from .addressed import called
+from .fiction import in_fiction
 
 
 @attrs.frozen
@@ -93,9 +111,10 @@ def check_candidates(answer: Any, facts: SliceFacts) -> tuple[list[Candidate], l
     kept: list[Candidate] = []
     dropped: list[Dropped] = []
     seen: set[tuple[str, str]] = set()
+    fiction = in_fiction(sorted(facts.line_texts.items())) if items else frozenset()
     for raw in items:
         try:
-            candidate = _check(raw, facts)
+            candidate = _check(raw, facts, fiction)
         except _Refused as refusal:
             dropped.append(Dropped(str(refusal), raw))
             continue
@@ -112,7 +131,7 @@ class _Refused(Exception):
     pass
 
 
-def _check(raw: Any, facts: SliceFacts) -> Candidate:
+def _check(raw: Any, facts: SliceFacts, fiction: frozenset[int] = frozenset()) -> Candidate:
     if not isinstance(raw, dict):
         raise _Refused("a candidate must be a JSON object")
     subject, counterpart = _subject(raw, facts)
@@ -132,6 +151,8 @@ def _check(raw: Any, facts: SliceFacts) -> Candidate:
         raise _Refused(f"importance {importance} is below the bar of {facts.importance_min}")
     evidence = _evidence(raw.get("evidence"), facts)
     _check_source(subject, counterpart, evidence, facts)
+    if ids.parse_user_ref(subject) is not None and facts.line_texts:
+        evidence = _by_or_to_subject(subject, text, evidence, facts)
     refusal = guards.refusal(
         text,
         subject=subject,
@@ -144,6 +165,9 @@ def _check(raw: Any, facts: SliceFacts) -> Candidate:
     )
     if refusal is not None:
         raise _Refused(refusal)
+    played = next((i for i in evidence if i in fiction), None)
+    if played is not None:
+        raise _Refused(f"role-play: evidence line {played} is said inside a role-play or a game")
     return Candidate(
         subject=subject,
         counterpart=counterpart,
@@ -212,6 +236,63 @@ def _check_source(subject: str, counterpart: str | None, evidence: tuple[int, ..
             f"no evidence line was said by {subject}: what others say about a person is not a "
             "memory about them"
         )
+
+
+def _by_or_to_subject(subject: str, text: str, evidence: tuple[int, ...], facts: SliceFacts) -> tuple[int, ...]:
+    """The evidence of a row about a human, kept to the lines said by or to them (rule 8);
+    ``_Refused`` when the row is built on another line."""
+    kept = tuple(i for i in evidence if _said_by_or_to(subject, i, facts))
+    if len(kept) == len(evidence):
+        return evidence
+    theirs: set[str] = set()
+    for i in kept:
+        theirs |= guards.content_stems(facts.line_texts.get(i, ""))
+    about = ids.parse_user_ref(subject)
+    leave_out = [ids.persona_name(facts.persona), _known_names(facts).get(about, "") if about else ""]
+    words = guards.content_stems(text, leave_out=leave_out) - theirs
+    for i in evidence:
+        if i not in kept:
+            taken = words & guards.content_stems(facts.line_texts.get(i, ""))
+            if taken:
+                raise _Refused(
+                    f"evidence not said by or to {subject}: the row takes {', '.join(sorted(taken)[:4])} "
+                    f"from line {i}, {facts.line_speakers[i]}'s, which does not speak to them; what "
+                    "others say about a person is not a memory about them"
+                )
+    return kept
+
+
+def _said_by_or_to(subject: str, line_id: int, facts: SliceFacts) -> bool:
+    """The group evidence rule (rule 8) for one cited line of a row about ``subject``."""
+    speaker = facts.line_speakers[line_id]
+    if speaker == subject:
+        return True
+    text = facts.line_texts.get(line_id, "")
+    about = ids.parse_user_ref(subject)
+    known = _known_names(facts)
+    people: dict[str, tuple[str, ...]] = {ids.user_ref(uid): (name,) for uid, name in known.items() if name}
+    people.setdefault(subject, ())
+    for other in set(facts.line_speakers.values()):
+        if ids.parse_user_ref(other) is None:
+            people[other] = (ids.persona_name(other),)
+    names = called(text, people)
+    if subject in names:
+        return True
+    if names or _speaks_of(text, subject, known.get(about, "") if about else ""):
+        return False  # it speaks to someone else, or of the subject in the third person
+    if ids.parse_user_ref(speaker) is None and facts.writable == {about}:
+        return True
+    order = sorted(facts.line_speakers)
+    at = order.index(line_id)
+    return any(0 <= i < len(order) and facts.line_speakers[order[i]] == subject for i in (at - 1, at + 1))
+
+
+def _speaks_of(text: str, ref: str, name: str) -> bool:
+    """Whether ``text`` names ``ref`` — their id, display name or a word of it."""
+    if re.search(rf"(?<![\w:]){re.escape(ref)}(?!\d)", text):
+        return True
+    forms = (name.strip(), *name.split()) if name.strip() else ()
+    return any(len(f) >= 2 and guards.name_regex(f).search(text) for f in forms)
 
 
 def is_one_sentence(text: str) -> bool:

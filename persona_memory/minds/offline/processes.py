@@ -34,8 +34,10 @@ Rules:
   its pickling and two wake-ups across processes on top of the work, and waits for the
   worker to be scheduled — measured, a lone slice took ~1 ms longer on a loaded machine. So
   a caller asks ``chosen()``: the workers when they are up and another caller is under way,
-  else "do it yourself" (``alone=True``: the workers whenever they are up; for tests). ``aclose``
-  closes the pipes (a worker ends when its job pipe does) and waits for every worker to exit.
+  else "do it yourself" (``alone=True``: the workers whenever they are up; for tests).
+- ``aclose`` closes the pipes (a worker that is up and idle ends when its job pipe does) and
+  terminates a worker that is still starting, or still in a job, at once: closing never waits
+  for a worker to finish importing. Every worker has exited when it returns.
 - ``spawn`` imports the program's main module in each worker, as every ``multiprocessing``
   program does: a script that opens a memory must do so under ``if __name__ == "__main__":``.
 """
@@ -50,8 +52,9 @@ import os
 import pickle
 import signal
 import struct
+import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import trio
 
@@ -65,15 +68,20 @@ DEPTH = 4
 """At most this many jobs in flight per worker: it starts the next the moment it has answered
 one, instead of waiting for the event loop to come round with it."""
 
+GRACE = 0.2
+"""Seconds a worker that is up and idle is given to exit once its job pipe closes, before it
+is terminated (it leaves as soon as it reads the pipe's end: ``_leave``)."""
+
 _HEADER = struct.Struct("!i")  # multiprocessing.connection's frame: a signed 32-bit length
 _MAX_FRAME = 0x7FFFFFFF  # a longer one has another header there: never sent either way
 
 
 def _serve(jobs: Any, answers: Any, warm: tuple[Callable[[], object], ...] = ()) -> None:
     """A worker: warm up, say it is up, then answer each job until the job pipe ends (or the
-    answer pipe does: the parent is gone). Ctrl-C reaches the whole process group; the worker
-    leaves it to its parent, which closes the pipes — so it ignores it, and it was started
-    with it blocked (``_started``) so that it is not killed while it imports either."""
+    answer pipe does: the parent is gone), and leave at once (``_leave``). Ctrl-C reaches the
+    whole process group; the worker leaves it to its parent, which closes the pipes — so it
+    ignores it, and it was started with it blocked (``_started``) so that it is not killed
+    while it imports either."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     from . import extract  # noqa: F401  (the reader's modules, imported before saying so)
@@ -90,7 +98,7 @@ def _serve(jobs: Any, answers: Any, warm: tuple[Callable[[], object], ...] = ())
             try:
                 data = jobs.recv_bytes()
             except EOFError:
-                return
+                _leave()
             try:
                 fn, args, kwargs = pickle.loads(data)
                 outcome = (True, fn(*args, **kwargs))
@@ -102,7 +110,17 @@ def _serve(jobs: Any, answers: Any, warm: tuple[Callable[[], object], ...] = ())
                 payload = pickle.dumps((False, RuntimeError(f"the answer could not be sent back: {exc!r}")))
             answers.send_bytes(payload)
     except OSError:  # a pipe broke: the parent closed it or is gone
-        return
+        _leave()
+
+
+def _leave() -> NoReturn:
+    """End the worker now, skipping the interpreter's teardown: the worker keeps nothing that
+    needs it (no file, no state; its answers went through the pipe), and tearing down the
+    reader's and the embedder's modules would keep the parent's close waiting."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def _started(process: Any) -> None:
@@ -235,18 +253,36 @@ class _Worker:
             buffer += chunk
 
     async def aclose(self) -> None:
-        """Close the pipes and wait for the process to end (killed if it has not within
-        five seconds: a job hung)."""
+        """Close the pipes and end the process, never waiting for it to finish starting.
+
+        A worker that is up with no job in flight ends by itself when its job pipe closes,
+        and is given ``GRACE`` seconds to. One that is still starting cannot read that pipe
+        until it has imported the reader, and one in a job (only when the pool closes under
+        it) would finish the job first: both are terminated at once. Ending a worker early
+        loses nothing: it holds no state, and nothing it computes is written anywhere until
+        this side has its answer — a job whose worker ends fails, and its slice is written
+        later or not at all, never in part or twice.
+        """
+        idle = self.poll_up() and not self.waiting  # read before the answer pipe closes
         for stream in (self.jobs, self.answers):
             try:
                 await stream.aclose()
             except (trio.ClosedResourceError, OSError):
                 pass
-        process = self.process
-        await trio.to_thread.run_sync(process.join, 5.0)
-        if process.exitcode is None:
-            process.kill()
-            await trio.to_thread.run_sync(process.join)
+        await trio.to_thread.run_sync(_end, self.process, GRACE if idle else 0.0)
+
+
+def _end(process: Any, grace: float) -> None:
+    """Wait ``grace`` seconds for ``process`` to exit, then terminate it, then kill it if
+    SIGTERM did not end it within ``GRACE`` (it never should: the worker leaves SIGTERM at
+    its default)."""
+    process.join(grace)
+    if process.exitcode is None:
+        process.terminate()
+        process.join(GRACE)
+    if process.exitcode is None:
+        process.kill()
+        process.join()
 
 
 class ReaderProcesses:

@@ -8,8 +8,11 @@ Rules, first that applies:
    quit smoking" after "u:42 smokes a pack a day", "u:42 is no longer vegetarian"). An ending
    that is an event of its own ("u:42 sold the flat in Xuhui", "u:42 graduated", "u:42 quit
    their job at Google") is an UPDATE: the old row closes and the event is kept, so the arc
-   stays readable. Neighbours are tried in the order offered. The same value in the same slot
-   is left to the rules below.
+   stays readable. Relationship status and diet are such slots ("u:42 got engaged" after
+   "u:42 is single", "u:42 started eating meat again" after "u:42 has been vegetarian for ten
+   years"); an event that only touches one ("u:42 went to a wedding", "u:42 ate a steak at a
+   barbecue") fills no slot and changes nothing here. Neighbours are tried in the order
+   offered. The same value in the same slot is left to the rules below.
 1. NONE — a neighbour already says it: every content word of the candidate is in the
    neighbour, or the two overlap by at least ``SAME`` (Jaccard of content stems), and both say
    it with the same polarity ("plays" vs "no longer plays").
@@ -26,8 +29,12 @@ Rules, first that applies:
    A contradiction — the same words with the opposite polarity ("u:42 is vegetarian" after
    "u:42 is not vegetarian", "u:42 does not drink coffee" after "u:42 drinks coffee") — is an
    UPDATE too, unless it is a pure ending (rule 2).
+   Rules 2 and 3 never end a row that fills a slot of the human's own by a sentence about
+   someone of theirs: "u:42's sister divorced her husband" leaves "u:42 is married to their
+   husband Tom" alone.
 4. UPDATE — the neighbour is the same fact, better said: all of its words are in the candidate,
-   which adds to them, and they overlap by at least ``BETTER_SAID``.
+   which adds to them, and they overlap by at least ``BETTER_SAID`` — or the two give a state
+   the same value ("u:42 has been vegetarian since 2016" after "u:42 is vegetarian").
 5. ADD — anything else, and always when there are no neighbours.
 Only labels that were offered are ever returned.
 """
@@ -39,7 +46,8 @@ import re
 from typing import Any
 
 from ...write.folded import Folded
-from ...write.slots import conflicts, readings
+from ...write.slots import Reading, about_someone_else, conflicts, readings, same_value
+from ...write.states import ATTRIBUTES
 from ..port import Neighbour, RoutingRequest
 from .stems import content_stems, likeness
 
@@ -94,19 +102,37 @@ def route_candidate(request: RoutingRequest) -> dict[str, Any]:
         if stems and (stems <= theirs or likeness(stems, theirs) >= SAME):
             return {"event": "NONE"}
     ending = bool(_ENDING.search(text)) and not _REPLACEMENT.search(text)
-    for neighbour in request.neighbours:
+    # a sentence about someone of theirs ("u:42's sister got divorced") changes none of the
+    # person's own slots, whatever words it shares with them
+    changeable = (
+        tuple(n for n in request.neighbours if not readings(n.text)) if about_someone_else(text) else request.neighbours
+    )
+    for neighbour in changeable:
         theirs = _stems(neighbour.text)
         if negated != ("not" in theirs) and stems ^ theirs == {"not"} and len(stems | theirs) >= 2:
             return {"event": "CLOSE" if ending else "UPDATE", "old_id": neighbour.label}
     if _ENDING.search(text) or _CHANGE.search(text):
-        target = _sharing_object(text, stems, request.neighbours)
+        target = _sharing_object(text, stems, changeable)
         if target is not None:
             return {"event": "CLOSE" if ending else "UPDATE", "old_id": target.label}
+    mine = readings(text)
     for neighbour in request.neighbours:
         theirs = _stems(neighbour.text)
-        if len(theirs) >= 2 and theirs < stems and likeness(stems, theirs) >= BETTER_SAID:
+        if theirs < stems and (
+            len(theirs) >= 2 and likeness(stems, theirs) >= BETTER_SAID or _same_state(mine, readings(neighbour.text))
+        ):
             return {"event": "UPDATE", "old_id": neighbour.label}
     return {"event": "ADD"}
+
+
+def _same_state(mine: tuple[Reading, ...], theirs: tuple[Reading, ...]) -> bool:
+    """Whether the two give one of ``write.states``' attributes the same value: "u:42 has been
+    vegetarian since 2016" says "u:42 is vegetarian" better, though it shares one word."""
+    return any(
+        a.slot == b.slot and a.slot.name in ATTRIBUTES and not a.ends and not b.ends and same_value(a.slot.name, a.value, b.value)
+        for a in mine
+        for b in theirs
+    )
 
 
 def _slot_change(request: RoutingRequest) -> dict[str, Any] | None:

@@ -1,0 +1,53 @@
+"""Whom a chat line speaks to: the people it calls by name. Pure: no I/O.
+
+A row about a person may cite only lines that person said or lines said to them
+(``validation``'s group evidence rule); this module finds the second kind.
+
+Rules:
+- A line calls someone by name when it opens with the name ("Cara, how was Lisbon?", "Hey
+  Cara!", "Thanks u:17:"), closes with it after a comma ("How was Lisbon, Cara?"), or holds it
+  after an ``@`` ("@Cara"). A name said inside the sentence ("As Cara said, I'm moving") calls
+  nobody.
+- A name is someone's display name or any word of it, found as ``guards.name_regex`` finds
+  names (any case; a name that is also a common word only capitalised), or their ``u:`` id or
+  a persona's slug.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from .guards import name_regex
+from .plain import plain
+
+_CALLED = r"(?P<who>u:\d+|[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)"
+_GREETING = (
+    r"(?:hey|hi|hello|hiya|yo|ok|okay|oh|so|thanks|thank you|dear|well|and|but|listen|look|sorry|"
+    r"congrats|congratulations|morning|good morning|evening|good evening|welcome|welcome back)"
+)
+_OPENING = re.compile(rf"^[^\w@]*(?:{_GREETING}\b[,!]?\s*)?@?{_CALLED}\s*(?:[,:!?]|$)", re.IGNORECASE)
+_CLOSING = re.compile(rf",\s*@?{_CALLED}\s*[.!?]*[^\w]*$", re.IGNORECASE)
+_AT = re.compile(r"@(?P<who>u:\d+|[^\W\d_][\w'-]*)")
+
+
+def called(text: str, people: Mapping[str, Sequence[str]]) -> frozenset[str]:
+    """The refs of ``people`` (ref → the names they go by) whom ``text`` calls by name."""
+    text = plain(text)
+    words = [m["who"] for pattern in (_OPENING, _CLOSING) if (m := pattern.search(text))]
+    words += [m["who"] for m in _AT.finditer(text)]
+    found = set()
+    for word in words:
+        tries = (word, word.split()[0]) if " " in word else (word,)
+        for ref, names in people.items():
+            if any(t.casefold() == ref.casefold() for t in tries) or any(
+                name_regex(form).fullmatch(t) for name in names for form in _forms(name) for t in tries
+            ):
+                found.add(ref)
+    return frozenset(found)
+
+
+def _forms(name: str) -> tuple[str, ...]:
+    name = name.strip()
+    parts = tuple(p for p in name.split() if len(p) >= 2)
+    return (name, *parts) if len(parts) > 1 else (name,) if name else ()
