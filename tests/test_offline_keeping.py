@@ -170,29 +170,6 @@ def test_questions_are_turned_into_their_indirect_form() -> None:
     assert indirect_question("Did you bake today?", "Warren") is None  # not a wh-question
 
 
-# -- a role-play is no fact about the person -----------------------------------------------------
-
-
-def test_lines_inside_a_role_play_scene_are_not_facts_about_the_speaker() -> None:
-    rows = dialogue(
-        ("u:42", "Let's pretend you're a lighthouse keeper and I'm a lost sailor."),
-        ("warren", "Ahoy! Who goes there in this storm?"),
-        ("u:42", "I have sailed these seas for forty years and lost my ship last night."),
-        ("u:42", "*shivers and pulls the cloak tighter*"),
-        ("u:42", "Okay, out of character: I start my new job at the library on Monday."),
-    )
-    texts = [m["text"] for m in rows]
-    assert not any("sailed" in t or "ship" in t or "cloak" in t for t in texts)
-    assert any("new job at the library" in t for t in texts)
-
-
-def test_an_action_between_asterisks_opens_a_scene() -> None:
-    assert dialogue(
-        ("u:42", "*draws a rusty sword* I am the last knight of the northern keep!"),
-        ("u:42", "I guard the king's daughter with my life."),
-    ) == []
-
-
 def test_a_verdict_that_goes_on_to_say_something_keeps_the_asked_thing() -> None:
     assert [m["text"] for m in dialogue(
         ("warren", "How did the half marathon go?"),

@@ -71,8 +71,8 @@ Rules:
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
-- Lines of other personas, and of humans not present, yield nothing; nor does a line said
-  inside a role-play scene the people started themselves (``fiction``).
+- Lines of other personas, and of humans not present, yield nothing. (A line said inside a
+  role-play is refused at the row, for every mind: ``write.fiction``.)
 - A reply is kept with what it answers: the first row of a line said straight after someone
   else's line cites that line too (its evidence is both), so the question ("How often do you
   swim?") stays beside the answer ("u:42 swims three times a week") for whoever reads or
@@ -101,7 +101,6 @@ from ...write.folded import Folded
 from .answers import Thing, antecedent, answer_row, name_the_pronoun
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
-from .fiction import in_fiction
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
@@ -304,13 +303,10 @@ class _Reader:
 
     def read(self) -> list[_Memory]:
         previous: Line | None = None
-        scene = in_fiction([line.text for line in self.request.lines])
         for index, line in enumerate(self.request.lines):
             asked = previous.text if previous is not None and previous.speaker != line.speaker else ""
             previous_line = previous if asked else None
             previous = line
-            if scene[index]:
-                continue  # a character speaking in a role-play, not the person (``fiction``)
             if line.speaker == self.request.persona:
                 found = self._promises(line)
             elif line.speaker in self.humans:
