@@ -210,3 +210,9 @@ def test_a_sentence_led_by_a_thing_only_the_chat_showed_is_no_row() -> None:
     # the speaker's own thing, or one the line's photo shows, is kept
     assert said_by_dan("The maps in my attic fascinate me.") != []
     assert said_by_dan("This mug reminds me of my first flat. [shares a photo of a chipped blue mug]") != []
+
+
+def test_it_feels_like_with_the_speaker_in_it_is_how_the_speaker_feels() -> None:
+    assert said_by_dan("It feels like all the hours I've put in have paid off now that I'm head baker.") == [
+        "u:42 feels like all the hours they've put in have paid off now that they're head baker."
+    ]

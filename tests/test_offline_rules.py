@@ -320,8 +320,10 @@ def test_a_thing_named_with_this_is_a_row_only_where_the_line_shows_it() -> None
     assert texts("This brooch belonged to my aunt in Porto. [shares a photo of a silver brooch]") == [
         "The brooch belonged to u:42's aunt in Porto."
     ]
-    # ... without one, a reader of the row could not tell which brooch
-    assert texts("This brooch belonged to my aunt in Porto.") == []
+    # ... and so is one the sentence makes the speaker's; without either, a reader of the row
+    # could not tell which brooch
+    assert texts("This brooch belonged to my aunt in Porto.") == ["The brooch belonged to u:42's aunt in Porto."]
+    assert texts("This brooch reminds me of Porto.") == []
 
 
 def chat(*lines: tuple[str, str]) -> list[str]:
@@ -732,7 +734,7 @@ def test_a_row_takes_one_continuing_clause() -> None:
     "second",
     [
         "It was awesome!",  # says nothing a reader could use
-        "It is a story about deserts and reaching for your dreams.",  # a "you" of any kind
+        "It is a car you would love to drive.",  # said to the listener
         "Is it worth the money?",  # a question
         "If only it had a bigger boot.",  # a wish
     ],

@@ -77,7 +77,7 @@ def antecedent(line_before: str) -> Thing | None:
         if _names_a_thing(words):
             return Thing(words=f"my {words}", plural=_is_plural(words))
     for part in (asked[-1],) if asked else tuple(reversed(re.split(r"(?<=[.!])\s+", line_before))):
-        found = [(m.start(), _without_final_verb(_lower_common(m["words"])), m["det"]) for m in _NOUN_PHRASE.finditer(part)]
+        found = [(m.start(), _without_final_verb(_lower_common(_before_object(m, part))), m["det"]) for m in _NOUN_PHRASE.finditer(part)]
         found = [(at, f"{_SWAP[det.lower()]} {words}") for at, words, det in found if words and _names_a_thing(words)]
         found += [(m.start(), m[0]) for m in _TITLE.finditer(part)]
         if found:
@@ -94,6 +94,18 @@ _QUESTION_VERBS = frozenset(
     happened end ended come came taste tastes sound sounds seem seems begin began start started
     finish finished compare""".split()
 )
+
+
+_OBJECT_NEXT = re.compile(r"\s+(?:you|me|us|them|him|her)\b", re.IGNORECASE)
+
+
+def _before_object(match: re.Match[str], text: str) -> str:
+    """The phrase's words without a last one that an object pronoun follows — a verb: "What
+    did the support group teach you?" names "the support group"."""
+    words = match["words"]
+    if " " in words and _OBJECT_NEXT.match(text, match.end()):
+        return words.rsplit(" ", 1)[0]
+    return words
 
 
 def _lower_common(words: str) -> str:

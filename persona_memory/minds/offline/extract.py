@@ -30,8 +30,8 @@ Rules:
   says what the word is to the speaker ("Dance is my stress fix", "Rowan is my oldest friend").
 - A sentence led by a thing only the chat showed ("The colours make me calm", "That pic
   takes me back") is no fact about the speaker: a reader of the row could not say which thing.
-  A thing the sentence names as the speaker's ("The maps in my attic…") or the line's photo
-  shows is kept.
+  A thing the sentence names as the speaker's ("The maps in my attic…", "This ring is special
+  to me - a gift from my aunt") or the line's photo shows is kept.
 - A row names its subject: one that opens on an adverb and a verb ("Really got u:42
   wondering…") lost its subject in the chat and is not offered; a capitalised word in -ly
   before "is", "was", "has" or "means" is a subject, not an adverb ("Family is everything
@@ -109,6 +109,7 @@ from .person import (
     Voice,
     addresses_listener,
     company_of,
+    feeling_of_the_speaker,
     generic_your,
     has_first_person,
     restore_subject,
@@ -206,6 +207,8 @@ _POINTED_SUBJECT = re.compile(
     r"seemed|blows?|blew|symboli[sz]es|represents?|belong(?:s|ed)?|will|would|can|could)\b)"
 )
 _OWN_IN_IT = re.compile(r"\b(?:my|our|I|we|us)\b")
+# "This ring is special to me - a gift from my aunt": what the sentence says makes it theirs.
+_SPEAKERS_THING = re.compile(r"\b(?:to me|for me|mine|of mine|gift from my|from my|belonged to my|my own)\b", re.IGNORECASE)
 _VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
 _ORDER_OPENER = re.compile(
     r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us)\b"
@@ -380,7 +383,9 @@ class _Reader:
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
         for raw in sentences:
-            sentence = generic_your(drop_fillers(drop_suggestion(strip_address(raw, self.names))))
+            sentence = feeling_of_the_speaker(
+                generic_your(drop_fillers(drop_suggestion(strip_address(raw, self.names))))
+            )
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
             if question is not None:
@@ -709,7 +714,7 @@ def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
     "That pic takes me back"), not by one it names as the speaker's ("The maps in my attic…")
     or one the line's photo shows ("This brooch…" with a photo of a silver brooch)."""
     led = _POINTED_SUBJECT.match(sentence)
-    if led is None or _OWN_IN_IT.search(led["noun"]):
+    if led is None or _OWN_IN_IT.search(led["noun"]) or _SPEAKERS_THING.search(sentence, led.end()):
         return False
     noun = led["noun"].split()[-1].lower()
     return not any(re.search(rf"\b{re.escape(noun)}\b", thing, re.IGNORECASE) for thing in things)

@@ -236,7 +236,7 @@ def addresses_listener(sentence: str) -> bool:
 
 
 _GENERIC_YOUR = re.compile(
-    r"\b(?P<verb>[a-z]+ing|to [a-z]+) your (?P<own>own )?(?P<thing>dreams?|heart|passions?|goals?|fears?|"
+    r"\b(?P<verb>(?:[a-z]+ing|to [a-z]+)(?: (?:for|after|on|in|with|to|towards))?) your (?P<own>own )?(?P<thing>dreams?|heart|passions?|goals?|fears?|"
     r"future|potential|life|self|best|way|path|instincts?|gut|limits?|comfort zone|mind|voice|truth|"
     r"purpose|calling|worth|values)\b",
     re.IGNORECASE,
@@ -250,6 +250,20 @@ def generic_your(sentence: str) -> str:
     if "your" not in sentence.lower():
         return sentence
     return _GENERIC_YOUR.sub(lambda m: f"{m['verb']} one's {m['own'] or ''}{m['thing']}", sentence)
+
+
+_IT_FEELS_LIKE = re.compile(r"^it (?P<verb>feels|felt|seems|seemed) like (?=.*\b(?:I|I'm|I've|I'd|my|me)\b)", re.IGNORECASE)
+_FEEL = {"feels": "feel", "felt": "felt", "seems": "feel", "seemed": "felt"}
+
+
+def feeling_of_the_speaker(sentence: str) -> str:
+    """"It feels like all my hard work paid off" is how the speaker feels: "I feel like all my
+    hard work paid off". Only when what follows speaks of the speaker; other sentences
+    unchanged."""
+    match = _IT_FEELS_LIKE.match(sentence)
+    if match is None:
+        return sentence
+    return f"I {_FEEL[match['verb'].lower()]} like " + sentence[match.end() :]
 
 
 def company_of(line: str) -> str | None:
