@@ -216,3 +216,15 @@ def test_it_feels_like_with_the_speaker_in_it_is_how_the_speaker_feels() -> None
     assert said_by_dan("It feels like all the hours I've put in have paid off now that I'm head baker.") == [
         "u:42 feels like all the hours they've put in have paid off now that they're head baker."
     ]
+
+
+def test_a_row_opens_on_whom_it_is_about() -> None:
+    from persona_memory.minds.offline.shape import as_memory_text
+
+    assert as_memory_text("At the allotment, u:42 grew forty pumpkins.") == "u:42 grew forty pumpkins at the allotment."
+    assert as_memory_text("Maybe u:42 will sell the boat.") == "u:42 will maybe sell the boat."
+    assert as_memory_text("Overall, u:42 enjoyed the course.") == "u:42 enjoyed the course."
+    assert as_memory_text("When u:42 was a student, they worked nights at a bakery.") == (
+        "u:42 worked nights at a bakery when u:42 was a student."
+    )
+    assert as_memory_text("When the rain stops, they walk the dog.") == "When the rain stops, they walk the dog."
