@@ -21,8 +21,9 @@ failed), so the bench can count failures per check and show what failed:
 - **first person** (``first_person``): I, me, my, mine, myself, we, us, our, ours (quoted
   titles aside).
 - **second person** (``second_person``): you, your, yours, yourself (quoted titles aside).
-- **says frame** (``says_frame``): the row opens "u:42 says/said/mentioned/thinks …": the
-  frame adds nothing a row does not already mean. "feels", "shared", "told" and "knows" are
+- **says frame** (``says_frame``): the row opens on a verb of saying — "u:42 says/said/
+  mentioned/explained …": the frame adds nothing a row does not already mean. A verb of
+  opinion ("thinks", "believes", "found that") is no frame: what a person thinks is the fact. "feels", "shared", "told" and "knows" are
   a frame only before a clause ("feels that…", "feels the move was right"), not before an
   adjective or an object ("feels tired", "shared a photo").
 - **length / one sentence** (``length_problem``): at most 200 characters, at least 4 words,
@@ -180,10 +181,8 @@ _SECOND_PERSON = _words("you your yours yourself yourselves you're you've you'll
 
 _RELATIVES = _words("who whom which that where when whose")
 _FRAME_ALWAYS = _words(
-    """says said say mentions mentioned thinks thought believes believed reckons reckoned
-    claims claimed notes noted states stated explains explained adds added admits admitted
-    reports reported remarks remarked insists insisted guesses guessed figures figured
-    supposes supposed suspects suspected"""
+    """says said say mentions mentioned claims claimed notes noted states stated explains
+    explained adds added admits admitted reports reported remarks remarked insists insisted"""
 )
 _FRAME_BEFORE_CLAUSE = _words(
     "feels felt shares shared tells told knows knew realizes realized realises realised expresses expressed"

@@ -166,10 +166,10 @@ def test_remind_me_stands_alone() -> None:
 
 
 def test_a_reminder_of_something_is_not_a_follow_up() -> None:
-    found = memories(dan("I visited my grandma in Suzhou last weekend."), dan("The garden there reminds me of my childhood."))
+    found = memories(dan("I visited my grandma in Suzhou last weekend."), dan("My grandma's garden reminds me of my childhood."))
     assert [(m["kind"], m["text"]) for m in found] == [
         ("event", "u:42 visited their grandma in Suzhou on the weekend of 2026-08-08."),
-        ("fact", "The garden there reminds u:42 of their childhood."),
+        ("relationship", "u:42's grandma's garden reminds them of their childhood."),
     ]
 
 

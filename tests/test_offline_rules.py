@@ -299,7 +299,7 @@ def test_chat_fillers_are_taken_out_of_the_text() -> None:
 
 def test_the_speakers_view_of_a_thing_is_kept_as_theirs() -> None:
     assert texts("The night ferry to Arran is always two hours late.") == [
-        "u:42 says the night ferry to Arran is always two hours late."
+        "u:42 thinks the night ferry to Arran is always two hours late."
     ]
 
 
@@ -315,8 +315,15 @@ def test_a_view_is_not_an_order_a_reaction_or_a_clause_without_its_subject() -> 
     assert rows("Was a bit of a shock at the dentist on Monday.") == []
 
 
-def test_a_thing_named_with_this_is_a_thing_not_a_pointer() -> None:
+def test_a_thing_named_with_this_is_a_row_only_where_the_line_shows_it() -> None:
+    # with the photo that shows it, "this brooch" is a thing the row can name ...
+    assert texts("This brooch belonged to my aunt in Porto. [shares a photo of a silver brooch]") == [
+        "The brooch belonged to u:42's aunt in Porto."
+    ]
+    # ... and so is one the sentence makes the speaker's; without either, a reader of the row
+    # could not tell which brooch
     assert texts("This brooch belonged to my aunt in Porto.") == ["The brooch belonged to u:42's aunt in Porto."]
+    assert texts("This brooch reminds me of Porto.") == []
 
 
 def chat(*lines: tuple[str, str]) -> list[str]:
@@ -387,17 +394,17 @@ def test_advice_a_reply_and_a_reaction_are_no_rows(said: str) -> None:
 
 def test_a_view_in_the_present_speaks_of_people_and_a_told_one_of_the_speaker() -> None:
     assert texts("Dogs make us calmer and keep us honest.") == [
-        "u:42 says: Dogs make people calmer and keep people honest."
+        "u:42 thinks: Dogs make people calmer and keep people honest."
     ]
-    assert texts("The ferry left us stranded for hours.") == ["u:42 says the ferry left them and others stranded for hours."]
+    assert texts("The ferry left us stranded for hours.") == ["u:42 found that the ferry left them and others stranded for hours."]
     assert texts("The bakery near us makes the best rye bread.") == [  # a place of theirs, not of people's
-        "u:42 says the bakery near them and others makes the best rye bread."
+        "u:42 thinks the bakery near them and others makes the best rye bread."
     ]
 
 
 def test_a_view_that_keeps_its_capital_is_quoted() -> None:
-    assert texts("Setbacks are just chances for a comeback.") == ["u:42 says: Setbacks are just chances for a comeback."]
-    assert texts("The ferry to Arran is always late.") == ["u:42 says the ferry to Arran is always late."]
+    assert texts("Setbacks are just chances for a comeback.") == ["u:42 thinks: Setbacks are just chances for a comeback."]
+    assert texts("The ferry to Arran is always late.") == ["u:42 thinks the ferry to Arran is always late."]
 
 
 # -- a reply is kept with what it answers --------------------------------------------------------
@@ -593,7 +600,7 @@ def test_used_to_without_its_i_gets_it_back() -> None:
 
 
 def test_a_gerund_with_its_own_verb_later_is_the_subject_not_the_speaker() -> None:
-    assert texts("Overcoming setbacks builds real grit.") == ["u:42 says overcoming setbacks builds real grit."]
+    assert texts("Overcoming setbacks builds real grit.") == ["u:42 thinks overcoming setbacks builds real grit."]
     assert texts("Opening the bakery's been a great adventure for me.") == [
         "Opening the bakery's been a great adventure for u:42."
     ]
@@ -727,7 +734,7 @@ def test_a_row_takes_one_continuing_clause() -> None:
     "second",
     [
         "It was awesome!",  # says nothing a reader could use
-        "It is a story about deserts and reaching for your dreams.",  # a "you" of any kind
+        "It is a car you would love to drive.",  # said to the listener
         "Is it worth the money?",  # a question
         "If only it had a bigger boot.",  # a wish
     ],

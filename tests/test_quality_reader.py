@@ -117,7 +117,7 @@ def test_second_person_passes(text: str) -> None:
         ("u:42 says the ferry is always late.", "u:42 says"),
         ("u:42 said that the exam went well.", "u:42 said"),
         ("u:42 mentioned a new job at the harbour.", "u:42 mentioned"),
-        ("u:42 really thinks cycling is faster.", "u:42 really thinks"),
+        ("u:42 really mentioned cycling is faster.", "u:42 really mentioned"),
         ("u:42 feels that the move was right.", "u:42 feels"),
         ("u:42 felt like they finally belonged.", "u:42 felt"),
         ("u:42 shared that their sister is engaged.", "u:42 shared"),
@@ -135,6 +135,7 @@ def test_a_says_frame_fails_with_the_frame(text: str, frame: str) -> None:
         "u:42 feels tired after night shifts.",  # feels + an adjective: not a frame
         "u:42 shared a photo of their garden.",  # shared + an object
         "u:42 thinks about moving abroad.",
+        "u:42 thinks cycling is faster than the bus.",  # an opinion: the thinking is the fact
         "u:42 said goodbye to their old team.",
     ],
 )

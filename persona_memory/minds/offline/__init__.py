@@ -11,6 +11,7 @@ Modules, one concept each:
 - ``promises`` — the persona's own "I'll send you…".
 - ``references`` — whether a row's "it", "this" or "there" points at something inside it;
   "those letters" → "the letters"; what a photo or the question before names.
+- ``answers`` — a reply read with the line it answers: the thing it named, the question it asked.
 - ``identity`` — an answer whose "it" is named by what follows ("It's a map of…").
 - ``shape`` — one sentence of at most 200 characters.
 - ``stems`` — lexical likeness of two sentences.

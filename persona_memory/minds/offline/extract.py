@@ -15,10 +15,11 @@ Rules:
   relationship, and kept as such. A thing named with a demonstrative ("This brooch is
   special to me") is a thing, not a pointer: it reads "The brooch is special to u:42". A
   sentence that names no person and is the speaker's view of a thing ("The ferry to Arran is
-  always late") is kept as theirs: "u:42 says the ferry to Arran is always late" (after a
-  colon when its first word keeps its capital: "u:42 says: Setbacks are chances…"; a view in
-  the present that opens on no article or possessive speaks of people at large, so its "we"
-  and "us" are "people": "u:42 says: Pets make people happier") — when it
+  always late") is kept as what they think: "u:42 thinks the ferry to Arran is always late"
+  (after a colon when its first word keeps its capital: "u:42 thinks: Setbacks are
+  chances…"; a view in the present that opens on no article or possessive speaks of people at
+  large, so its "we" and "us" are "people": "u:42 thinks: Pets make people happier") — when it
+  opens on what it is about (not a fragment such as "like being on another planet"), when it
   has at least three words that say something, points at nothing outside itself ("That
   cake looks great" is about the listener's photo), is not an order ("Grab the chance!": a
   word other than a gerund straight before an article or an object) and does not speak to
@@ -27,6 +28,10 @@ Rules:
   speaker's ("Painting landscapes is my favourite", "Writing is a passion of mine"). A
   sentence led by a capitalised word is about that someone ("Cara is pregnant") unless it
   says what the word is to the speaker ("Dance is my stress fix", "Rowan is my oldest friend").
+- A sentence led by a thing only the chat showed ("The colours make me calm", "That pic
+  takes me back") is no fact about the speaker: a reader of the row could not say which thing.
+  A thing the sentence names as the speaker's ("The maps in my attic…", "This ring is special
+  to me - a gift from my aunt") or the line's photo shows is kept.
 - A row names its subject: one that opens on an adverb and a verb ("Really got u:42
   wondering…") lost its subject in the chat and is not offered; a capitalised word in -ly
   before "is", "was", "has" or "means" is a subject, not an adverb ("Family is everything
@@ -66,7 +71,8 @@ Rules:
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
-- Lines of other personas, and of humans not present, yield nothing.
+- Lines of other personas, and of humans not present, yield nothing. (A line said inside a
+  role-play is refused at the row, for every mind: ``write.fiction``.)
 - A reply is kept with what it answers: the first row of a line said straight after someone
   else's line cites that line too (its evidence is both), so the question ("How often do you
   swim?") stays beside the answer ("u:42 swims three times a week") for whoever reads or
@@ -92,6 +98,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...write.folded import Folded
+from .answers import Thing, antecedent, answer_row, name_the_pronoun
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -102,6 +109,8 @@ from .person import (
     Voice,
     addresses_listener,
     company_of,
+    feeling_of_the_speaker,
+    generic_your,
     has_first_person,
     restore_subject,
     to_third_person,
@@ -189,6 +198,17 @@ _THING_SUBJECT = re.compile(
     r"way|stuff|thing|things|time|times|day|days|moment|moments|'s)\b)[a-z][a-z'-]+\b",
     re.IGNORECASE,
 )
+# A sentence led by a thing only the chat showed: "The colours make me calm", "That pic takes
+# me back" — a row read alone could not say which (``_points_at_a_chat_thing``).
+_POINTED_SUBJECT = re.compile(
+    r"^(?:[Tt]he|[Tt]his|[Tt]hat|[Tt]hese|[Tt]hose)\s+(?!(?:one|same|other)\b)(?P<noun>(?:[a-z][\w'-]*\s+){0,3}?[a-z][\w'-]*)"
+    r"(?=\s+(?:is|are|was|were|has|have|had|makes?|made|takes?|took|reminds?|reminded|means?|meant|"
+    r"brings?|brought|gives?|gave|helps?|helped|keeps?|kept|feels?|felt|looks?|looked|seems?|"
+    r"seemed|blows?|blew|symboli[sz]es|represents?|belong(?:s|ed)?|will|would|can|could)\b)"
+)
+_OWN_IN_IT = re.compile(r"\b(?:my|our|I|we|us)\b")
+# "This ring is special to me - a gift from my aunt": what the sentence says makes it theirs.
+_SPEAKERS_THING = re.compile(r"\b(?:to me|for me|mine|of mine|gift from my|from my|belonged to my|my own)\b", re.IGNORECASE)
 _VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
 _ORDER_OPENER = re.compile(
     r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us)\b"
@@ -198,6 +218,12 @@ _HYPOTHETICAL = Folded(
     r"\bif (?:I|we) (?:could|had|were|was|did)\b|\bI wish\b|\bwould have\b|\bimagine\b", re.IGNORECASE
 )
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+# A view opens on what it is about, not on a preposition, a modal or an adjective: "like
+# being…", "must have been…", "inspiring they…" are fragments of a reaction.
+_A_CLAUSE = re.compile(
+    r"^(?!(?:like|must|inspiring|such|so|as|with|without|for|to|of|in|on|at|by|from)\b)",
+    re.IGNORECASE,
+)
 _BARE_PRESENTER = re.compile(
     r"^(?:(?:look|check|see)(?: at)? (?:this|these|it|them)(?: out)?|check (?:it|this|these|them) out|"
     r"take a look(?: at (?:this|these|it|them))?|look|see|here (?:it is|they are)|this is (?:it|them))"
@@ -270,6 +296,7 @@ class _Reader:
             [p.name for p in request.present if p.name]
             + [display_name(slug) for slug in {request.persona, *request.personas}]
         )
+        self.human_names = tuple(p.name for p in request.present if p.name)
         self.known = [content_stems(text) for text in block_statements(request.block)]
         self.memories: list[_Memory] = []
         self.last_of: dict[str, tuple[int, _Memory]] = {}
@@ -288,7 +315,7 @@ class _Reader:
             elif line.speaker in self.humans:
                 thing = asked_thing(asked) if asked else None
                 carried = self._asked_about_last(line.speaker, index, asked) if asked and thing is None else None
-                found = self._statements(line, index, thing, carried)
+                found = self._statements(line, index, thing, carried, previous_line)
                 if found and previous_line is not None:
                     _cite_what_it_answers(found[0], previous_line)
                 self.last_human = line.speaker
@@ -314,7 +341,14 @@ class _Reader:
             return None
         return last[1]
 
-    def _statements(self, line: Line, index: int, asked: str | None, carried: _Memory | None = None) -> list[_Memory]:
+    def _statements(
+        self,
+        line: Line,
+        index: int,
+        asked: str | None,
+        carried: _Memory | None = None,
+        replied_to: Line | None = None,
+    ) -> list[_Memory]:
         text = normalise(line.text)
         if carries_link_or_order(text):
             return []
@@ -326,7 +360,7 @@ class _Reader:
         things = [t for t in (shown_thing(s) for s in shown) if t]
         if carried is not None and not may_mean(text, carried.text):
             carried = None
-        return self._said(split_sentences(text), line, index, voice, things, asked, carried)
+        return self._said(split_sentences(text), line, index, voice, things, asked, carried, replied_to)
 
     def _said(
         self,
@@ -337,16 +371,35 @@ class _Reader:
         things: list[str],
         asked: str | None,
         carried: _Memory | None = None,
+        replied_to: Line | None = None,
     ) -> list[_Memory]:
         found: list[_Memory] = []
+        question = normalise(replied_to.text) if replied_to is not None else None
+        thing = antecedent(question) if question else None
+        # the line before's thing names a pronoun until the speaker has said a row of their own
+        # (after that, "it" is more likely the speaker's own thing)
+        thing_before = thing
         # the row the sentence just before made or continued; for the line's first sentence,
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
         for raw in sentences:
-            sentence = drop_fillers(drop_suggestion(strip_address(raw, self.names)))
+            sentence = feeling_of_the_speaker(
+                generic_your(drop_fillers(drop_suggestion(strip_address(raw, self.names))))
+            )
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
-            asked = None  # the question before the line is answered by its first sentence only
+            if question is not None:
+                answer = self._answer(question, sentence, line, replied_to)
+                if answer is not None:
+                    found.append(answer)
+                    self.last_of[line.speaker] = (index, answer)
+                    last = answer
+                    question = thing = asked = None
+                    continue
+            if thing_before is not None and not found:
+                sentence = name_the_pronoun(sentence, thing_before)
+            # the line before is answered by the first sentence only
+            asked = question = thing = None
             if last is None:
                 sentence = named_thing(sentence) or sentence
             sentence = restore_subject(sentence)
@@ -370,9 +423,21 @@ class _Reader:
             elif not (last is not None and not wanted and self._carry_on(head, line, voice, last)):
                 last = None
             for request in wanted:
-                self._follow_up(request, line, index, voice, found)
+                self._follow_up(request, line, index, voice, found, None if found else thing_before)
                 last = None
         return found
+
+    def _answer(self, question: str, sentence: str, line: Line, asker: Line | None) -> _Memory | None:
+        """The row for a short reply to the question before it (``answers``): "Asked what
+        pizza they usually order, u:42 answered: Margherita." ``None`` when the sentence is
+        no short answer, or the question names a human or cannot be turned."""
+        listener = display_name(asker.speaker) if asker is not None and asker.speaker == self.request.persona else None
+        text = answer_row(question, sentence, line.speaker, listener)
+        if text is None or mentions_name(text.replace(line.speaker, ""), self.human_names):
+            return None
+        text = as_memory_text(text)
+        importance = max(self.importance_min, importance_of(text, "fact"))
+        return self._new(line.speaker, "fact", text, importance, line, None)
 
     @staticmethod
     def _shown(thing: str, found: list[_Memory]) -> None:
@@ -415,7 +480,7 @@ class _Reader:
     def _statement(
         self, sentence: str, line: Line, voice: Voice, things: list[str], found: list[_Memory]
     ) -> _Memory | None:
-        if not self._about_the_speaker(sentence):
+        if _points_at_a_chat_thing(sentence, things) or not self._about_the_speaker(sentence):
             return self._view(sentence, line, voice) if self._a_view(sentence) else None
         tense = tense_of(sentence)
         kind = kind_of(sentence, tense)
@@ -475,7 +540,12 @@ class _Reader:
                                         or first[0].lower().endswith("ing"))
         said = settle_demonstratives(third[0].lower() + third[1:] if common else third)
         # a word kept capitalised (a name, or a noun no rule can tell from one) is quoted
-        text = as_memory_text(f"{line.speaker} says {said}" if said[:1].islower() else f"{line.speaker} says: {said}")
+        if not _A_CLAUSE.match(said):
+            return None  # a fragment ("like being on another planet") is no view
+        # the speaker's view is what they think (of a thing in the past: what they found);
+        # "says" would add a frame and nothing else
+        verb = "found that" if tense == "past" or _NARRATED.search(sentence) else "thinks"
+        text = as_memory_text(f"{line.speaker} {verb} {said}" if said[:1].islower() else f"{line.speaker} {verb}: {said}")
         if _count_specific(text) < 3 or dangling(text):
             return None
         importance = importance_of(sentence, "fact")
@@ -515,11 +585,18 @@ class _Reader:
         )
 
     def _follow_up(
-        self, asked: FollowUp, line: Line, index: int, voice: Voice, found: list[_Memory]
+        self,
+        asked: FollowUp,
+        line: Line,
+        index: int,
+        voice: Voice,
+        found: list[_Memory],
+        thing_before: Thing | None = None,
     ) -> None:
         if mentions_name(asked.clause, self.names):
             return
-        dated = resolve_dates(asked.clause, line.at.date(), "future")
+        said = name_the_pronoun(asked.clause, thing_before) if thing_before is not None else asked.clause
+        dated = resolve_dates(said, line.at.date(), "future")
         listener = self.persona_name if self.request.private else None
         clause = to_third_person(dated.text, attrs.evolve(voice, listener=listener), named=True)
         if clause is None:
@@ -542,6 +619,8 @@ class _Reader:
         if asked.needs_antecedent:
             return
         text = as_memory_text(f"{line.speaker} {clause}")
+        if dangling(text):
+            return  # "u:42 will check it out": what "it" is stayed in the chat
         memory = self._new(line.speaker, "open_loop", text, 7, line, dated.valid_from)
         memory.followed = True
         found.append(memory)
@@ -628,6 +707,17 @@ class _Reader:
             seen.add(key)
             out.append(memory)
         return out
+
+
+def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
+    """Whether the sentence is led by a thing only the chat showed ("The colours make me calm",
+    "That pic takes me back"), not by one it names as the speaker's ("The maps in my attic…")
+    or one the line's photo shows ("This brooch…" with a photo of a silver brooch)."""
+    led = _POINTED_SUBJECT.match(sentence)
+    if led is None or _OWN_IN_IT.search(led["noun"]) or _SPEAKERS_THING.search(sentence, led.end()):
+        return False
+    noun = led["noun"].split()[-1].lower()
+    return not any(re.search(rf"\b{re.escape(noun)}\b", thing, re.IGNORECASE) for thing in things)
 
 
 _CLAUSE_BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|so|because|which|while)\s")

@@ -235,6 +235,37 @@ def addresses_listener(sentence: str) -> bool:
     return bool(_SECOND_PERSON.search(sentence))
 
 
+_GENERIC_YOUR = re.compile(
+    r"\b(?P<verb>(?:[a-z]+ing|to [a-z]+)(?: (?:for|after|on|in|with|to|towards))?) your (?P<own>own )?(?P<thing>dreams?|heart|passions?|goals?|fears?|"
+    r"future|potential|life|self|best|way|path|instincts?|gut|limits?|comfort zone|mind|voice|truth|"
+    r"purpose|calling|worth|values)\b",
+    re.IGNORECASE,
+)
+
+
+def generic_your(sentence: str) -> str:
+    """"your" that means anyone, not the listener: after a gerund or "to" and before a word of
+    a life's aims ("chasing your dreams", "to follow your heart"), it is "one's" — the
+    sentence speaks of people at large, and it is no longer addressed to the listener."""
+    if "your" not in sentence.lower():
+        return sentence
+    return _GENERIC_YOUR.sub(lambda m: f"{m['verb']} one's {m['own'] or ''}{m['thing']}", sentence)
+
+
+_IT_FEELS_LIKE = re.compile(r"^it (?P<verb>feels|felt|seems|seemed) like (?=.*\b(?:I|I'm|I've|I'd|my|me)\b)", re.IGNORECASE)
+_FEEL = {"feels": "feel", "felt": "felt", "seems": "feel", "seemed": "felt"}
+
+
+def feeling_of_the_speaker(sentence: str) -> str:
+    """"It feels like all my hard work paid off" is how the speaker feels: "I feel like all my
+    hard work paid off". Only when what follows speaks of the speaker; other sentences
+    unchanged."""
+    match = _IT_FEELS_LIKE.match(sentence)
+    if match is None:
+        return sentence
+    return f"I {_FEEL[match['verb'].lower()]} like " + sentence[match.end() :]
+
+
 def company_of(line: str) -> str | None:
     """Who "we" is, when the line says it: "my wife and I" → "their wife", "me and my brother"
     → "their brother", "Tom and I" → "Tom"; ``None`` when the line does not say."""

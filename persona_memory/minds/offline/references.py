@@ -10,6 +10,9 @@ Rules:
   it joins clauses as often as it points ("the dogs that nobody adopts") — and "that" before
   a noun counts as naming its thing. Before a time word ("this
   week", "that summer") it is left alone — the dates module reads those.
+- "that" before a noun, straight after a verb or a preposition, points at a thing only the
+  chat named ("u:42 loves that painting") unless the row named that noun before it: such a row
+  is *dangling* too.
 - A pointing word used alone — ``it``/``its``, ``this``/``that``/``these``/``those`` not followed
   by a noun, ``there`` not followed by "is/are/was/were", ``he``/``she``/``him``/``her``/``his``
   — needs a *referent* earlier in the row: a word after an article, number or possessive ("a bike", "their dog", "u:42's
@@ -75,7 +78,7 @@ _CLAUSE_AFTER_THAT = frozenset(
 _DUMMY_IT = re.compile(
     r"\b(?:it(?:'s| is| was| has been| feels| felt| takes| took| seems| seemed)\s+(?:\w+\s+){0,2}"
     r"(?:to|that|when|how|if)\b|(?:make|makes|made|making|find|finds|found|take|takes|took)\s+it\s+"
-    r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit (?:all|off|out|up)\b|"
+    r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit all\b|"
     r"\b(?:make|makes|made|making)\s+it\s+(?:happen|work|count)\b)",
     re.IGNORECASE,
 )
@@ -251,6 +254,8 @@ def dangling(text: str) -> bool:
             if following in _CLAUSE_AFTER_THAT or following.startswith("u:"):
                 continue  # "that" opening a clause
             if following not in STOPWORDS and following not in _FUNCTION_WORDS:
+                if word == "that" and i > 0 and _points_past_the_row(lowered, i):
+                    return True  # "loves that painting": a painting the row never named
                 if not (word in ("this", "that") and following.endswith("s")):
                     continue  # a determiner: "these boots", "that walnut bowl"
         if word in ("it", "it's"):
@@ -261,6 +266,26 @@ def dangling(text: str) -> bool:
         if not _referent_before(words, i):
             return True
     return False
+
+
+_BEFORE_A_POINTED_THING = frozenset(
+    """of about from at in on with for to into by love loves loved like likes liked enjoy enjoys
+    enjoyed miss misses missed remember remembers remembered try tries tried see sees saw seen
+    recreate recreated capture captured need needs needed want wants wanted keep keeps kept
+    adore adores adored appreciate appreciates appreciated""".split()
+)
+
+
+def _points_past_the_row(lowered: list[str], index: int) -> bool:
+    """Whether "that" before a noun, after a verb or a preposition, points at a thing the
+    row never named ("u:42 loves that painting"), rather than joining a clause ("the dogs
+    that…") or naming a thing of the row again ("a mural … that mural")."""
+    if lowered[index - 1] not in _BEFORE_A_POINTED_THING:
+        return False
+    noun = lowered[index + 1]
+    if noun in _TIME_WORDS or noun.rstrip("s") in _TIME_WORDS:
+        return False  # "in that moment", "at that point"
+    return noun not in lowered[:index]
 
 
 def _dummy_at(text: str, words: list[str], index: int) -> bool:

@@ -13,7 +13,8 @@ Rules:
 - Openers that carry no fact are peeled off the front of each sentence — interjections
   ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "By the way",
   "Then", "Speaking of long drives,"), a short heading
-  before a colon ("Quick update:", "Big news:"), the names of the people in the room used as
+  before a colon ("Quick update:", "Big news:"; never the speaker's own clause that a list
+  follows: "I'm keen on two projects: …"), the names of the people in the room used as
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
   together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
@@ -81,7 +82,7 @@ _MARKER = (
 )
 _REPLY = r"nah|not really|not exactly|not quite"  # a reply word peeled only before its punctuation
 _OPENER = re.compile(
-    rf"^(?:[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_REPLY})\s*[,!.:;]+\s*|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
+    rf"^(?:(?![A-Za-z' ]*\b(?:I|I'm|I've|I'd|my|we|we're|we've|our)\b)[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_REPLY})\s*[,!.:;]+\s*|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
     rf"\s+(?=(?:{_INTERJECTION}|{_MARKER}|I|I'm|I've|I'll|I'd|my|we|we're|our)\b))\s*|"
     rf"(?:{_MARKER})(?:\s*[,!.:;]+|\s*[-–—]+|\s+)\s*)",
     re.IGNORECASE,
@@ -151,13 +152,17 @@ def carries_link_or_order(text: str) -> bool:
 
 def normalise(text: str) -> str:
     """Curly quotes straightened, ellipses and spaces folded, lower-case "i" capitalised, and
-    chat spellings written out ("gonna" → "going to", "cuz" → "because")."""
+    chat spellings written out: contractions typed without their apostrophe ("Im", "cant",
+    "didnt", "thats"; "ill" only where it can only mean "I'll"), and chat words ("gonna" →
+    "going to", "cuz" → "because", "u" → "you"). A row is English a person reads: the
+    spellings of a quick chat must not leak into it."""
     if not text.isascii():  # an ASCII text holds no curly quote and no ellipsis
         text = text.translate(_QUOTES).replace("…", "...")
     text = _LOWER_I.sub(lambda m: "I" + (m.group(1) or ""), text)
-    for pattern, written, cue in _CHAT_SPELLINGS:
-        if any(word in text for word in cue):  # each spelling's pattern matches its word only
-            text = pattern.sub(written, text)
+    if _CHAT_CUE.search(text):
+        text = _CHAT_WORD.sub(_write_out, text)
+    if "ll " in text:
+        text = _ILL.sub(r"\1I'll", text)
     if "  " in text or "\t" in text:  # else every run of spaces is one space already
         text = _SPACES.sub(" ", text)
     return text.strip()
@@ -166,17 +171,45 @@ def normalise(text: str) -> str:
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
 _LOWER_I = re.compile(r"\bi('m|'ve|'ll|'d)?\b")
 _SPACES = re.compile(r"[ \t]+")
-_CHAT_SPELLINGS = tuple(
-    (re.compile(pattern), written, cue)
-    for pattern, written, cue in (
-        (r"\bim\b", "I'm", ("im",)),
-        (r"\bive\b", "I've", ("ive",)),
-        (r"\bcuz\b|\b'cause\b", "because", ("cuz", "'cause")),
-        (r"\bgonna\b", "going to", ("gonna",)),
-        (r"\bwanna\b", "want to", ("wanna",)),
-        (r"\bgotta\b", "have to", ("gotta",)),
-    )
+# Negations typed without the apostrophe: every "Xnt" below is not an English word.
+_NEGATIONS = "cant wont dont doesnt didnt isnt arent wasnt werent havent hasnt hadnt couldnt shouldnt wouldnt aint"
+_WRITTEN_OUT = {
+    **{word: word[:-2] + "n't" for word in _NEGATIONS.split()},
+    "cant": "can't", "wont": "won't", "aint": "ain't",
+    "im": "I'm", "ive": "I've", "youre": "you're", "youve": "you've", "theyre": "they're",
+    "thats": "that's", "whats": "what's", "theres": "there's", "heres": "here's", "lets": "let's",
+    "cuz": "because", "'cause": "because", "bc": "because", "gonna": "going to", "wanna": "want to",
+    "gotta": "have to", "kinda": "kind of", "sorta": "sort of", "u": "you", "ur": "your",
+    "ya": "you", "pls": "please", "plz": "please", "tho": "though", "thru": "through",
+    "rn": "right now", "idk": "I don't know",
+    "bday": "birthday", "bf": "boyfriend", "gf": "girlfriend",
+}
+# "lets" is a verb as often as "let's": written out only where a verb follows at a line's or
+# sentence's start ("lets go" → "let's go"), never mid-sentence ("it lets me rest").
+_CHAT_WORD = re.compile(
+    r"(?<![\w'])(?:" + "|".join(re.escape(w) for w in sorted(_WRITTEN_OUT, key=len, reverse=True) if w != "lets")
+    + r"|(?:(?<=^)|(?<=[.!?] ))lets(?= [a-z]))(?![\w']|:\d)",
+    re.IGNORECASE,
 )
+_CHAT_CUE = re.compile(r"(?<![\w'])(?:" + "|".join(re.escape(w) for w in _WRITTEN_OUT) + r")(?![\w'])", re.IGNORECASE)
+_YOU_ARE_NEXT = re.compile(r" (?:[a-z]+ing|so|not|a|an|the|right|welcome|fine|too|very|really|such|always|never)\b")
+# "ill" is an adjective ("I was ill", "tired and ill"): read as "I'll" only at a sentence's
+# start, after a comma or after "and"/"but"/"then", and before a verb that follows "I'll".
+_ILL = re.compile(
+    r"(^|[.!?,] |\b(?:and|but|then) )[Ii]ll(?= (?:be|see|send|let|try|go|do|have|get|make|take|call|"
+    r"text|tell|check|keep|bring|show|look|think|ask|start|write|come|give|miss|need|definitely|"
+    r"probably|never|always|just|also|still)\b)"
+)
+
+
+def _write_out(match: re.Match[str]) -> str:
+    word = match[0]
+    written = _WRITTEN_OUT[word.lower()]
+    if word.lower() == "ur" and _YOU_ARE_NEXT.match(match.string, match.end()):
+        written = "you're"
+    if word[:1].isupper() and written[:1].islower():
+        return written[:1].upper() + written[1:]
+    return written
 
 
 def take_attachments(text: str) -> tuple[str, list[str]]:

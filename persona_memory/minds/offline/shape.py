@@ -9,6 +9,12 @@ Rules:
 - A time adverb before the subject ("Lately u:42 has been…", "Now, u:42 is…") moves after it:
   after its first auxiliary when it has one ("u:42 has lately been…", "u:42 is now…"), else to
   the end ("u:42 moved to Leeds recently"), so the row opens on whom it is about.
+- So does a sentence adverb ("Maybe u:42 will…" → "u:42 will maybe…"; a filler such as
+  "Overall," or "Honestly," is dropped), and a short phrase of place or time before a comma
+  ("At the fair, u:42 met…", "Last season, u:42 hurt…") moves to the end of the row's first
+  clause ("u:42 met … at the fair").
+- A leading clause that names the subject ("When u:42 was younger, they had…") goes after the
+  main clause, which then opens on the subject: "u:42 had … when u:42 was younger".
 - Inner sentence ends ("!" or "?" followed by more words) become commas, initials lose their
   dots ("J. K. Rowling" → "J K Rowling"), and any other full stop inside ends the text there:
   a memory is one sentence.
@@ -17,6 +23,8 @@ Rules:
 from __future__ import annotations
 
 import re
+
+from .person import third_singular
 
 LIMIT = 200
 
@@ -46,8 +54,81 @@ _LEADING_TIME = re.compile(
 _AUXILIARY = re.compile(r"^(?:has|have|had|is|was|are|were|will|would|can|could|may|might)\b\s+(?!been\b\s*$)")
 
 
+_LEADING_ADVERB = re.compile(
+    r"^(?P<adverb>maybe|perhaps|hopefully|luckily|thankfully|fortunately|unfortunately|sadly|"
+    r"finally|honestly|overall|basically|anyway|still|also)\s*,?\s+(?P<subject>u:\d+)\s+",
+    re.IGNORECASE,
+)
+_FILLER_ADVERBS = frozenset({"honestly", "overall", "basically", "anyway", "also", "still"})
+_LEADING_PHRASE = re.compile(
+    r"^(?P<phrase>(?:at|in|on|during|after|before|over|for|from|with|since|last|this|the|one|a)\b"
+    r"[^,;:\-–—]{0,40}?),\s+(?P<subject>u:\d+)\s+(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r";\s|\s[-–—]\s")
+
+
+_LEADING_CLAUSE = re.compile(
+    r"^(?P<sub>(?:when|whenever|after|before|since|while|as soon as|once|even though|although|though|"
+    r"because|especially (?:when|after|since|because))\s[^,;]{0,90}?(?P<id>u:\d+)?[^,;]{0,60}),\s+"
+    r"(?P<main>(?:they|they're|they've|they'd|they'll|u:\d+)\b.+)$",
+    re.IGNORECASE,
+)
+_THEY_VERB = re.compile(r"^(?:(?P<contracted>they're|they've|they'd|they'll)|they\s+(?P<verb>[a-z']+))\b", re.IGNORECASE)
+_SINGULAR_OF = {"they're": "is", "they've": "has", "they'd": "would", "they'll": "will",
+                "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't", "aren't": "isn't",
+                "weren't": "wasn't", "haven't": "hasn't"}
+
+
+def _main_clause_first(text: str) -> str:
+    """"When u:42 was younger, they had money problems." → "u:42 had money problems when u:42
+    was younger." (see the module rules); other texts unchanged."""
+    lead = _LEADING_CLAUSE.match(text)
+    if lead is None:
+        return text
+    main = lead["main"].rstrip(" .!")
+    subject = lead["id"] or main.split(" ", 1)[0]
+    if not subject.startswith("u:"):
+        return text  # "When …, they…" with no id: who "they" is stays unsaid
+    if not main.startswith(subject):
+        they = _THEY_VERB.match(main)
+        if they is None:
+            return text
+        if they["contracted"]:
+            main = f"{subject} {_SINGULAR_OF[they['contracted'].lower()]}{main[they.end():]}"
+        else:
+            verb = they["verb"]
+            singular = _SINGULAR_OF.get(verb.lower()) or third_singular(verb)
+            main = f"{subject} {singular}{main[they.end():]}"
+    sub = lead["sub"][0].lower() + lead["sub"][1:]
+    end = _CLAUSE_END.search(main)
+    if end is None:
+        return f"{main} {sub}"
+    return f"{main[: end.start()]} {sub}{main[end.start():]}"
+
+
 def _subject_first(text: str) -> str:
-    """``text`` with a leading time adverb moved after the subject (see the module rules)."""
+    """``text`` opening on its subject (see the module rules)."""
+    moved = _main_clause_first(text)
+    if moved is not text:
+        return moved
+    adverb = _LEADING_ADVERB.match(text)
+    if adverb is not None:
+        word, rest = adverb["adverb"].lower(), text[adverb.end() :]
+        if word in _FILLER_ADVERBS:
+            return f"{adverb['subject']} {rest}"
+        aux = _AUXILIARY.match(rest)
+        if aux is not None:
+            return f"{adverb['subject']} {rest[: aux.end()]}{word} {rest[aux.end() :]}"
+        return f"{adverb['subject']} {word} {rest}"
+    phrase = _LEADING_PHRASE.match(text)
+    if phrase is not None and len(phrase["phrase"].split()) <= 6:
+        rest = phrase["rest"].rstrip(" .!")
+        lead = phrase["phrase"][0].lower() + phrase["phrase"][1:]
+        end = _CLAUSE_END.search(rest)
+        if end is None:
+            return f"{phrase['subject']} {rest} {lead}"
+        return f"{phrase['subject']} {rest[: end.start()]} {lead}{rest[end.start() :]}"
     lead = _LEADING_TIME.match(text)
     if lead is None:
         return text

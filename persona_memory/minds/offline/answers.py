@@ -1,0 +1,306 @@
+"""A reply read with the line it answers: what the line before names, and what it asked.
+
+A row is read weeks later, alone. "u:42 makes them with buttermilk." and "u:42 thinks the
+Riverside Rowing Club." lost what the listener had just said; the reply means something only
+beside it. So the line before a reply lends the reply two things.
+
+Rules:
+- **The thing it named** (``antecedent``): the last noun phrase of the line before — in its
+  question when it asks one ("How do you get your pancakes so fluffy?" → "your pancakes") —
+  a title in quotes or a name of capitalised words ("You should read "The Overstory"!"), or a
+  noun after a possessive or a demonstrative ("your", "my", "the", "this", "that", "these",
+  "those"), with up to two words before its noun ("that sourdough bread recipe"). Seen from the
+  replying speaker: the listener's "your" is the speaker's "my", the listener's own "my" is
+  "your" (and becomes the persona's name in the third person), a demonstrative is "the". A
+  word that names no thing ("way", "time", "plans", a time word) is not one.
+- **Naming the reply's pronoun** (``name_the_pronoun``): until the reply has said a row of
+  its own, when a sentence of it (or a follow-up such as "I'll check it out") has
+  "it" or "they"/"them"/"their" with nothing before it in the sentence that it could mean, and
+  the thing agrees in number ("it" one thing, "they" a plural), the pronoun becomes the thing:
+  "I make them with buttermilk" → "I make my pancakes with buttermilk". A pronoun with
+  something before it to mean ("I bought a kite and flew it") is left alone, and so is a dummy
+  "it" ("it takes patience to…").
+- **A short reply to a question** (``answer_row``): when the line before asks a wh-question
+  ("what", "which", "where", "who", "when", "how many/much/long/often/far/old") of the
+  listener, and the reply's first sentence is a fragment (at most eight words, no verb of its
+  own, no first person, not a yes, no, thanks or reaction) holding a word that says
+  something, the row is the answer to that question: "What pizza do you usually order?" —
+  "Margherita, always!" → "Asked what pizza they usually order, u:42 answered: Margherita,
+  always." The question is turned into its indirect form ("which club did you end up joining"
+  → "which club they ended up joining"); a question it cannot turn is not guessed at, and no
+  row is written.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
+from .person import third_singular
+from .references import dangling, opens_on_dummy_it
+
+
+@attrs.frozen
+class Thing:
+    """A noun phrase the line before named, as the replying speaker would say it."""
+
+    words: str  # "my pancakes", "the plank", "your bread recipe"
+    plural: bool
+
+
+_NOUN_PHRASE = re.compile(
+    r"\b(?P<det>your|my|the|this|that|these|those)\s+(?P<words>(?:[a-z][a-z'-]*\s+){0,2}?[a-z][a-z-]+)"
+    r"(?=\s*(?:[?!.,;]|$|\s(?:of|with|for|to|in|on|at|from|and|or|so|do|does|did|is|are|was|were|you|ready|going)\b))",
+    re.IGNORECASE,
+)
+# A title in quotes ("The Overstory") or a run of two or more capitalised words that does
+# not open the sentence ("the Riverside Rowing Club", "Rocket League").
+_TITLE = re.compile(r'"[^"]{2,60}"|(?<=[a-z,] )[A-Z][a-z]+(?: (?:of|the|and) [A-Z][a-z]+| [A-Z][a-z]+)+\b')
+_NOT_THINGS = frozenset(
+    """one ones thing things stuff way ways day days time times life week weekend weekends month
+    year plans plan opinion thoughts mind favourite favorite end part take view experience
+    experiences advice secret fault turn moment moments morning evening night today tomorrow
+    yesterday point idea sense news same rest other others lot lots kind sort bit""".split()
+)
+_SWAP = {"your": "my", "my": "your", "the": "the", "this": "the", "that": "the", "these": "the", "those": "the"}
+_QUESTION = re.compile(r"[^.!?]*\?")
+
+
+def antecedent(line_before: str) -> Thing | None:
+    """The thing the line before a reply named last (see the module rules), or ``None``."""
+    asked = _QUESTION.findall(line_before)
+    subject = _WH.match(asked[-1].strip().rstrip("?")) if asked else None
+    if subject is not None and subject["subject"].lower().startswith("your "):
+        words = subject["subject"].split(None, 1)[1].lower()
+        if _names_a_thing(words):
+            return Thing(words=f"my {words}", plural=_is_plural(words))
+    for part in (asked[-1],) if asked else tuple(reversed(re.split(r"(?<=[.!])\s+", line_before))):
+        found = [(m.start(), _without_final_verb(_lower_common(_before_object(m, part))), m["det"]) for m in _NOUN_PHRASE.finditer(part)]
+        found = [(at, f"{_SWAP[det.lower()]} {words}") for at, words, det in found if words and _names_a_thing(words)]
+        found += [(m.start(), m[0]) for m in _TITLE.finditer(part)]
+        if found:
+            words = max(found)[1]
+            return Thing(words=words, plural=not words.startswith('"') and _is_plural(words))
+        if asked:
+            break
+    return None
+
+
+# A question's last verb can follow its noun straight ("How did the marathon go?").
+_QUESTION_VERBS = frozenset(
+    """go goes went do does did be been look looks feel feels turn turned work works happen
+    happened end ended come came taste tastes sound sounds seem seems begin began start started
+    finish finished compare""".split()
+)
+
+
+_OBJECT_NEXT = re.compile(r"\s+(?:you|me|us|them|him|her)\b", re.IGNORECASE)
+
+
+def _before_object(match: re.Match[str], text: str) -> str:
+    """The phrase's words without a last one that an object pronoun follows — a verb: "What
+    did the support group teach you?" names "the support group"."""
+    words = match["words"]
+    if " " in words and _OBJECT_NEXT.match(text, match.end()):
+        return words.rsplit(" ", 1)[0]
+    return words
+
+
+def _lower_common(words: str) -> str:
+    """The words with their case, but for a sentence's opening capital: names keep theirs."""
+    return " ".join(w if w[:1].isupper() and w[1:].islower() and len(w) > 1 else w.lower() for w in words.split())
+
+
+def _without_final_verb(words: str) -> str:
+    parts = words.split()
+    while parts and parts[-1].lower() in _QUESTION_VERBS:
+        parts.pop()
+    return " ".join(parts)
+
+
+def _is_plural(words: str) -> bool:
+    head = words.split()[-1]
+    return head.endswith("s") and not head.endswith(("ss", "us", "is"))
+
+
+def _names_a_thing(words: str) -> bool:
+    if any(w.endswith(("ly", "wise")) for w in words.lower().split()):
+        return False
+    head = words.lower().split()[-1]
+    if head in STOPWORDS or head in VAGUE or head in _NOT_THINGS:
+        return False
+    return not head.endswith(("ly", "ing")) or head in ("painting", "building", "wedding", "meeting", "ring")
+
+
+_PRONOUN = re.compile(
+    r"\b(?P<word>it's|it|its|they're|they've|they|them|their)\b(?!')", re.IGNORECASE
+)
+_SINGULAR = frozenset({"it's", "it", "its"})
+_SPELLED = {
+    "it's": "{} is", "it": "{}", "its": "{}'s", "they're": "{} are", "they've": "{} have",
+    "they": "{}", "them": "{}", "their": "{}'",
+}
+
+
+def name_the_pronoun(sentence: str, thing: Thing) -> str:
+    """The reply's first sentence with its pointing pronoun named by ``thing`` (see the
+    module rules), or unchanged."""
+    match = _PRONOUN.search(sentence)
+    if match is None:
+        return sentence
+    word = match["word"].lower()
+    if (word in _SINGULAR) == thing.plural:
+        return sentence
+    if word.startswith("it") and (opens_on_dummy_it(sentence[match.start() :]) or _dummy_it_in(sentence)):
+        return sentence
+    if not dangling(f"{sentence[: match.start()]}it."):
+        return sentence  # something before it in the sentence it may mean
+    if _ONLY_A_VERDICT.match(sentence, match.end()) and not _MORE_AFTER.search(sentence, match.end()):
+        return sentence  # "It was busy but fine": a verdict says nothing a row could keep
+    named = _SPELLED[word].format(thing.words)
+    if word == "their" and not thing.plural:
+        named = f"{thing.words}'s"
+    if match.start() == 0 or sentence[: match.start()].rstrip().endswith((".", "!", "?")):
+        named = named[:1].upper() + named[1:]
+    return sentence[: match.start()] + named + sentence[match.end() :]
+
+
+# After a subject pronoun, a copula and a word that names nothing: an adjective, not "a",
+# "the", a preposition, a name or a number ("It's about…", "They were a gift…" name something).
+_ONLY_A_VERDICT = re.compile(
+    r"(?:'s|'re| is| was| are| were)(?:\s+(?:so|really|very|pretty|quite|super|too|just|totally))*\s+"
+    r"(?!(?:a|an|the|about|from|called|named|by|in|at|on|for|with|my|our|one|part|made|built|"
+    r"written|inspired|based)\b)[a-z]+\b",
+)
+
+
+# "It was brutal but I finished in four hours": the verdict goes on to say something.
+_MORE_AFTER = re.compile(r"\s(?:but|and|so|though)\s+(?:I|I'm|I've|I'd|we|my|it|it's|they)\b", re.IGNORECASE)
+
+
+def _dummy_it_in(sentence: str) -> bool:
+    return bool(re.search(r"\b(?:make|made|makes|find|found|take|took)\s+it\s+(?:to|easy|hard|home)\b", sentence, re.I))
+
+
+_WH = re.compile(
+    r"^(?P<wh>(?:what|which|where|who|whom|whose|when|how\s+(?:many|much|long|often|far|old))"
+    r"(?:\s+(?!(?:do|does|did|are|is|was|were|have|has|had|will|would|can|could|should)\b)[a-z'-]+){0,3}?)"
+    r"\s+(?P<aux>do|does|did|are|were|is|was|have|has|had|will|would|can|could|should)\s+"
+    r"(?P<subject>you|your\s+(?:[a-z'-]+\s+){0,2}?[a-z'-]+)(?=\s|$)\s*(?P<rest>[^?]*?)\s*$",
+    re.IGNORECASE,
+)
+_BE = frozenset({"is", "are", "was", "were"})
+_PREDICATE = re.compile(r"^(?:from|in|at|on|with|about|like|for|to|up|into|made|called|named|[a-z]+ing|[a-z]+ed)$", re.I)
+_CONTRACTED = re.compile(r"^(what|where|who|when|how)'s\b", re.IGNORECASE)
+_ADVERBS = frozenset("usually normally often ever really actually finally first still just also always never mostly".split())
+_PAST = {
+    "go": "went", "get": "got", "take": "took", "see": "saw", "make": "made", "have": "had", "do": "did",
+    "come": "came", "give": "gave", "find": "found", "feel": "felt", "leave": "left", "meet": "met",
+    "buy": "bought", "sell": "sold", "tell": "told", "think": "thought", "know": "knew", "run": "ran",
+    "begin": "began", "write": "wrote", "say": "said", "keep": "kept", "lose": "lost", "win": "won",
+    "spend": "spent", "send": "sent", "build": "built", "pay": "paid", "bring": "brought",
+    "teach": "taught", "hear": "heard", "hold": "held", "sit": "sat", "drive": "drove", "ride": "rode",
+    "fly": "flew", "grow": "grew", "draw": "drew", "eat": "ate", "drink": "drank", "swim": "swam",
+    "sing": "sang", "break": "broke", "choose": "chose", "speak": "spoke", "wear": "wore", "read": "read",
+    "put": "put", "cut": "cut", "let": "let", "set": "set", "hit": "hit", "catch": "caught", "learn": "learned",
+}
+_OBJECTS = {"you": "them", "your": "their", "yours": "theirs", "yourself": "themself", "yourselves": "themselves"}
+
+
+def indirect_question(question: str, listener: str | None) -> str | None:
+    """"Which club did you end up joining?" → "which club they ended up joining"; ``None`` for
+    a question of another shape. ``listener`` is who "me"/"my" in the question is (the persona
+    who asked), or ``None`` when it is not known (then such a question is not turned)."""
+    text = _CONTRACTED.sub(lambda m: f"{m[1]} is", question.strip().rstrip("?!. ").strip())
+    match = _WH.match(text)
+    if match is None:
+        return None
+    wh, aux, subject = match["wh"].lower(), match["aux"].lower(), match["subject"]
+    rest = match["rest"].split()
+    if subject.lower() != "you" and aux in _BE and rest and not _PREDICATE.match(rest[0]):
+        subject, rest = " ".join([subject, *rest]), []  # "what is your favourite colour"
+    if any(w.lower() in ("me", "my", "i", "mine", "we", "us", "our") for w in rest) and listener is None:
+        return None
+    rest = [_turn_word(w, listener) for w in rest]
+    if subject.lower() == "you":
+        who = "they"
+    else:
+        who = "their " + subject.split(None, 1)[1]
+    if aux in ("do", "does", "did"):
+        index = next((i for i, w in enumerate(rest) if w.lower() not in _ADVERBS), None)
+        if index is None:  # "what do you do" without a verb: the auxiliary is the verb
+            return None
+        verb = rest[index]
+        if aux == "did":
+            rest[index] = _past(verb)
+        elif who != "they":
+            rest[index] = third_singular(verb)
+        clause = [who, *rest]
+    else:
+        if who == "they" and aux in ("is", "was"):
+            return None
+        aux = {"are": "are", "were": "were"}.get(aux, aux) if who == "they" else aux
+        clause = [who, aux, *rest]
+    return " ".join([wh, *clause])
+
+
+def _turn_word(word: str, listener: str | None) -> str:
+    lower = word.lower()
+    if lower in _OBJECTS:
+        return _OBJECTS[lower]
+    if listener is not None and lower in ("me", "i"):
+        return listener
+    if listener is not None and lower in ("my", "mine"):
+        return f"{listener}'s"
+    return word
+
+
+def _past(verb: str) -> str:
+    lower = verb.lower()
+    if lower in _PAST:
+        return _PAST[lower]
+    if lower in IRREGULAR_PAST or lower.endswith("ed"):
+        return verb
+    if lower.endswith("e"):
+        return verb + "d"
+    if len(lower) > 2 and lower.endswith("y") and lower[-2] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+_NOT_AN_ANSWER = re.compile(
+    r"^(?:yes|yeah|yep|yup|no|nope|nah|not|thanks|thank|sure|maybe|perhaps|hmm+|haha+|lol|wow|oh|"
+    r"well|ok|okay|absolutely|definitely|totally|exactly|right|true|same|good|great|awesome|nice|"
+    r"cool|sounds|looks|seems|i|i'm|i've|i'll|i'd|my|me|we|we're|our|it|it's|that|that's|this|"
+    r"they|they're|you|you're|your|there|here|so|too|aw+|ah+|ha)\b",
+    re.IGNORECASE,
+)
+_A_VERB = re.compile(
+    r"\b(?:is|are|was|were|am|be|been|has|have|had|do|does|did|can|could|will|would|should|"
+    r"'s|'re|'ve|'m|'ll|'d)\b|n't\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|we|us|our)\b")
+_WORDS = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
+_WH_START = re.compile(r"^\s*(?:what|which|where|who|whom|whose|when|how\s+(?:many|much|long|often|far|old))\b", re.I)
+
+
+def answer_row(question_line: str, reply: str, speaker: str, listener: str | None) -> str | None:
+    """The row for a short reply to a wh-question (see the module rules), or ``None``."""
+    asked = _QUESTION.findall(question_line)
+    if not asked or not _WH_START.match(asked[-1]):
+        return None
+    fragment = reply.strip().rstrip("!.…").strip()
+    words = _WORDS.findall(fragment)
+    if not words or len(words) > 8 or "?" in fragment:
+        return None
+    if _NOT_AN_ANSWER.match(fragment) or _A_VERB.search(fragment) or _FIRST_PERSON.search(fragment):
+        return None
+    if not any(w.lower() not in STOPWORDS and w.lower() not in VAGUE for w in words):
+        return None
+    indirect = indirect_question(asked[-1].strip(), listener)
+    if indirect is None:
+        return None
+    return f"Asked {indirect}, {speaker} answered: {fragment}."

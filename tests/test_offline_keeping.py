@@ -1,0 +1,230 @@
+"""What the offline reader keeps of a chat, read as a person reads the rows it writes.
+
+Each test is one failure class a reader of the rows saw: a pronoun with nothing it refers to,
+the answer cut away, the "u:N says" frame, chat spellings leaking into the row. The sentences
+are our own.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+from persona_memory.minds.offline.extract import extract_memories
+from persona_memory.minds.port import ExtractionRequest, Line, Person
+
+MONDAY = datetime(2026, 8, 10, 18, 0, tzinfo=timezone.utc)
+DAN = Person(user_id=42, name="Dan")
+
+
+def dialogue(*said: tuple[str, str]) -> list[dict]:
+    """The rows written from a private chat between Warren and u:42: ``(speaker, text)`` pairs."""
+    request = ExtractionRequest(
+        persona="warren",
+        lines=tuple(
+            Line(id=100 + i, speaker=speaker, text=text, at=MONDAY + timedelta(minutes=i))
+            for i, (speaker, text) in enumerate(said)
+        ),
+        present=(DAN,),
+        block="",
+        today=MONDAY.date(),
+        private=True,
+        personas=("warren",),
+    )
+    return [m for m in extract_memories(request)["memories"] if m["subject"] == "u:42"]
+
+
+def said_by_dan(*lines: str) -> list[str]:
+    return [m["text"] for m in dialogue(*(("u:42", line) for line in lines))]
+
+
+# -- chat spellings are written out before reading -------------------------------------------
+
+
+def test_contractions_typed_without_apostrophes_are_read_as_english() -> None:
+    [text] = said_by_dan("Im learning the cello and I cant wait for my first recital in June.")
+    assert text.startswith("u:42 is learning the cello")
+    assert "can't" in text
+    assert not re.search(r"\b(?:Im|cant)\b", text)
+
+
+def test_ill_is_read_as_i_will_only_where_it_cannot_be_the_adjective() -> None:
+    [text] = said_by_dan("ill start my new job at the bakery next week.")
+    assert text.startswith("u:42 will start their new job at the bakery")
+    [text] = said_by_dan("I was ill for the whole week of the marathon in Bristol.")
+    assert "was ill" in text
+
+
+def test_chat_words_are_written_out() -> None:
+    [text] = said_by_dan("Im gonna repaint my bday bike cuz the old blue paint is peeling.")
+    assert "going to repaint their birthday bike because" in text
+
+
+# -- no "says" frame ---------------------------------------------------------------------------
+
+
+def test_a_view_is_kept_as_what_the_speaker_thinks_not_as_what_they_said() -> None:
+    assert said_by_dan("Old maps are the best souvenirs from any trip.") == [
+        "u:42 thinks: Old maps are the best souvenirs from any trip."
+    ]
+    assert said_by_dan("The night bus to Hull was freezing and packed.") == [
+        "u:42 found that the night bus to Hull was freezing and packed."
+    ]
+    assert not any(text.startswith("u:42 says") for text in said_by_dan(
+        "Gardening teaches patience.", "The new library downtown has a great reading room."
+    ))
+
+
+def test_a_fragment_is_no_view() -> None:
+    assert said_by_dan("Like being on another planet with all those stars overhead.") == []
+    assert said_by_dan("Must have been a long drive through the hills.") == []
+
+
+# -- lists, reasons and names are kept whole ----------------------------------------------------
+
+
+def test_a_list_after_the_speakers_own_clause_is_kept() -> None:
+    assert said_by_dan("I'm torn between two courses: pottery and bookbinding.") == [
+        "u:42 is torn between two courses: pottery and bookbinding."
+    ]
+
+
+def test_a_short_heading_before_a_colon_is_still_peeled() -> None:
+    assert said_by_dan("Big news: I passed my sommelier exam on Friday!") == [
+        "u:42 passed their sommelier exam on Friday 2026-08-07."
+    ]
+
+
+# -- a pronoun is named from the line it answers, or left alone ---------------------------------
+
+
+def test_a_replys_pronoun_is_named_by_what_the_question_asked_about() -> None:
+    rows = dialogue(
+        ("warren", "How do you get your focaccia so crisp?"),
+        ("u:42", "I bake it on a hot stone with plenty of olive oil."),
+    )
+    assert [m["text"] for m in rows] == ["u:42 bakes their focaccia on a hot stone with plenty of olive oil."]
+    assert rows[0]["evidence"] == [101, 100]  # the question stays beside the answer
+
+
+def test_a_plural_pronoun_is_named_only_by_a_plural_thing() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "What do your goats eat in winter?"),
+        ("u:42", "They eat hay and beet pulp."),
+    )] == ["u:42's goats eat hay and beet pulp."]
+    named = [m["text"] for m in dialogue(
+        ("warren", "Where do you keep the canoe?"),
+        ("u:42", "They stay in the shed by the lake."),
+    )]
+    assert not any("canoe" in text for text in named)
+
+
+def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
+    [text] = [m["text"] for m in dialogue(
+        ("warren", "How long do you hold the plank?"),
+        ("u:42", "I bought a rowing machine and use it every morning."),
+    )]
+    assert "plank" not in text and "rowing machine and" in text and "it every morning" in text
+
+
+def test_a_verdict_on_the_asked_thing_is_no_row() -> None:
+    assert dialogue(("warren", "How was your weekend in Bath?"), ("u:42", "It was lovely but tiring.")) == []
+
+
+# -- a short reply is written as the answer to the question -------------------------------------
+
+
+def test_a_short_reply_is_the_answer_to_the_question_it_follows() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "Which instrument did you end up picking?"),
+        ("u:42", "The bassoon, believe it or not!"),
+    )] == ["Asked which instrument they ended up picking, u:42 answered: The bassoon, believe it or not."]
+    assert [m["text"] for m in dialogue(
+        ("warren", "What's your go-to breakfast?"),
+        ("u:42", "Porridge with stewed plums."),
+    )] == ["Asked what their go-to breakfast is, u:42 answered: Porridge with stewed plums."]
+
+
+def test_a_reply_that_answers_nothing_worth_keeping_is_no_row() -> None:
+    for reply in ("Yes, definitely!", "Not sure yet.", "Good question!", "Thanks so much!"):
+        assert dialogue(("warren", "Which city are you moving to?"), ("u:42", reply)) == [], reply
+    # a yes/no question has no answer to write out
+    assert dialogue(("warren", "Did you enjoy the concert?"), ("u:42", "The encore, mostly!")) == []
+
+
+def test_questions_are_turned_into_their_indirect_form() -> None:
+    from persona_memory.minds.offline.answers import indirect_question
+
+    turned = {
+        "What tea do you usually drink?": "what tea they usually drink",
+        "Which route did you take home?": "which route they took home",
+        "Where are your grandparents from?": "where their grandparents are from",
+        "What is your favourite board game?": "what their favourite board game is",
+        "How long have you been knitting?": "how long they have been knitting",
+        "What does your brother study?": "what their brother studies",
+        "What did you bake me?": "what they baked Warren",
+    }
+    for question, indirect in turned.items():
+        assert indirect_question(question, "Warren") == indirect, question
+    assert indirect_question("What did you bake me?", None) is None  # "me" is nobody known
+    assert indirect_question("Did you bake today?", "Warren") is None  # not a wh-question
+
+
+def test_a_verdict_that_goes_on_to_say_something_keeps_the_asked_thing() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "How did the half marathon go?"),
+        ("u:42", "It was brutal but I finished in two hours flat!"),
+    )] == ["u:42 found that the half marathon was brutal but they finished in two hours flat."]
+
+
+def test_your_that_means_anyone_keeps_the_sentence_about_the_speakers_thing() -> None:
+    [text] = said_by_dan(
+        "I just finished \"The Salt Road\" and it was gripping! It's a tale about exile and chasing your dreams."
+    )
+    assert text.endswith("it's a tale about exile and chasing one's dreams.")
+    assert "Warren" not in text
+
+
+def test_a_follow_up_whose_it_the_line_before_named_keeps_the_name() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "You should read \"The Glass Orchard\" next, it's wonderful."),
+        ("u:42", "Thanks! I'll check it out this weekend."),
+    )][0].startswith('u:42 will check "The Glass Orchard" out')
+
+
+def test_a_follow_up_whose_it_nothing_named_is_no_row() -> None:
+    assert dialogue(("warren", "Wow, great."), ("u:42", "Thanks! I'll check it out.")) == []
+
+
+def test_the_line_befores_thing_does_not_name_a_pronoun_after_the_speakers_own_row() -> None:
+    texts = [m["text"] for m in dialogue(
+        ("warren", "How is your garden doing?"),
+        ("u:42", "I built a new greenhouse in May. It keeps the tomatoes warm at night."),
+    )]
+    assert not any("garden keeps" in t for t in texts)
+
+
+def test_a_sentence_led_by_a_thing_only_the_chat_showed_is_no_row() -> None:
+    assert said_by_dan("The colours make me feel so calm.") == []
+    assert said_by_dan("That mug reminds me of my first flat.") == []
+    # the speaker's own thing, or one the line's photo shows, is kept
+    assert said_by_dan("The maps in my attic fascinate me.") != []
+    assert said_by_dan("This mug reminds me of my first flat. [shares a photo of a chipped blue mug]") != []
+
+
+def test_it_feels_like_with_the_speaker_in_it_is_how_the_speaker_feels() -> None:
+    assert said_by_dan("It feels like all the hours I've put in have paid off now that I'm head baker.") == [
+        "u:42 feels like all the hours they've put in have paid off now that they're head baker."
+    ]
+
+
+def test_a_row_opens_on_whom_it_is_about() -> None:
+    from persona_memory.minds.offline.shape import as_memory_text
+
+    assert as_memory_text("At the allotment, u:42 grew forty pumpkins.") == "u:42 grew forty pumpkins at the allotment."
+    assert as_memory_text("Maybe u:42 will sell the boat.") == "u:42 will maybe sell the boat."
+    assert as_memory_text("Overall, u:42 enjoyed the course.") == "u:42 enjoyed the course."
+    assert as_memory_text("When u:42 was a student, they worked nights at a bakery.") == (
+        "u:42 worked nights at a bakery when u:42 was a student."
+    )
+    assert as_memory_text("When the rain stops, they walk the dog.") == "When the rain stops, they walk the dog."
