@@ -61,7 +61,7 @@ def parse_location(url: str) -> Location | None:
         return None
     scheme, sep, rest = text.partition(":")
     scheme = scheme.lower()
-    if scheme in POSTGRES_SCHEMES and rest.startswith("//"):
+    if names_postgres(text):
         return _postgres(text)
     if scheme == "sqlite" and sep:
         return SqliteFile(_sqlite_path(text, rest))
@@ -71,6 +71,12 @@ def parse_location(url: str) -> Location | None:
             "sqlite:PATH or a plain file path (empty: the file at storage.path)"
         )
     return SqliteFile(text)
+
+
+def names_postgres(url: str) -> bool:
+    """Whether ``url`` is written as a PostgreSQL URL (checked no further, and without psycopg)."""
+    scheme, _, rest = url.strip().partition(":")
+    return scheme.lower() in POSTGRES_SCHEMES and rest.startswith("//")
 
 
 def _sqlite_path(text: str, rest: str) -> str:
