@@ -45,7 +45,7 @@ import functools
 import re
 from typing import Any
 
-from ...write.folded import Folded
+from ...text.folded import Folded
 from ...write.slots import Reading, about_someone_else, conflicts, readings, same_value
 from ...write.states import ATTRIBUTES
 from ..port import Neighbour, RoutingRequest
