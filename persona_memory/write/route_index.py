@@ -32,10 +32,10 @@ Rules:
   wherever they lie: tested), so routing offers what it would over the compacted rows.
 - ``from_rows`` decodes the vectors itself, in one batch per dimension; ``from_spaces`` takes
   vectors already decoded (the read path's table), without copying them. Making one reads every
-  row's slots (about 25 µs a row the first time a text is seen, with the English reader), so
-  the actor hands the write path a ``RouteSource`` — a snapshot of what the index is made
-  from — whose ``build`` is pure and runs on a worker thread. The write path gives the reader
-  (its own, from the composition root); ``applied`` keeps the index's.
+  row's slots, the costly part, so the actor hands the write path a ``RouteSource`` — a
+  snapshot of what the index is made from — whose ``build`` is pure and runs on a worker
+  thread. The write path gives ``build`` the reader (its own, from the composition root);
+  ``applied`` keeps the index's.
 """
 
 from __future__ import annotations
