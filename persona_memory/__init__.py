@@ -22,6 +22,7 @@ from .errors import (
     ProviderError,
     StorageError,
     UnknownRoom,
+    PersonaFailed,
     WriterCrashedTooOften,
 )
 from .bridge import ThreadedMemory, open_memory_in_thread
@@ -58,6 +59,7 @@ __all__ = [
     "UnknownRoom",
     "UserControls",
     "WallClock",
+    "PersonaFailed",
     "WriterCrashedTooOften",
     "load_settings",
     "open_memory",

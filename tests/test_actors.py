@@ -25,8 +25,8 @@ from persona_memory import (
     MemoryClosed,
     RoomArchived,
     RoomOpened,
+    PersonaFailed,
     RoomWentQuiet,
-    WriterCrashedTooOften,
 )
 from persona_memory.actors.envelopes import Closing, Delivered, FlushRequested
 from persona_memory.actors.lane import QuietJob, TouchJob, WriteLane, run_writer
@@ -222,22 +222,30 @@ async def test_a_job_that_keeps_crashing_the_writer_is_parked_and_the_persona_go
     assert [c.room_id for c in writes.done] == ["r2", "r2"]
 
 
-async def test_a_writer_whose_storage_is_broken_escalates_out_of_open_memory(
+async def test_a_writer_whose_storage_is_broken_escalates_its_persona_alone(
     open_test_memory, autojump_clock
 ) -> None:
     writes = FakeWritePath()
     writes.error = StorageError("disk I/O error")
-    writes.always_fail = True
-    with pytest.RaisesGroup(
-        pytest.RaisesExc(WriterCrashedTooOften, match="warren's writer crashed 6 times within 60 s"),
-        flatten_subgroups=True,
-    ):
-        async with open_test_memory(write_path=writes) as memory:
-            await memory.send(private("r1"))
-            await settle(memory, "r1")
-            await memory.send(RoomWentQuiet(room_id="r1"))
-            await trio.sleep_forever()
-    assert len(writes.attempts) == 6
+    async with open_test_memory(write_path=writes) as memory:
+        await memory.send(private("r1"))
+        await memory.send(private("n1", persona="nolan", human=17))
+        await settle(memory, "r1")
+        writes.always_fail = True
+        await memory.send(RoomWentQuiet(room_id="r1"))
+        while "warren" not in memory.supervisor.failed:
+            await trio.sleep(1)
+        assert len(writes.attempts) == 6  # 5 restarts, then the persona is stopped
+        with pytest.raises(PersonaFailed, match="warren's writer crashed 6 times within 60 s"):
+            await memory.block("warren", "r1")
+        ready = await memory.readiness()
+        assert not ready.ready and ready.escalated == ("warren",)
+        writes.always_fail = False
+        assert await memory.block("nolan", "n1") == ""
+        await memory.send(RoomWentQuiet(room_id="n1"))  # a room of warren's goes on without it
+        await memory.send(RoomWentQuiet(room_id="r1"))
+        await memory.drain()
+    assert writes.rooms_done("nolan") == ["n1"] and writes.rooms_done("warren") == []
 
 
 # ---- the writer lane never stalls the mailbox ------------------------------------------------
@@ -610,7 +618,7 @@ async def test_a_sender_cancelled_while_the_mailbox_is_full_leaves_no_half_deliv
             assert await memory.block("warren", "r1") == ""
 
 
-async def test_a_sender_blocked_on_an_actor_that_died_gets_memory_closed(
+async def test_a_sender_blocked_on_an_actor_that_was_stopped_hears_why(
     open_test_memory, autojump_clock
 ) -> None:
     embedder = GatedEmbedder()
@@ -625,19 +633,19 @@ async def test_a_sender_blocked_on_an_actor_that_died_gets_memory_closed(
         except Exception as exc:
             outcome.append(exc)
 
-    with pytest.RaisesGroup(WriterCrashedTooOften, flatten_subgroups=True):
-        async with trio.open_nursery() as outer:
-            overrides = {"actors.mailbox_size": 1}
-            async with open_test_memory(overrides, embedder=embedder, write_path=writes) as memory:
-                await memory.send(private("r1"))
-                await settle(memory, "r1")
-                await memory.supervisor.send(RoomWentQuiet(room_id="r1"))  # the writer starts failing
-                await memory.supervisor.send(private("r2", topic=SLOW_TOPIC))  # the actor sticks
-                await embedder.entered.wait()
-                await memory.supervisor.send(private("r3"))  # the mailbox is full
-                outer.start_soon(send_r4, memory)
-                await trio.sleep_forever()
-    assert len(outcome) == 1 and isinstance(outcome[0], MemoryClosed)
+    async with trio.open_nursery() as outer:
+        overrides = {"actors.mailbox_size": 1}
+        async with open_test_memory(overrides, embedder=embedder, write_path=writes) as memory:
+            await memory.send(private("r1"))
+            await settle(memory, "r1")
+            await memory.supervisor.send(RoomWentQuiet(room_id="r1"))  # the writer starts failing
+            await memory.supervisor.send(private("r2", topic=SLOW_TOPIC))  # the actor sticks
+            await embedder.entered.wait()
+            await memory.supervisor.send(private("r3"))  # the mailbox is full
+            outer.start_soon(send_r4, memory)
+            while not outcome:
+                await trio.sleep(1)
+    assert len(outcome) == 1 and isinstance(outcome[0], PersonaFailed)
 
 
 async def test_a_build_that_fails_raises_from_block_and_the_actor_lives_on(open_test_memory) -> None:
@@ -787,7 +795,7 @@ async def test_the_lane_says_whether_a_rooms_write_is_still_to_come() -> None:
     await lane.submit(QuietJob(room))
     await lane.submit(QuietJob(room, archiving=True))
     assert lane.writing and lane.rooms_due == 2
-    lane.send_channel.close()
+    lane.close()
     with pytest.raises(trio.ClosedResourceError):
         await lane.submit(QuietJob(room))
     assert lane.rooms_due == 2
