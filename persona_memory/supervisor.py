@@ -1,8 +1,13 @@
-"""The supervisor: the room registry, one actor per persona, and the restarts of their writers.
+"""The supervisor: the room registry, one actor per persona, and the restarts of their actors
+and writers.
 
 Rules:
-- It owns the root nursery of the actors and every mailbox and writer lane (bounded trio
-  channels): it creates them and it closes them.
+- It owns the root nursery of the actors and every mailbox, outbox and writer lane: it
+  creates them and it closes them. Each is bounded: the intake and the mailboxes hold
+  ``actors.mailbox_size`` messages; a persona's outbox (deliveries waiting for its mailbox)
+  takes a new one only while it holds fewer than that — the sender waits, before anything is
+  recorded, so a full one is backpressure, never loss; a writer lane holds
+  ``actors.write_queue_size`` jobs and merges a room's writes past that (``lane.WriteLane``).
 - It spawns a persona's actor on the first message for that persona, and retires an actor that
   has no open room, nothing queued and nothing to do for ``actors.idle_retire_seconds``.
 - A room event is checked against the registry first (``rooms.apply``): a refused event raises
@@ -16,8 +21,10 @@ Rules:
   would leave ``block()`` waiting for a build that never comes). Recording and delivering
   never wait, so when no event is queued or being taken, the sender does it itself, at once
   — the same order, without waking the intake task and waiting for it.
-- A caller waiting for an actor's answer (a recall note, an edit) waits on the answer alone;
-  when the actor ends first, it wakes every such caller, which then raises ``MemoryClosed``.
+- A caller waiting for an actor's answer (a recall note, an edit, a meter) waits on the answer
+  alone; when the actor ends first, it wakes every such caller, which then raises
+  ``MemoryClosed`` (or ``PersonaFailed``). A human's edit and a switch change go to the actor
+  as messages and are handled in turn with room events, never behind its writer.
 - Intake also hands each open and archive to the room recorder (``room_recorder``), which
   refuses a flip of ``incognito`` from memory and writes the rooms table in the background:
   no write stands between ``RoomOpened`` and its block.
@@ -26,10 +33,17 @@ Rules:
   sits in no buffer until the actor wakes, and retiring it then would lose track of its work.
 - A writer that raises is restarted with capped exponential backoff (``restart.RestartPolicy``)
   and performs the same job again. After ``supervisor.max_restarts`` crashes in the period the
-  job is a poison job: it is parked with its error (a slice goes to ``parked_slices``, an edit
-  raises to its caller) and the persona goes on with its next job. Only a ``StorageError`` —
-  the storage itself is broken — escalates out of the nursery. It catches ``Exception`` only:
-  cancellation always passes through.
+  job is a poison job: it is parked with its error (a slice goes to ``parked_slices``) and the
+  persona goes on with its next job.
+- An actor whose own loop raises is restarted the same way, as a fresh actor with an empty
+  cache that builds the blocks of its open rooms again and handles the envelope its
+  predecessor crashed on (a caller waiting for that one's answer gets the error instead).
+- Escalation is per persona, never the whole supervisor: an actor past the restart intensity,
+  a writer whose storage is broken past it, or ``supervisor.max_restarts`` + 1 jobs parked in
+  a row (no room's write succeeding between them) mark that persona failed. Its actor and
+  writer stop; its calls raise ``PersonaFailed``; room events reach the other personas of its
+  rooms; a human's edit of its rows runs on the store directly; ``readiness()`` lists it.
+  Supervisors catch ``Exception`` only: cancellation always passes through.
 - A writer that meets ``LeaseLost`` (a cluster worker no longer holds the persona's lease)
   is not restarted: the persona's actor is let go, as ``let_go`` does when the worker's lease
   loop says the persona is lost or handed over — cancelled at once, its queued work left to
@@ -65,7 +79,7 @@ from .actors.envelopes import (
     RecallRequested,
     Wake,
 )
-from .actors.lane import HumanEdit, Reply, WriteLane, run_writer
+from .actors.lane import HumanEdit, QuietJob, Reply, WriteLane, run_writer
 from .actors.persona import ActorContext, PersonaActor, run_edit
 from .actors.room_recorder import RoomRecorder, run_room_recorder
 from .core.ranking import Topic
@@ -615,7 +629,8 @@ class Supervisor:
 
         async def perform(job) -> None:  # the actor of the moment (it is replaced on a restart)
             await running.actor.perform(job)
-            running.parked_in_a_row = 0
+            if isinstance(job, QuietJob):
+                running.parked_in_a_row = 0
 
         while True:
             started = trio.current_time()

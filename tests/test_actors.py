@@ -807,3 +807,125 @@ async def test_the_lane_says_whether_a_rooms_write_is_still_to_come() -> None:
     await run_writer(lane, perform)
     assert performed == [("TouchJob", 2), ("QuietJob", 2), ("QuietJob", 1)]
     assert not lane.writing and lane.submitted == lane.performed == 3
+
+
+# ---- the actor's own loop is supervised too ---------------------------------------------------
+
+
+@pytest.fixture
+def faulty_apply(monkeypatch):
+    """Make Warren's actor raise when it applies a writer's report, ``left[0]`` times (an
+    injected bug in the actor's own loop, not in its writer)."""
+    left = [0]
+    original = PersonaActor._apply
+
+    def apply(self, report):
+        if self.persona == "warren" and left[0] > 0:
+            left[0] -= 1
+            raise RuntimeError("a bug in applying the writer's report")
+        return original(self, report)
+
+    monkeypatch.setattr(PersonaActor, "_apply", apply)
+    return left
+
+
+async def test_an_actor_that_crashes_restarts_with_an_empty_cache_and_others_never_notice(
+    open_test_memory, autojump_clock, faulty_apply
+) -> None:
+    writes = FakeWritePath()
+    async with open_test_memory(write_path=writes) as memory:
+        await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+        await memory.send(private("r1"))
+        await memory.send(private("n1", persona="nolan", human=17))
+        await settle(memory, "r1")
+        faulty_apply[0] = 1
+        await memory.send(RoomWentQuiet(room_id="r1"))  # its report crashes Warren's actor
+        await memory.send(RoomWentQuiet(room_id="n1"))
+        await memory.drain()
+        await memory._store.insert_memories([world_row("The Fed held rates in September.", persona="warren")])
+        block = await memory.block("warren", "r1")
+        assert memory.supervisor.actor_restarts == 1
+        # the new actor built the open room's block afresh (so it reads the rows as they stand)
+        assert "Odyssey" in block and "The Fed held rates" in block
+        assert await memory.block("nolan", "n1") == ""
+        await memory.send(RoomWentQuiet(room_id="r1"))
+        await memory.drain()
+    assert writes.rooms_done("warren") == ["r1", "r1"] and writes.rooms_done("nolan") == ["n1"]
+
+
+async def test_an_actor_that_keeps_crashing_stops_its_persona_alone(
+    open_test_memory, autojump_clock, faulty_apply
+) -> None:
+    writes = FakeWritePath()
+    # A period long enough that the autojump clock, leaping while a thread call is in flight,
+    # cannot spread the crashes out of it.
+    async with open_test_memory({"supervisor.restart_period_seconds": 1e6}, write_path=writes) as memory:
+        [row] = await memory._store.insert_memories(
+            [make_row(id=None, subject="u:42", text="Dan keeps bees.", created=NOW)]
+        )
+        await memory.send(private("r1"))
+        await memory.send(private("n1", persona="nolan", human=17))
+        await settle(memory, "r1")
+        faulty_apply[0] = 1000
+        for crashes in range(6):  # each report crashes it again, past max_restarts = 5
+            await memory.supervisor.queue_write("warren", memory.supervisor.rooms["r1"])
+            while memory.supervisor.actor_restarts == crashes and "warren" not in memory.supervisor.failed:
+                await trio.sleep(0.1)
+        assert memory.supervisor.actor_restarts == 5 and "warren" in memory.supervisor.failed
+        with pytest.raises(PersonaFailed, match="warren's actor crashed 6 times"):
+            await memory.block("warren", "r1")
+        with pytest.raises(PersonaFailed):
+            await memory.recall("warren", "r1", "What does Dan keep?")
+        assert (await memory.readiness()).escalated == ("warren",)
+        # every other persona goes on: reads, writes, a shared room
+        assert await memory.block("nolan", "n1") == ""
+        await memory.send(RoomOpened(room_id="g", personas=("warren", "nolan"), humans={17, 42}))
+        assert await memory.block("nolan", "g") == ""
+        await memory.send(RoomWentQuiet(room_id="g"))
+        await memory.drain()
+        assert writes.rooms_done("nolan") == ["g"]
+        # and the human's delete of a row the stopped persona holds still runs
+        await memory.delete_memory(42, row.id)
+        assert await memory.memories_about(42) == []
+
+
+async def test_jobs_parked_one_after_another_stop_the_persona_alone(open_test_memory, autojump_clock) -> None:
+    writes = FakeWritePath()
+    async with open_test_memory({"supervisor.max_restarts": 1}, write_path=writes) as memory:
+        await memory.send(private("r1"))
+        await memory.send(private("n1", persona="nolan", human=17))
+        await settle(memory, "r1")
+        writes.failures["r1"] = 1000  # every write of r1 keeps crashing the writer: parked
+        for _ in range(2):
+            await memory.send(RoomWentQuiet(room_id="r1"))
+            await memory.drain()
+        assert memory.supervisor.parked_jobs == 2
+        assert "warren" in memory.supervisor.failed
+        with pytest.raises(PersonaFailed, match="2 jobs in a row parked"):
+            await memory.block("warren", "r1")
+        await memory.send(RoomWentQuiet(room_id="n1"))
+        await memory.drain()
+    assert writes.rooms_done("nolan") == ["n1"]
+
+
+# ---- every queue is bounded: a full one holds its sender back, never drops -------------------
+
+
+async def test_a_full_outbox_holds_the_sender_back_before_anything_is_recorded(open_test_memory) -> None:
+    embedder = GatedEmbedder()
+    with deadlock_guard():
+        async with open_test_memory({"actors.mailbox_size": 1}, embedder=embedder) as memory:
+            await memory.send(private("r1", topic=SLOW_TOPIC))  # Warren's build waits
+            await embedder.entered.wait()
+            await memory.send(private("r2"))  # in the mailbox
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(memory.send, private("r3"))  # in the outbox, now full
+                await trio.testing.wait_all_tasks_blocked()
+                nursery.start_soon(memory.send, private("r4"))
+                await trio.testing.wait_all_tasks_blocked()
+                assert "r3" in memory.supervisor.rooms
+                assert "r4" not in memory.supervisor.rooms  # held back, nothing recorded
+                await memory.send(private("n1", persona="nolan", human=17))  # others go on
+                embedder.gate.set()
+            for room_id in ("r1", "r2", "r3", "r4"):
+                assert await memory.block("warren", room_id) == ""

@@ -225,9 +225,9 @@ class PersonaActor:
         self._apply_reports()
 
     async def _handle_one(self, envelope: Envelope) -> None:
+        self.in_hand = envelope
         self._apply_reports()
         self.last_active = trio.current_time()
-        self.in_hand = envelope
         await self._handle(envelope)
         self.in_hand = None
         if not isinstance(envelope, Wake):
