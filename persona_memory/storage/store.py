@@ -50,6 +50,7 @@ import attrs
 import trio
 
 from ..clock import as_utc
+from ..core.audience import hears
 from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice, StorageError
 from ..ids import check_persona, check_user_id, user_ref
 from ..rooms import Presence
@@ -100,7 +101,7 @@ class TranscriptLine:
         """Whether ``persona``'s write path may read this line: it was in the room, the room
         was not incognito and no kit was mounted."""
         p = self.presence
-        return p is not None and persona in p.personas and p.kit is None and not p.incognito
+        return p is not None and hears(persona, p.personas, kit=p.kit, incognito=p.incognito)
 
     @property
     def humans(self) -> frozenset[int]:
