@@ -37,10 +37,11 @@ Rules:
   crash: the blocks are served from what the actor holds.
 - An incognito room's block is empty and costs no read; so is its recall note.
 - The humans' switches and the persona's version are read fresh for every build and note —
-  from the file when the store ran a write since the last read that could change them
-  (``Store.changes``), or when a present human was not among those read, or after a
-  ``ControlsChanged``; otherwise what that read gave still holds, and no thread hop is needed
-  to know it. The persona's own write changes its rows, never a switch: when no one else wrote
+  from the file after a ``ControlsChanged`` (the facade's message for every switch and note it
+  sets), when the store ran a write since the last read that could change rows
+  (``Store.changes``, which the facade's switches do not bump), or when a present human was
+  not among those read; otherwise what that read gave still holds, and no thread hop is
+  needed to know it. The persona's own write changes its rows, never a switch: when no one else wrote
   meanwhile and the actor applied what it posted, the last read still holds, at the new
   version.
 - The recall note (``RecallRequested``) and the meter (``MeterRequested``) are computed here,

@@ -232,7 +232,10 @@ class Store:
 
     @property
     def changes(self) -> int:
-        """How many writes that may change what ``read_state`` reads have finished so far."""
+        """How many writes that may change what ``read_state`` reads have finished so far —
+        except the humans' switches and notes set through ``set_memory_on``, ``set_muted`` and
+        ``set_memory_note``: whoever calls those tells the actors itself (the facade sends each
+        live actor a ``ControlsChanged``), so no actor polls this count to learn of them."""
         return self._changes
 
     @contextlib.contextmanager
@@ -446,7 +449,7 @@ class Store:
     async def set_memory_note(self, user_id: int, note: str) -> None:
         check_user_id(user_id)
         note = check_note(note)
-        await self.write(
+        await self._write_unread(
             lambda conn: conn.execute(
                 "INSERT INTO users (user_id, memory_note) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_note = excluded.memory_note",
@@ -458,7 +461,7 @@ class Store:
         check_user_id(user_id)
         if not isinstance(on, bool):
             raise_type("on", "True or False", on)
-        await self.write(
+        await self._write_unread(
             lambda conn: conn.execute(
                 "INSERT INTO users (user_id, memory_on) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_on = excluded.memory_on",
@@ -476,7 +479,7 @@ class Store:
             if muted
             else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
         )
-        await self.write(lambda conn: conn.execute(sql, (user_id, persona)))
+        await self._write_unread(lambda conn: conn.execute(sql, (user_id, persona)))
 
     # ---- rooms and the transcript ------------------------------------------------------
 
