@@ -231,3 +231,30 @@ async def test_a_released_write_keeps_what_it_may_still_write_in_a_group(open_te
         assert await memory.memories_about(CARA) == []
         [notice] = await memory.notices(DAN)
         assert "neighbour" not in notice.text and await memory.notices(CARA) == []
+
+
+async def test_only_the_actors_task_changes_its_row_index(open_test_memory, monkeypatch) -> None:
+    """The writer routes against a snapshot the actor published; every change to the actor's
+    row index — loads, applied writes, the table's settling, the snapshot itself — happens in
+    the actor's own task."""
+    from persona_memory.actors.row_index import RowIndex
+
+    tasks: list[str] = []
+    for name in ("load", "apply_posted", "settle", "routing", "adopt", "apply_touches"):
+        original = getattr(RowIndex, name)
+
+        def recording(self, *args, _original=original, **kwargs):
+            tasks.append(trio.lowlevel.current_task().name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(RowIndex, name, recording)
+    mind = ScriptedMind(FLAT, FLAT_AGAIN)
+    async with open_test_memory(mind=mind) as memory:
+        await memory.send(pm.RoomOpened(**DM))
+        await memory.block("warren", "dm")
+        await written(memory, "I own a flat in Xuhui.")
+        await written(memory, "I still own that flat in Xuhui.")
+        await memory.send(pm.RoomOpened(**DM))
+        assert FLAT_AGAIN in await memory.block("warren", "dm")
+    assert len(mind.routings) == 1  # the second write was routed against the first's row
+    assert tasks and set(tasks) == {"actor:warren"}
