@@ -365,7 +365,12 @@ class Supervisor:
 
     async def block(self, persona: str, room_id: str) -> str:
         """The block ``persona`` has for ``room_id`` with its current cast."""
-        return (await self.built_block(persona, room_id))[1]
+        room = self.room_of(persona, room_id)
+        running = self._running(persona)
+        try:
+            return await running.actor.block(room_id, room.generation)
+        except MemoryClosed:
+            raise self._undelivered(running) from None
 
     async def built_block(self, persona: str, room_id: str) -> tuple[int, str, int]:
         """``block`` with the room generation it was built for (the runtime's cache key) and
