@@ -80,7 +80,7 @@ from .actors.envelopes import (
     Wake,
 )
 from .actors.lane import HumanEdit, QuietJob, Reply, WriteLane, run_writer
-from .actors.persona import ActorContext, PersonaActor, run_edit
+from .actors.persona import ActorContext, PersonaActor, meter_from_store, run_edit
 from .actors.room_recorder import RoomRecorder, run_room_recorder
 from .core.ranking import Topic
 from .errors import (
@@ -499,10 +499,11 @@ class Supervisor:
 
     async def meter(self, persona: str, user_id: int) -> tuple[int, int, frozenset[int]]:
         """(chars used, limit, ids loaded) of the block ``persona``'s actor would build for a
-        private chat with ``user_id`` now. Reads only."""
+        private chat with ``user_id`` now. Reads only; a stopped persona's is read from the
+        store, so the human's page still shows it."""
         self._check_open()
-        if persona in self.failed:
-            raise self.failed[persona]
+        if persona in self.failed:  # no actor to ask: read it once from the store
+            return await meter_from_store(self._ctx, persona, user_id)
         return await self._ask(persona, lambda reply: MeterRequested(user_id, reply), "meter was read")
 
     async def queue_write(self, persona: str, room: RoomState) -> None:

@@ -356,17 +356,7 @@ class PersonaActor:
         """(chars used, limit, ids loaded) of the block a private chat with ``user_id`` would
         get now, from this actor's rows. Touches nothing."""
         controls = await self._fresh_state(frozenset({user_id}))
-        built = build_from_table(
-            self.persona,
-            Audience(present=frozenset({user_id}), private=True),
-            self._index.table,
-            controls=controls,
-            topic=None,
-            names={},
-            now=self._ctx.clock.now(),
-            rules=self._ctx.rules,
-        )
-        return built.used, built.limit, frozenset(built.loaded_ids)
+        return private_meter(self.persona, user_id, self._index.table, controls, self._ctx)
 
     def _cached_text(self, room_id: str) -> str:
         cached = self._blocks.get(room_id)
@@ -666,3 +656,30 @@ async def run_edit(store: Store, clock: WallClock, persona: str, edit) -> object
             return await store.clear_about(user_id, persona, now)
         case _:
             raise AssertionError(f"unknown edit {edit!r}")
+
+
+def private_meter(
+    persona: str, user_id: int, table, controls: Mapping[int, UserControls], ctx: ActorContext
+) -> tuple[int, int, frozenset[int]]:
+    """(chars used, limit, ids loaded) of the block ``persona`` would build from ``table`` for
+    a private chat with ``user_id``: the manage page's meter. Pure."""
+    built = build_from_table(
+        persona,
+        Audience(present=frozenset({user_id}), private=True),
+        table,
+        controls=controls,
+        topic=None,
+        names={},
+        now=ctx.clock.now(),
+        rules=ctx.rules,
+    )
+    return built.used, built.limit, frozenset(built.loaded_ids)
+
+
+async def meter_from_store(ctx: ActorContext, persona: str, user_id: int) -> tuple[int, int, frozenset[int]]:
+    """``private_meter`` read straight from the store, for a persona that has no actor to ask
+    (it was stopped): its rows and the human's switches, read once, kept nowhere."""
+    index = RowIndex()
+    index.load(*await ctx.store.persona_rows(persona))
+    controls = await ctx.store.user_controls([user_id])
+    return private_meter(persona, user_id, index.table, controls, ctx)
