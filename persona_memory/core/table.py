@@ -52,9 +52,8 @@ from typing import Iterable, Mapping, Sequence
 import attrs
 import numpy as np
 
-from .. import ids
 from ..rows import KINDS, MemoryRow
-from .audience import Visible, told_in_confidence
+from .audience import NOBODY, Visible, row_key, told_in_confidence
 from .blas import one_thread
 from .lexical import Counted, LexicalIndex
 from .ranking import Topic, normalise
@@ -174,8 +173,8 @@ class RowTable:
         about: dict[int | None, list[int]] = {}
         spaces: dict[str, tuple[list[int], list[np.ndarray]]] = {}
         for pos, row in enumerate(open_rows):
-            key = None if row.subject == ids.WORLD else row.about_user
-            if key is not None or row.subject == ids.WORLD:
+            key = row_key(row.subject, row.counterpart)  # the audience rule's key (core.audience)
+            if key != NOBODY:
                 about.setdefault(key, []).append(pos)
             vector = vectors.get(row.id)  # type: ignore[arg-type]
             if vector is not None and row.embedder is not None:

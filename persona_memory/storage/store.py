@@ -52,6 +52,7 @@ import attrs
 import trio
 
 from ..clock import as_utc
+from ..core.audience import hears
 from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice, StorageError
 from ..ids import check_persona, check_user_id, user_ref
 from ..rooms import Presence
@@ -103,7 +104,7 @@ class TranscriptLine:
         """Whether ``persona``'s write path may read this line: it was in the room, the room
         was not incognito and no kit was mounted."""
         p = self.presence
-        return p is not None and persona in p.personas and p.kit is None and not p.incognito
+        return p is not None and hears(persona, p.personas, kit=p.kit, incognito=p.incognito)
 
     @property
     def humans(self) -> frozenset[int]:
@@ -234,7 +235,10 @@ class Store:
 
     @property
     def changes(self) -> int:
-        """How many writes that may change what ``read_state`` reads have finished so far."""
+        """How many writes that may change what ``read_state`` reads have finished so far —
+        except the humans' switches and notes set through ``set_memory_on``, ``set_muted`` and
+        ``set_memory_note``: whoever calls those tells the actors itself (the facade sends each
+        live actor a ``ControlsChanged``), so no actor polls this count to learn of them."""
         return self._changes
 
     @contextlib.contextmanager
@@ -448,7 +452,7 @@ class Store:
     async def set_memory_note(self, user_id: int, note: str) -> None:
         check_user_id(user_id)
         note = check_note(note)
-        await self.write(
+        await self._write_unread(
             lambda conn: conn.execute(
                 "INSERT INTO users (user_id, memory_note) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_note = excluded.memory_note",
@@ -460,7 +464,7 @@ class Store:
         check_user_id(user_id)
         if not isinstance(on, bool):
             raise_type("on", "True or False", on)
-        await self.write(
+        await self._write_unread(
             lambda conn: conn.execute(
                 "INSERT INTO users (user_id, memory_on) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_on = excluded.memory_on",
@@ -478,7 +482,7 @@ class Store:
             if muted
             else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
         )
-        await self.write(lambda conn: conn.execute(sql, (user_id, persona)))
+        await self._write_unread(lambda conn: conn.execute(sql, (user_id, persona)))
 
     # ---- the web app's revocations -----------------------------------------------------
 
