@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from functools import partial
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import AsyncIterator, Callable, Iterable
@@ -27,6 +28,7 @@ from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
 from .compose import block_rules, make_embedder, make_limiter, make_mind, recall_rules
 from .embedding import Embedder
+from .events.webhooks import Target, run_webhooks
 from .actors.row_index import RowIndex
 from .core.audience import Audience
 from .core.block import build_from_table
@@ -237,17 +239,17 @@ class Memory:
     async def set_memory_note(self, user_id: int, note: str) -> None:
         """Set what every persona should remember about ``user_id`` (≤ 400 chars; "" clears)."""
         self._check_open()
-        await self._store.set_memory_note(user_id, note)
+        await self._store.set_memory_note(user_id, note, now=self._clock.now())
 
     async def set_memory_on(self, user_id: int, on: bool) -> None:
         """The 'Personas remember me' switch. Off: no persona reads or writes about them."""
         self._check_open()
-        await self._store.set_memory_on(user_id, on)
+        await self._store.set_memory_on(user_id, on, now=self._clock.now())
 
     async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
         """'This persona forgets me': stops that persona's reads and writes about them."""
         self._check_open()
-        await self._store.set_muted(user_id, persona, muted)
+        await self._store.set_muted(user_id, persona, muted, now=self._clock.now())
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
         """Every row, open and closed, that any persona keeps about ``user_id``."""
@@ -589,6 +591,7 @@ async def open_memory_as(
     limiter = make_limiter(settings)
     if embedder is None:
         embedder = await trio.to_thread.run_sync(make_embedder, settings, limiter)
+    hooks = Target.all_from_env(settings.events)  # a missing secret is said before anything opens
     if mind is None and write_path is None:
         mind = make_mind(settings, limiter)
     try:
@@ -622,6 +625,8 @@ async def open_memory_as(
                 metrics.watch(supervisor)
                 memory = make(supervisor, store, clock, metrics)
                 async with trio.open_nursery() as nursery:
+                    if hooks:
+                        await nursery.start(partial(run_webhooks, store, settings.events, clock, targets=hooks))
                     nursery.start_soon(
                         memory.run_sweeps,
                         settings.write.sweep_interval_seconds,
