@@ -28,6 +28,7 @@ from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
 from .compose import block_rules, make_embedder, make_limiter, make_mind, recall_rules
 from .embedding import Embedder
+from .events.kinds import Delivered
 from .events.webhooks import Target, run_webhooks
 from .actors.row_index import RowIndex
 from .core.audience import Audience
@@ -233,6 +234,28 @@ class Memory:
         """Wait until every queued write has landed."""
         self._check_open()
         await self._supervisor.drain()
+
+    # ---- events ------------------------------------------------------------------------
+
+    async def events_after(self, after_id: int, limit: int = 100) -> list[Delivered]:
+        """The events committed after event ``after_id``, oldest first, at most ``limit``
+        (``docs/events.md``): ids and switches, no text about a person.
+
+        Raises:
+            InvalidInput: ``after_id`` is not an int >= 0, or ``limit`` not 1..1000.
+        """
+        if isinstance(after_id, bool) or not isinstance(after_id, int) or after_id < 0:
+            raise InvalidInput(f"after_id must be an event id (an int >= 0), got {after_id!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput(f"limit must be an int from 1 to 1000, got {limit!r}")
+        self._check_open()
+        return await self._store.events_after(after_id, limit)
+
+    async def newest_event(self) -> int:
+        """The id of the newest event so far (0: none yet); ``events_after`` it gives what
+        happens from now on."""
+        self._check_open()
+        return await self._store.newest_event()
 
     # ---- the human's controls ----------------------------------------------------------
 

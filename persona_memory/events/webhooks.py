@@ -146,9 +146,9 @@ async def run_webhooks(
         async with trio.open_nursery() as nursery:
             for target in targets:
                 await nursery.start(_supervised, target.hook.name, events,
-                                    lambda status, t=target: run_webhook(store, t, events, clock, client, task_status=status))
+                                    lambda task_status, t=target: run_webhook(store, t, events, clock, client, task_status=task_status))
             nursery.start_soon(_supervised, "the outbox's pruning", events,
-                               lambda status: _prune(store, events, clock, status))
+                               lambda task_status: _prune(store, events, clock, task_status))
             task_status.started()
 
 
@@ -162,9 +162,10 @@ async def _prune(store: Store, events: EventsSettings, clock: WallClock, task_st
 
 
 async def _supervised(name: str, events: EventsSettings, run, *, task_status: trio.TaskStatus = trio.TASK_STATUS_IGNORED) -> None:  # type: ignore[no-untyped-def]
-    """Run ``run(task_status)`` again and again: after a failure (an ``Exception``; the store
-    broke) it waits ``backoff`` — reset once a run lasted ``retry_max_seconds`` — and starts
-    it again. Cancellation passes through. Reports started when the first run has."""
+    """Run ``run(task_status=…)`` again and again: after a failure (an ``Exception``: the
+    store broke) it waits ``backoff`` — reset once a run lasted ``retry_max_seconds`` — and
+    starts it again. A failure before the first run started is raised (the memory does not
+    open without its deliverers). Cancellation passes through."""
     failures = 0
     started = False
     while True:
@@ -176,8 +177,10 @@ async def _supervised(name: str, events: EventsSettings, run, *, task_status: tr
                     task_status.started()
                     started = True
             else:
-                await run(trio.TASK_STATUS_IGNORED)
+                await run(task_status=trio.TASK_STATUS_IGNORED)
         except Exception:
+            if not started:
+                raise
             if trio.current_time() - began >= events.retry_max_seconds:
                 failures = 0
             failures += 1
