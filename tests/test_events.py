@@ -4,8 +4,14 @@ change's own transaction, and pushed to signed webhooks at least once."""
 from __future__ import annotations
 
 import json
-from functools import partial
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
+import httpx
 import pytest
 import trio
 
@@ -13,7 +19,10 @@ import persona_memory as pm
 from persona_memory.errors import NotYourNotice
 from persona_memory.events import ControlsChanged, MemoryDeleted, MemoryNoted, NoticeUndone
 from persona_memory.storage import outbox, writes
+from web_helpers import BEARER, SECRET_ENV
 from webhook_receiver import Receiver
+
+ROOT = Path(__file__).resolve().parent.parent
 
 DAN, CARA = 42, 17
 DM = dict(room_id="dm", personas=("warren",), humans={DAN}, private=True, names={DAN: "Dan"})
@@ -208,3 +217,67 @@ async def test_a_webhooks_secret_missing_from_the_environment_is_named_before_th
 def test_a_wrong_webhook_is_refused_with_what_to_fix(table, fix):
     with pytest.raises(pm.ConfigError, match=fix):
         pm.load_settings(None, {"events.webhooks": [table]})
+
+
+async def _first_line(proc) -> str:
+    """The first line ``proc`` prints (where ``persona-memory serve`` says its address)."""
+    got = b""
+    while not got.endswith(b"\n"):
+        chunk = await proc.stdout.receive_some(1)
+        if not chunk:
+            break
+        got += chunk
+    return got.decode()
+
+
+async def _serve(config, db, env):
+    """``persona-memory serve`` in a child process; returns it and the port it serves on."""
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "persona_memory.cli", "serve", "--config", str(config), "--db", str(db)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )
+    first = await _first_line(proc)
+    assert first.startswith("persona-memory: serving http://127.0.0.1:"), first
+    return proc, int(first.split(":")[3].split(" ")[0])
+
+
+async def test_a_server_killed_between_commit_and_delivery_delivers_the_event_when_it_starts_again(tmp_path, clock):
+    receiver = Receiver(answers=[500] * 10_000)  # the first server's deliveries all fail
+    env = {**os.environ, **SECRET_ENV, "PM_TEST_HOOK_A": SECRET_A,
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(receiver.serve)
+        config = tmp_path / "config.toml"
+        config.write_text(
+            '[embedder]\nkind = "hashing"\ndim = 64\n[mind]\noffline_processes = 0\n[web]\nport = 0\n'
+            "[events]\nretry_initial_seconds = 0.05\nretry_max_seconds = 0.2\npoll_seconds = 0.02\n"
+            f'webhooks = [{{url = "http://127.0.0.1:{port}/a", secret_env = "PM_TEST_HOOK_A"}}]\n',
+            encoding="utf-8",
+        )
+        first, web = await _serve(config, tmp_path / "m.db", env)
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{web}") as client:
+                put = await client.put(f"/api/users/{DAN}/note", json={"note": "Call me Dan."}, headers=BEARER)
+                assert put.status_code < 300, put.text
+            await receiver.wait_for(1, taken=False)  # committed, and its delivery under way
+        finally:
+            first.kill()  # SIGKILL: no shutdown, no drain
+            await first.wait()
+        assert first.returncode == -signal.SIGKILL
+        attempts = list(receiver.got)
+        assert attempts and all(r.status == 500 for r in attempts)
+        receiver.answers.clear()  # the receiver takes what comes from now on
+
+        second, _ = await _serve(config, tmp_path / "m.db", env)
+        try:
+            (delivered,) = await receiver.wait_for(1)
+        finally:
+            second.kill()
+            await second.wait()
+        nursery.cancel_scope.cancel()
+
+    assert delivered.event_id == attempts[0].event_id
+    assert {r.event_id for r in attempts} == {delivered.event_id}
+    assert delivered.body == attempts[0].body
+    assert json.loads(delivered.body)["kind"] == "controls.changed"
+    assert delivered.verifies(SECRET_A, time.time())
