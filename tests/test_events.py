@@ -281,3 +281,43 @@ async def test_a_server_killed_between_commit_and_delivery_delivers_the_event_wh
     assert delivered.body == attempts[0].body
     assert json.loads(delivered.body)["kind"] == "controls.changed"
     assert delivered.verifies(SECRET_A, time.time())
+
+
+async def test_on_postgresql_the_events_commit_with_their_change_and_read_back_in_order(open_test_memory, postgres_url):
+    async with open_test_memory({"storage.url": postgres_url}) as memory:
+        await memory.set_memory_note(DAN, "Call me Dan.")
+        await memory.set_muted(DAN, "warren", True)
+        with pytest.raises(pm.InvalidInput):
+            await memory.set_memory_note(DAN, "x" * 401)
+        await memory.set_memory_on(CARA, False)
+        happened = await events_since(memory)
+        assert [one.event for one in happened] == [
+            ControlsChanged(DAN, "note"),
+            ControlsChanged(DAN, "muted", True, "warren"),
+            ControlsChanged(CARA, "memory_on", False),
+        ]
+        assert [one.id for one in happened] == sorted(one.id for one in happened)
+        store = memory.revocations
+        assert await store.event_cursor("hook") == happened[-1].id  # a new subscriber starts at the newest
+        await store.advance_events("hook", happened[0].id)  # never back
+        assert await store.event_cursor("hook") == happened[-1].id
+        assert await store.event_texts(happened[0].event) == {"note": "Call me Dan."}
+
+
+async def test_old_events_go_once_every_webhook_has_them_and_no_id_is_given_twice(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from persona_memory.storage.store import open_store
+
+    long_ago = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    async with open_store(str(tmp_path / "m.db")) as store:
+        assert await store.event_cursor("a") == 0
+        await store.write(lambda conn: outbox.record(conn, [ControlsChanged(DAN, "note")] * 3, long_ago))
+        assert await store.event_cursor("b") == 3  # came later: starts at the newest
+        await store.advance_events("a", 2)
+        assert await store.prune_events(long_ago + timedelta(days=1)) == 2  # a has not had event 3
+        assert [one.id for one in await store.events_after(0)] == [3]
+        await store.advance_events("a", 3)
+        assert await store.prune_events(long_ago + timedelta(days=1)) == 0  # the newest stays
+        await store.write(lambda conn: outbox.record(conn, [ControlsChanged(DAN, "note")], long_ago))
+        assert [one.id for one in await store.events_after(0)] == [3, 4]
