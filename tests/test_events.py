@@ -17,7 +17,7 @@ import trio
 
 import persona_memory as pm
 from persona_memory.errors import NotYourNotice
-from persona_memory.events import ControlsChanged, MemoryDeleted, MemoryNoted, NoticeUndone
+from persona_memory.events import ControlsChanged, MemoryClosed, MemoryDeleted, MemoryNoted, NoticeUndone
 from persona_memory.storage import outbox, writes
 from web_helpers import BEARER, SECRET_ENV
 from webhook_receiver import Receiver
@@ -70,6 +70,19 @@ async def test_each_change_of_a_person_is_one_event_that_names_ids_and_no_text(o
         assert b"greyhound" not in wire and b"Pixel" not in wire and b"Daniel" not in wire
         assert await memory.events_after(ids[-1]) == []
         assert await memory.newest_event() == ids[-1]
+
+
+async def test_a_row_a_later_one_replaces_is_closed_in_the_same_event_stream(open_test_memory):
+    async with open_test_memory() as memory:
+        await memory.send(pm.RoomOpened(**DM))
+        await told(memory, "dm", ("u:42", "I have been vegetarian for ten years."))
+        (before,) = await memory.memories_about(DAN)
+        await told(memory, "dm", ("u:42", "I started eating meat again last month."))
+        closed = {r.id: r for r in await memory.memories_about(DAN)}[before.id]
+        assert closed.valid_to is not None and closed.closed_by is not None
+        happened = [one.event for one in await events_since(memory)]
+        assert MemoryClosed(before.id, DAN, "warren", closed.closed_by, closed.valid_to) in happened
+        assert [type(e) for e in happened] == [MemoryNoted, MemoryNoted, MemoryClosed]
 
 
 async def test_a_deleted_row_and_a_cleared_persona_are_events(open_test_memory):
@@ -315,9 +328,13 @@ async def test_old_events_go_once_every_webhook_has_them_and_no_id_is_given_twic
         await store.write(lambda conn: outbox.record(conn, [ControlsChanged(DAN, "note")] * 3, long_ago))
         assert await store.event_cursor("b") == 3  # came later: starts at the newest
         await store.advance_events("a", 2)
-        assert await store.prune_events(long_ago + timedelta(days=1)) == 2  # a has not had event 3
+        day_after = long_ago + timedelta(days=1)
+        assert await store.prune_events(long_ago, ["a", "b"]) == 0  # none is old enough
+        assert await store.prune_events(day_after, ["a", "b"]) == 2  # a has not had event 3
         assert [one.id for one in await store.events_after(0)] == [3]
         await store.advance_events("a", 3)
-        assert await store.prune_events(long_ago + timedelta(days=1)) == 0  # the newest stays
+        assert await store.prune_events(day_after, ["a", "b"]) == 0  # the newest stays
         await store.write(lambda conn: outbox.record(conn, [ControlsChanged(DAN, "note")], long_ago))
         assert [one.id for one in await store.events_after(0)] == [3, 4]
+        assert await store.prune_events(day_after, ["a"]) == 1  # b is no longer configured
+        assert [one.id for one in await store.events_after(0)] == [4]

@@ -22,6 +22,7 @@ import logging
 import os
 from collections.abc import Mapping
 from datetime import timedelta
+from functools import partial
 
 import attrs
 import httpx
@@ -134,28 +135,47 @@ async def run_webhooks(
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Deliver to every webhook of ``[events]`` until cancelled, each in its own supervised
-    task, and delete old delivered events now and then (``keep_days``). Reports started once
-    every webhook's cursor is in the store (an event committed after that reaches it).
+    task, and every hour delete the delivered events older than ``keep_days`` (with no webhook,
+    only that runs). Reports started once every webhook's cursor is in the store, so an event
+    committed after that reaches it.
 
     Raises:
         ConfigError: a webhook's secret is missing from the environment (before anything runs).
     """
     targets = Target.all_from_env(events) if targets is None else targets
-    timeout = httpx.Timeout(events.timeout_seconds)
-    async with httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False) as client:
+    names = [t.hook.name for t in targets]
+    async with trio.open_nursery() as nursery:
+        if targets:
+            await nursery.start(partial(_deliver_to, store, targets, events, clock, transport))
+        nursery.start_soon(_supervised, "the outbox's pruning", events,
+                           lambda task_status: _prune(store, events, clock, names, task_status))
+        task_status.started()
+
+
+async def _deliver_to(
+    store: Store,
+    targets: tuple[Target, ...],
+    events: EventsSettings,
+    clock: WallClock,
+    transport: httpx.AsyncBaseTransport | None,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """One supervised deliverer per webhook, sharing one HTTP client."""
+    async with httpx.AsyncClient(timeout=httpx.Timeout(events.timeout_seconds), transport=transport,
+                                 follow_redirects=False) as client:
         async with trio.open_nursery() as nursery:
             for target in targets:
                 await nursery.start(_supervised, target.hook.name, events,
                                     lambda task_status, t=target: run_webhook(store, t, events, clock, client, task_status=task_status))
-            nursery.start_soon(_supervised, "the outbox's pruning", events,
-                               lambda task_status: _prune(store, events, clock, task_status))
             task_status.started()
 
 
-async def _prune(store: Store, events: EventsSettings, clock: WallClock, task_status: trio.TaskStatus) -> None:
+async def _prune(store: Store, events: EventsSettings, clock: WallClock, names: list[str], task_status: trio.TaskStatus) -> None:
+    """Every hour, delete the events older than ``keep_days`` that every webhook has."""
     task_status.started()
     while True:
-        gone = await store.prune_events(clock.now() - timedelta(days=events.keep_days))
+        gone = await store.prune_events(clock.now() - timedelta(days=events.keep_days), names)
         if gone:
             log.info("deleted %d delivered events older than %g days", gone, events.keep_days)
         await trio.sleep(3600)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
 from ..events.kinds import ControlsChanged, Delivered, Event, MemoryClosed, MemoryNoted, data_of, event_of
@@ -82,13 +82,18 @@ def advance(conn: sqlite3.Connection, subscriber: str, to_id: int) -> None:
     )
 
 
-def prune(conn: sqlite3.Connection, before: datetime) -> int:
-    """Delete events written before ``before`` that every subscriber has been delivered, the
+def prune(conn: sqlite3.Connection, before: datetime, subscribers: Sequence[str]) -> int:
+    """Delete events written before ``before`` that every one of ``subscribers`` (the webhooks
+    configured now: a cursor left by a removed one holds nothing back) has been delivered, the
     newest event excepted; return how many went."""
+    names = sorted(set(subscribers))
+    delivered = "id"
+    if names:
+        marks = ",".join("?" * len(names))
+        delivered = f"(SELECT coalesce(min(last_event_id), 0) FROM outbox_cursors WHERE subscriber IN ({marks}))"
     return conn.execute(
-        "DELETE FROM outbox WHERE created < ? AND id < (SELECT max(id) FROM outbox) "
-        "AND id <= (SELECT coalesce(min(last_event_id), id) FROM outbox_cursors)",
-        (before.isoformat(),),
+        f"DELETE FROM outbox WHERE created < ? AND id < (SELECT max(id) FROM outbox) AND id <= {delivered}",
+        (before.isoformat(), *names),
     ).rowcount
 
 

@@ -527,9 +527,10 @@ class Store:
         """Record that ``subscriber`` was delivered every event up to ``to_id``."""
         await self._write_unread(lambda conn: outbox.advance(conn, subscriber, to_id))
 
-    async def prune_events(self, before: datetime) -> int:
-        """Delete the events older than ``before`` that every webhook was delivered."""
-        return await self._write_unread(lambda conn: outbox.prune(conn, before))
+    async def prune_events(self, before: datetime, subscribers: Sequence[str] = ()) -> int:
+        """Delete the events older than ``before`` that every one of ``subscribers`` (the
+        webhooks configured) was delivered (``outbox.prune``)."""
+        return await self._write_unread(lambda conn: outbox.prune(conn, before, subscribers))
 
     async def event_texts(self, event: object) -> dict | None:
         """The text about a person that ``event`` points at, as the store holds it now
