@@ -338,3 +338,17 @@ async def test_old_events_go_once_every_webhook_has_them_and_no_id_is_given_twic
         assert [one.id for one in await store.events_after(0)] == [3, 4]
         assert await store.prune_events(day_after, ["a"]) == 1  # b is no longer configured
         assert [one.id for one in await store.events_after(0)] == [4]
+
+
+def test_a_signature_holds_only_for_its_body_its_time_and_its_secret():
+    from persona_memory.events import signature, verify
+
+    body = b'{"id":7,"kind":"notice.undone"}'
+    signed = signature(b"k", 1_800_000_000, body)
+    assert signed.startswith("sha256=") and len(signed) == 7 + 64
+    assert verify(b"k", "1800000000", signed, body, now=1_800_000_100)
+    assert not verify(b"k", "1800000000", signed, body + b" ", now=1_800_000_100)  # another body
+    assert not verify(b"other", "1800000000", signed, body, now=1_800_000_100)  # another secret
+    assert not verify(b"k", "1800000001", signed, body, now=1_800_000_100)  # another time
+    assert not verify(b"k", "1800000000", signed, body, now=1_800_000_301)  # replayed too late
+    assert not verify(b"k", "soon", signed, body, now=1_800_000_100)
