@@ -26,7 +26,7 @@ from . import ids
 from .actors.lane import ClearMemories, DeleteMemory, HumanEdit, UndoNotice
 from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
-from .compose import block_rules, make_embedder, make_limiter, make_mind, recall_rules
+from .compose import block_rules, make_embedder, make_limiter, make_mind, make_slot_reader, recall_rules
 from .embedding import Embedder
 from .events.kinds import Delivered
 from .events.webhooks import Target, run_webhooks
@@ -630,8 +630,9 @@ async def open_memory_as(
                         on_report(one)
 
                 write_path = WritePipeline(
-                    store, TimedMind(mind, metrics), timed_embedder, clock, settings.write, on_report=report,
-                    fence=fence, offload=getattr(mind, "processes", None),  # the offline reader's workers
+                    store, TimedMind(mind, metrics), timed_embedder, clock, settings.write,
+                    slots=make_slot_reader(), on_report=report, fence=fence,
+                    offload=getattr(mind, "processes", None),  # the offline reader's workers
                 )
             context = ActorContext(
                 store=store,

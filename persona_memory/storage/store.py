@@ -61,6 +61,7 @@ from . import outbox, revocations, schema
 from .connection import SqliteConnection, open_sqlite
 from .dialect import dialect_of
 from .line_batch import LineBatcher
+from .postgres_driver import require_psycopg
 
 if TYPE_CHECKING:
     from ..settings import StorageSettings
@@ -888,11 +889,13 @@ async def open_postgres_store(
     for a lock (PostgreSQL's ``lock_timeout``, as ``busy_timeout_ms`` is SQLite's).
 
     Raises:
+        ConfigError: psycopg, the driver (the ``postgres`` extra), is not installed.
         ForeignDatabase: the database holds another program's tables, or a newer schema.
         StorageError: the server could not be reached or refused the connection.
     """
     _check_readers(read_connections)
-    from .postgres_connection import open_postgres  # psycopg only for a PostgreSQL store
+    require_psycopg()  # psycopg only for a PostgreSQL store, and a clear error without it
+    from .postgres_connection import open_postgres
     from .postgres_session import session_of
 
     async def connection(name: str, *, migrate: bool):  # type: ignore[no-untyped-def]
