@@ -166,7 +166,7 @@ async def _deliver_to(
                                  follow_redirects=False) as client:
         async with trio.open_nursery() as nursery:
             for target in targets:
-                await nursery.start(_supervised, target.hook.name, events,
+                await nursery.start(_supervised, f"the deliverer of webhook {target.hook.name}", events,
                                     lambda task_status, t=target: run_webhook(store, t, events, clock, client, task_status=task_status))
             task_status.started()
 
