@@ -99,8 +99,8 @@ async def test_an_idle_stream_sends_heartbeats_and_ends_when_the_server_stops(ma
                             comments.append(line)
                             if line == ": keep-alive":
                                 break
-                        server.cancel()  # the server shuts down: the stream ends, not cut at the grace
-                        rest = [line async for line in lines]
+                        server.cancel()  # the server shuts down and the stream ends: a stream cut
+                        rest = [line async for line in lines]  # at the grace deadline would raise here
             assert comments[0].startswith(": events after ")
             assert all(not line.startswith(("id:", "data:")) for line in comments + rest)
 
