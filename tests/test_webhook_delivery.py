@@ -38,6 +38,9 @@ class OneEventStore:
             raise StorageError("the database is restarting")
         return [self.event] if after < self.event.id else []
 
+    async def delivered_up_to(self, name: str) -> int:
+        return self.cursor
+
     async def advance_events(self, name: str, to_id: int) -> None:
         self.cursor = max(self.cursor, to_id)
 
@@ -117,3 +120,19 @@ def test_a_webhook_secret_must_be_in_the_environment(missing):
         Target.all_from_env(settings, environ)
     (target,) = Target.all_from_env(settings, {"PM_HOOK": "s3cret"})
     assert target.secret == b"s3cret" and "s3cret" not in repr(target)
+
+
+async def test_an_event_another_worker_delivered_is_not_sent_again(autojump_clock):
+    store = OneEventStore()
+    asked: list[httpx.Request] = []
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(lambda task_status: run_webhooks(
+            store, events_settings(), ManualClock(NOW), targets=(TARGET,),
+            transport=httpx.MockTransport(lambda r: asked.append(r) or httpx.Response(500)), task_status=task_status))
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(asked) == 1  # failed: waits 1 s before trying again
+        store.cursor = 1  # meanwhile another worker sharing the store delivered it
+        await trio.sleep(10)
+        nursery.cancel_scope.cancel()
+    assert len(asked) == 1  # no retry of what the webhook has

@@ -12,6 +12,9 @@ Rules:
   Its body holds ids and switches; text about a person (the toast's words, a memory's text, a
   note) only when its ``include_text`` is true, read from the store as it is when the event
   is sent — text deleted since goes nowhere.
+- Workers sharing one PostgreSQL each run the deliverers and share each webhook's cursor: a
+  worker reads it before each batch and each retry, so it skips what another delivered; an
+  event sent by two workers at once reaches the webhook twice, with the same id.
 - ``run_webhooks`` is a supervised task: a deliverer that fails on something other than its
   webhook (the store) is restarted after a capped backoff, and cancellation passes through.
 """
@@ -105,6 +108,7 @@ async def run_webhook(
     position = await store.event_cursor(hook.name)
     task_status.started(position)
     while True:
+        position = max(position, await store.delivered_up_to(hook.name))  # another worker's progress
         batch = await store.events_after(position, BATCH)
         if not batch:
             await trio.sleep(events.poll_seconds)
@@ -120,6 +124,8 @@ async def run_webhook(
                     log.warning("webhook %s did not take event %d (%s); trying again in %.1f s",
                                 hook.name, one.id, why, wait)
                     await trio.sleep(wait)
+                    if await store.delivered_up_to(hook.name) >= one.id:
+                        break  # another worker delivered it meanwhile
             position = one.id
             if one.kind in hook.kinds or one is batch[-1]:
                 await store.advance_events(hook.name, position)

@@ -74,6 +74,12 @@ def cursor(conn: sqlite3.Connection, subscriber: str) -> int:
     )
 
 
+def delivered_up_to(conn: sqlite3.Connection, subscriber: str) -> int:
+    """``subscriber``'s cursor as it stands (0 when it has none), without placing it."""
+    found = conn.execute("SELECT last_event_id FROM outbox_cursors WHERE subscriber = ?", (subscriber,)).fetchone()
+    return int(found[0]) if found else 0
+
+
 def advance(conn: sqlite3.Connection, subscriber: str, to_id: int) -> None:
     """Move ``subscriber``'s cursor forward to ``to_id`` (never back)."""
     conn.execute(

@@ -524,6 +524,10 @@ class Store:
         """The last event id delivered to ``subscriber``; a new one starts at the newest."""
         return await self._write_unread(lambda conn: outbox.cursor(conn, subscriber))
 
+    async def delivered_up_to(self, subscriber: str) -> int:
+        """``subscriber``'s cursor as another worker may have moved it (a read)."""
+        return await self.read(lambda conn: outbox.delivered_up_to(conn, subscriber))
+
     async def advance_events(self, subscriber: str, to_id: int) -> None:
         """Record that ``subscriber`` was delivered every event up to ``to_id``."""
         await self._write_unread(lambda conn: outbox.advance(conn, subscriber, to_id))
