@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from functools import partial
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import AsyncIterator, Callable, Iterable
@@ -27,6 +28,8 @@ from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
 from .compose import block_rules, make_embedder, make_limiter, make_mind, make_slot_reader, recall_rules
 from .embedding import Embedder
+from .events.kinds import Delivered
+from .events.webhooks import Target, run_webhooks
 from .core.placement import BuiltBlock
 from .errors import InvalidInput, MemoryClosed, NotInRoom, NotOnTrio, NotYourMemory, StorageError, UnknownRoom
 from .metrics import Metrics, TimedEmbedder, TimedMind
@@ -230,13 +233,35 @@ class Memory:
         self._check_open()
         await self._supervisor.drain()
 
+    # ---- events ------------------------------------------------------------------------
+
+    async def events_after(self, after_id: int, limit: int = 100) -> list[Delivered]:
+        """The events committed after event ``after_id``, oldest first, at most ``limit``
+        (``docs/events.md``): ids and switches, no text about a person.
+
+        Raises:
+            InvalidInput: ``after_id`` is not an int >= 0, or ``limit`` not 1..1000.
+        """
+        if isinstance(after_id, bool) or not isinstance(after_id, int) or after_id < 0:
+            raise InvalidInput(f"after_id must be an event id (an int >= 0), got {after_id!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput(f"limit must be an int from 1 to 1000, got {limit!r}")
+        self._check_open()
+        return await self._store.events_after(after_id, limit)
+
+    async def newest_event(self) -> int:
+        """The id of the newest event so far (0: none yet); ``events_after`` it gives what
+        happens from now on."""
+        self._check_open()
+        return await self._store.newest_event()
+
     # ---- the human's controls ----------------------------------------------------------
 
     async def set_memory_note(self, user_id: int, note: str) -> None:
         """Set what every persona should remember about ``user_id`` (≤ 400 chars; "" clears).
         The live blocks of the rooms they are in show it when this returns."""
         self._check_open()
-        await self._store.set_memory_note(user_id, note)
+        await self._store.set_memory_note(user_id, note, now=self._clock.now())
         await self._supervisor.controls_changed(user_id)
 
     async def set_memory_on(self, user_id: int, on: bool) -> None:
@@ -244,14 +269,14 @@ class Memory:
         live blocks of the rooms they are in drop them when this returns, and a write under
         way stores nothing about them or from their lines."""
         self._check_open()
-        await self._store.set_memory_on(user_id, on)
+        await self._store.set_memory_on(user_id, on, now=self._clock.now())
         await self._supervisor.controls_changed(user_id)
 
     async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
         """'This persona forgets me': stops that persona's reads and writes about them, in its
         live blocks and in a write under way too, when this returns."""
         self._check_open()
-        await self._store.set_muted(user_id, persona, muted)
+        await self._store.set_muted(user_id, persona, muted, now=self._clock.now())
         await self._supervisor.controls_changed(user_id, persona)
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
@@ -580,6 +605,7 @@ async def open_memory_as(
     limiter = make_limiter(settings)
     if embedder is None:
         embedder = await trio.to_thread.run_sync(make_embedder, settings, limiter)
+    hooks = Target.all_from_env(settings.events)  # a missing secret is said before anything opens
     if mind is None and write_path is None:
         mind = make_mind(settings, limiter)
     try:
@@ -614,6 +640,7 @@ async def open_memory_as(
                 metrics.watch(supervisor)
                 memory = make(supervisor, store, clock, metrics)
                 async with trio.open_nursery() as nursery:
+                    await nursery.start(partial(run_webhooks, store, settings.events, clock, targets=hooks))
                     nursery.start_soon(
                         memory.run_sweeps,
                         settings.write.sweep_interval_seconds,

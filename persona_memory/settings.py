@@ -174,6 +174,75 @@ class ClusterSettings:
 
 
 @attrs.frozen
+class Webhook:
+    """One webhook of ``[events]``: where events go, the NAME of the environment variable that
+    holds its signing secret, which kinds it gets, and whether memory text rides along.
+    ``name`` keys its delivery cursor in the store (its URL unless given)."""
+
+    url: str
+    secret_env: str
+    kinds: frozenset[str]
+    include_text: bool = False
+    name: str = ""
+
+    @classmethod
+    def from_table(cls, table: object, where: str) -> "Webhook":
+        """A webhook from one TOML table, or a ``ConfigError`` naming what to fix."""
+        from .events.kinds import KINDS, check_kinds
+
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table like {{url = \"https://…\", secret_env = \"…\", kinds = [\"memory.noted\"]}}")
+        unknown = sorted(set(table) - {"url", "secret_env", "kinds", "include_text", "name"})
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {unknown[0]!r}; a webhook has url, secret_env, kinds, include_text and name")
+        url = table.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.url must be an http:// or https:// URL, got {url!r}")
+        secret_env = table.get("secret_env")
+        if not isinstance(secret_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", secret_env):
+            raise ConfigError(
+                f"{where}.secret_env must be the NAME of an environment variable holding the signing "
+                f"secret (like \"PERSONA_MEMORY_HOOK_SECRET\"), got {secret_env!r}"
+            )
+        try:
+            kinds = check_kinds(table.get("kinds", list(KINDS)), f"{where}.kinds")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        include_text = table.get("include_text", False)
+        if not isinstance(include_text, bool):
+            raise ConfigError(f"{where}.include_text must be true or false, got {include_text!r}")
+        name = table.get("name", url)
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"{where}.name must be a non-empty string, got {name!r}")
+        return cls(url, secret_env, kinds, include_text, name)
+
+
+def _webhooks(value: object) -> tuple[Webhook, ...]:
+    if isinstance(value, tuple) and all(isinstance(w, Webhook) for w in value):
+        return value
+    hooks = tuple(Webhook.from_table(t, f"events.webhooks[{i}]") for i, t in enumerate(value))  # type: ignore[arg-type]
+    names = [h.name for h in hooks]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise ConfigError(f"events.webhooks[{i}] has the name {name!r} of an earlier one; give each a distinct name")
+    return hooks
+
+
+@attrs.frozen
+class EventsSettings:
+    """``[events]``: the webhooks events are pushed to, and the numbers of their delivery and
+    of the ``GET /api/events`` stream (``events/``)."""
+
+    webhooks: tuple[Webhook, ...] = attrs.field(converter=_webhooks)
+    retry_initial_seconds: float
+    retry_max_seconds: float
+    timeout_seconds: float
+    poll_seconds: float
+    heartbeat_seconds: float
+    keep_days: float
+
+
+@attrs.frozen
 class ExamSettings:
     """``persona-memory exam``: the chat model of the leak exam's model half (design §4)."""
 
@@ -202,6 +271,7 @@ class Settings:
     web: WebSettings
     cluster: ClusterSettings
     exam: ExamSettings
+    events: EventsSettings
 
 
 _SECTIONS: dict[str, type] = {
@@ -219,6 +289,7 @@ _SECTIONS: dict[str, type] = {
     "web": WebSettings,
     "cluster": ClusterSettings,
     "exam": ExamSettings,
+    "events": EventsSettings,
 }
 
 
@@ -300,6 +371,12 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "cluster.lease_seconds": ((lambda v: 0 < v <= 3600), "more than 0 and at most 3600"),
     "cluster.renew_seconds": _POSITIVE,
     "exam.kind": ((lambda v: v in ("off", "http")), "'off' or 'http'"),
+    "events.retry_initial_seconds": _POSITIVE,
+    "events.retry_max_seconds": _POSITIVE,
+    "events.timeout_seconds": _POSITIVE,
+    "events.poll_seconds": _POSITIVE,
+    "events.heartbeat_seconds": _POSITIVE,
+    "events.keep_days": _POSITIVE,
     "exam.runs": _between(1, 100),
     "exam.turns": _between(1, 8),
     "exam.temperature": _between(0.0, 2.0),

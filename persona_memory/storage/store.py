@@ -54,10 +54,11 @@ import trio
 from ..clock import as_utc
 from ..core.audience import hears
 from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice, StorageError
+from ..events.kinds import ControlsChanged, MemoryDeleted
 from ..ids import check_persona, check_user_id, user_ref
 from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
-from . import revocations, schema
+from . import outbox, revocations, schema
 from .connection import SqliteConnection, open_sqlite
 from .dialect import dialect_of
 from .line_batch import LineBatcher
@@ -356,6 +357,7 @@ class Store:
             if found is None or (persona is not None and found["persona"] != persona):
                 raise NotYourMemory(f"memory {memory_id} does not exist or is not about {ref}")
             conn.execute("DELETE FROM persona_memory WHERE id = ?", (memory_id,))
+            outbox.record(conn, [MemoryDeleted(user_id, found["persona"], [memory_id], "deleted")])
             return MemoryRow.from_row(found)
 
         return await self.write(_fenced(delete, persona, epoch))
@@ -449,30 +451,39 @@ class Store:
         wanted = sorted(set(user_ids))
         return await self.read(lambda conn: _controls(conn, wanted))
 
-    async def set_memory_note(self, user_id: int, note: str) -> None:
+    async def set_memory_note(self, user_id: int, note: str, *, now: datetime | None = None) -> None:
+        """Set the user's note; a ``ControlsChanged`` event (stamped ``now``) commits with it."""
         check_user_id(user_id)
         note = check_note(note)
-        await self._write_unread(
-            lambda conn: conn.execute(
+
+        def update(conn: sqlite3.Connection) -> None:
+            conn.execute(
                 "INSERT INTO users (user_id, memory_note) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_note = excluded.memory_note",
                 (user_id, note),
             )
-        )
+            outbox.record(conn, [ControlsChanged(user_id, "note")], now)
 
-    async def set_memory_on(self, user_id: int, on: bool) -> None:
+        await self._write_unread(update)
+
+    async def set_memory_on(self, user_id: int, on: bool, *, now: datetime | None = None) -> None:
+        """Set the user's memory switch; a ``ControlsChanged`` event commits with it."""
         check_user_id(user_id)
         if not isinstance(on, bool):
             raise_type("on", "True or False", on)
-        await self._write_unread(
-            lambda conn: conn.execute(
+
+        def update(conn: sqlite3.Connection) -> None:
+            conn.execute(
                 "INSERT INTO users (user_id, memory_on) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_on = excluded.memory_on",
                 (user_id, on),
             )
-        )
+            outbox.record(conn, [ControlsChanged(user_id, "memory_on", on)], now)
 
-    async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
+        await self._write_unread(update)
+
+    async def set_muted(self, user_id: int, persona: str, muted: bool, *, now: datetime | None = None) -> None:
+        """Mute or unmute a persona for the user; a ``ControlsChanged`` event commits with it."""
         check_user_id(user_id)
         check_persona(persona)
         if not isinstance(muted, bool):
@@ -482,7 +493,12 @@ class Store:
             if muted
             else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
         )
-        await self._write_unread(lambda conn: conn.execute(sql, (user_id, persona)))
+
+        def update(conn: sqlite3.Connection) -> None:
+            conn.execute(sql, (user_id, persona))
+            outbox.record(conn, [ControlsChanged(user_id, "muted", muted, persona)], now)
+
+        await self._write_unread(update)
 
     # ---- the web app's revocations -----------------------------------------------------
 
@@ -497,6 +513,38 @@ class Store:
     async def is_revoked(self, kind: revocations.Kind, secret: str) -> bool:
         """Whether a login link's nonce was used or a session id ended (``revocations``)."""
         return await self.read(lambda conn: revocations.is_revoked(conn, kind, secret))
+
+    # ---- the event outbox --------------------------------------------------------------
+
+    async def events_after(self, last_id: int, limit: int = 100) -> list:
+        """The outbox's events after id ``last_id``, oldest first (``outbox.after``)."""
+        return await self.read(lambda conn: outbox.after(conn, last_id, limit))
+
+    async def newest_event(self) -> int:
+        """The id of the newest event in the outbox (0: none)."""
+        return await self.read(outbox.newest)
+
+    async def event_cursor(self, subscriber: str) -> int:
+        """The last event id delivered to ``subscriber``; a new one starts at the newest."""
+        return await self._write_unread(lambda conn: outbox.cursor(conn, subscriber))
+
+    async def delivered_up_to(self, subscriber: str) -> int:
+        """``subscriber``'s cursor as another worker may have moved it (a read)."""
+        return await self.read(lambda conn: outbox.delivered_up_to(conn, subscriber))
+
+    async def advance_events(self, subscriber: str, to_id: int) -> None:
+        """Record that ``subscriber`` was delivered every event up to ``to_id``."""
+        await self._write_unread(lambda conn: outbox.advance(conn, subscriber, to_id))
+
+    async def prune_events(self, before: datetime, subscribers: Sequence[str] = ()) -> int:
+        """Delete the events older than ``before`` that every one of ``subscribers`` (the
+        webhooks configured) was delivered (``outbox.prune``)."""
+        return await self._write_unread(lambda conn: outbox.prune(conn, before, subscribers))
+
+    async def event_texts(self, event: object) -> dict | None:
+        """The text about a person that ``event`` points at, as the store holds it now
+        (``outbox.texts_of``): for a subscriber configured to get text."""
+        return await self.read(lambda conn: outbox.texts_of(conn, event))
 
     # ---- rooms and the transcript ------------------------------------------------------
 

@@ -31,10 +31,11 @@ from datetime import datetime
 import attrs
 
 from ..errors import NotYourMemory, NotYourNotice
+from ..events.kinds import MemoryDeleted, MemoryNoted, NoticeUndone
 from ..ids import SELF, parse_user_ref, user_ref
 from ..rows import MemoryRow, ids_json
 from ..write.plan import WritePlan, narrowed
-from . import leases
+from . import leases, outbox
 from .dialect import dialect_of
 from .store import StoredRoom, controls_of, insert_memories_on, persona_version, rows_in, said_of
 
@@ -135,6 +136,11 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime, *, epoch
         ],
     )
     versions = (before, persona_version(conn, plan.persona))
+    outbox.record(conn, [
+        *(MemoryNoted(notice_id, draft.user_id, plan.persona, plan.room_id, [rows[i].id for i in draft.inserts])
+          for notice_id, draft in zip(notice_ids, plan.notices)),
+        *outbox.closings(conn, plan.persona, ((c.row_id, c.valid_to, c.closed_by) for c in closed)),
+    ], now)
     return Posted(
         tuple(rows), tuple(notice_ids), closed=tuple(closed), versions=versions, said=said_of(conn, rows)
     )
@@ -271,7 +277,7 @@ def notice_persona(conn: sqlite3.Connection, user_id: int, notice_id: int) -> st
 
 def undo(conn: sqlite3.Connection, user_id: int, notice_id: int, now: datetime) -> list[int]:
     """Undo a notice (inside the caller's transaction); return the ids deleted."""
-    notice_persona(conn, user_id, notice_id)
+    persona = notice_persona(conn, user_id, notice_id)
     memory_ids = json.loads(
         conn.execute("SELECT memory_ids FROM notices WHERE id = ?", (notice_id,)).fetchone()[0]
     )
@@ -291,6 +297,10 @@ def undo(conn: sqlite3.Connection, user_id: int, notice_id: int, now: datetime) 
         conn.execute("DELETE FROM persona_memory WHERE id = ?", (memory_id,))
         deleted.append(memory_id)
     conn.execute("UPDATE notices SET undone = ? WHERE id = ?", (now.isoformat(), notice_id))
+    outbox.record(conn, [
+        *([MemoryDeleted(user_id, persona, deleted, "undone")] if deleted else []),
+        NoticeUndone(notice_id, user_id, persona),
+    ], now)
     return deleted
 
 
