@@ -18,7 +18,7 @@ Rules:
 from __future__ import annotations
 
 import functools
-import json
+from json.encoder import encode_basestring
 from typing import Mapping, Sequence
 
 import attrs
@@ -50,7 +50,7 @@ def quote(text: str) -> str:
     (U+0085, U+2028, U+2029), which ``str.splitlines`` and many renderers honour; those are
     escaped here too, with ``<`` and ``>``. ``json.loads`` gives the text back unchanged.
     """
-    out = json.dumps(text, ensure_ascii=False)
+    out = encode_basestring(text)  # what ``json.dumps(text, ensure_ascii=False)`` returns
     for char, escape in _ESCAPES:
         out = out.replace(char, escape)
     return out
@@ -59,18 +59,25 @@ def quote(text: str) -> str:
 def render_line(item: Visible, replaced: MemoryRow | None = None) -> str:
     """One memory line, without the trailing newline."""
     row = item.row
+    return render_fields(row.text, row.kind, row.valid_from, item.confidence, replaced)
+
+
+def render_fields(
+    text: str, kind: str, valid_from: str | None, confidence: bool, replaced: MemoryRow | None = None
+) -> str:
+    """``render_line`` of a row given by its fields (a table prepares thousands at a load)."""
     tags: list[str] = []
-    if item.confidence:
+    if confidence:
         tags.append("confidence")
-    if row.kind == "open_loop":
+    if kind == "open_loop":
         tags.append("open loop")
-    elif row.kind == "promise":
+    elif kind == "promise":
         tags.append("promise")
-    if row.valid_from and not says_when(row.text, row.valid_from):
-        tags.append(f"since {row.valid_from}")
+    if valid_from and not says_when(text, valid_from):
+        tags.append(f"since {valid_from}")
     if replaced is not None and replaced.valid_from and replaced.valid_to:
         tags.append(f"was: {quote(replaced.text)} {replaced.valid_from} → {replaced.valid_to}")
-    line = f"- {quote(row.text)}"
+    line = f"- {quote(text)}"
     return f"{line} · {' · '.join(tags)}" if tags else line
 
 
