@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
+from itertools import repeat
 from typing import Iterable, Iterator, Mapping, Sequence
 
 import attrs
@@ -150,7 +151,7 @@ A word of ``_WORD`` never spans another byte (every byte of a non-ASCII characte
 _UNICODE_DIGIT_AFTER_ID = re.compile(r"u:[0-9]*(?![0-9])\d")
 """Where ``_WORD``'s ``u:\\d+`` would read on past the ASCII bytes (a digit of another script):
 texts with one are cut by ``terms`` itself."""
-NO_TERM, ROW_BREAK, SEVERAL = -1, -2, -3
+NO_TERM, ROW_BREAK, SEVERAL, UNKNOWN = -1, -2, -3, -4
 
 
 class Vocabulary:
@@ -213,9 +214,9 @@ def _counted_terms(texts: list[str]) -> tuple[list[str], np.ndarray, np.ndarray,
     if len(vocabulary) >= TOKENS_KEPT:
         vocabulary = _vocabulary = Vocabulary()
     codes_of = vocabulary.codes
-    found = list(map(codes_of.get, runs))
-    if None in found:
-        vocabulary.learn({run for run, code in zip(runs, found) if code is None})
+    found = list(map(codes_of.get, runs, repeat(UNKNOWN, len(runs))))
+    if UNKNOWN in found:  # each distinct new run is learned once, then all are read again
+        vocabulary.learn(set(runs))
         found = list(map(codes_of.get, runs))
     codes = np.array(found, dtype=np.int64)
     rows = np.cumsum(codes == ROW_BREAK)

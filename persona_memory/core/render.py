@@ -56,6 +56,24 @@ def quote(text: str) -> str:
     return out
 
 
+_CUT = "\x00"
+TAGGED = frozenset({"open_loop", "promise"})
+"""The kinds whose lines carry their kind as a tag."""
+
+
+def quote_all(texts: Sequence[str]) -> list[str]:
+    """``[quote(text) for text in texts]``: the texts quoted as one joined by ``_CUT`` and cut
+    apart where its escape stands (escaping is character by character). Texts holding
+    ``_CUT`` or a backslash (whose escape could read as ``_CUT``'s) are quoted one by one."""
+    if not texts:
+        return []
+    joined = _CUT.join(texts)
+    if joined.count(_CUT) != len(texts) - 1 or "\\" in joined:
+        return [quote(text) for text in texts]
+    out = quote(joined)
+    return [f'"{body}"' for body in out[1:-1].split("\\u0000")]
+
+
 def render_line(item: Visible, replaced: MemoryRow | None = None) -> str:
     """One memory line, without the trailing newline."""
     row = item.row
@@ -63,9 +81,15 @@ def render_line(item: Visible, replaced: MemoryRow | None = None) -> str:
 
 
 def render_fields(
-    text: str, kind: str, valid_from: str | None, confidence: bool, replaced: MemoryRow | None = None
+    text: str,
+    kind: str,
+    valid_from: str | None,
+    confidence: bool,
+    replaced: MemoryRow | None = None,
+    quoted: str | None = None,
 ) -> str:
-    """``render_line`` of a row given by its fields (a table prepares thousands at a load)."""
+    """``render_line`` of a row given by its fields (a table prepares thousands at a load);
+    ``quoted``: ``quote(text)``, if known."""
     tags: list[str] = []
     if confidence:
         tags.append("confidence")
@@ -77,7 +101,7 @@ def render_fields(
         tags.append(f"since {valid_from}")
     if replaced is not None and replaced.valid_from and replaced.valid_to:
         tags.append(f"was: {quote(replaced.text)} {replaced.valid_from} → {replaced.valid_to}")
-    line = f"- {quote(text)}"
+    line = f"- {quote(text) if quoted is None else quoted}"
     return f"{line} · {' · '.join(tags)}" if tags else line
 
 

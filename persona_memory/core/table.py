@@ -58,7 +58,7 @@ from .blas import one_thread
 from .lexical import Counted, LexicalIndex
 from .ranking import Topic, normalise
 from .selection import ALWAYS_RIDE
-from .render import render_fields
+from .render import TAGGED, quote_all, render_fields
 
 EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -250,7 +250,14 @@ class RowTable:
             for key, subject, seen in zip(keys, columns.subjects, columns.witnessed)
         ]
         arcs = [replaced.get(i) for i in row_ids] if replaced else [None] * n
-        lines = tuple(map(render_fields, columns.texts, columns.kinds, columns.valid_from, confidence, arcs))
+        lines = tuple(
+            render_fields(text, kind, since, told, arc, quoted)
+            if told or since or arc is not None or kind in TAGGED
+            else f"- {quoted}"  # what ``render_fields`` gives a line with no tag
+            for text, kind, since, told, arc, quoted in zip(
+                columns.texts, columns.kinds, columns.valid_from, confidence, arcs, quote_all(columns.texts)
+            )
+        )
         about: dict[int | None, list[int]] = {}
         for pos, key in enumerate(keys):
             if key is not _NO_GROUP:
