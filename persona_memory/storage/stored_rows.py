@@ -37,6 +37,7 @@ class StoredRows(Sequence[MemoryRow]):
         self._at = {name: i for i, name in enumerate(names)}
         self._values = values
         self._rows: list[MemoryRow | None] = [None] * len(values)
+        self._open_at: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self._values)
@@ -62,7 +63,9 @@ class StoredRows(Sequence[MemoryRow]):
 
     def _open(self) -> list[int]:
         """Where the open rows are (``valid_to`` is null), in order."""
-        return [i for i, gone in enumerate(self.column("valid_to")) if gone is None]
+        if self._open_at is None:
+            self._open_at = [i for i, gone in enumerate(self.column("valid_to")) if gone is None]
+        return self._open_at
 
     def open_rows(self) -> LazyRows:
         """The open rows by id, each decoded when first read."""
@@ -130,12 +133,11 @@ def _vectors(
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per embedder, the positions of the rows with a whole vector (its bytes, scale and
     model; a row missing any has none, as ``from_row`` reads it) and their unit vectors."""
-    found: dict[str, list[int]] = {}
-    for pos, (blob, scale, name) in enumerate(zip(blobs, scales, embedders)):
-        if blob is not None and scale is not None and name is not None:
-            found.setdefault(name, []).append(pos)
+    names = _objects(embedders)
+    whole = (_objects(blobs) != None) & (_objects(scales) != None) & (names != None)  # noqa: E711
     out = {}
-    for name, positions in found.items():
+    for name in dict.fromkeys(names[whole].tolist()):  # in the order they first occur
+        positions = np.flatnonzero(whole & (names == name)).tolist()
         sizes = {len(blobs[p]) for p in positions}  # type: ignore[arg-type]
         if len(sizes) != 1:  # as a stack of the rows' vectors fails
             raise ValueError(f"the stored vectors of {name!r} differ in size: {sorted(sizes)}")
@@ -143,6 +145,12 @@ def _vectors(
         scale = np.array([scales[p] for p in positions], dtype=np.float32)
         matrix = unit_rows(q.reshape(len(positions), -1).astype(np.float32) * scale[:, None])
         out[name] = (np.asarray(positions, dtype=np.int64), matrix)
+    return out
+
+
+def _objects(items: Sequence[object]) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
     return out
 
 
