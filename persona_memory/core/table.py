@@ -12,6 +12,12 @@ Rules:
   length, ``importance / 10``, the POSIX time recency counts from (``last_recalled``, else
   ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
   terms of its text and of what its transcript lines said (``searched``; ``lexical``).
+- A table is prepared from its rows as columns (``RowColumns``): made from ``MemoryRow``
+  values (``from_rows``), or by the store straight from what it read (``from_columns``;
+  ``storage.stored_rows``), so a load of ten thousand rows builds no value per row. The work
+  is per column where it can be: every text quoted in one pass (``render.quote_all``), lines
+  without a tag written without a call, whom a row concerns worked out once per distinct
+  subject and counterpart, the BM25 terms counted at once (``LexicalIndex.from_texts``).
 - What the lines said is searched, never shown: the line the block renders is the row's
   text. A sentence is the speaker's words cut to one fact in the third person — "u:42
   watched a film about lighthouses" — and a question asks in the speaker's words ("the
@@ -65,8 +71,11 @@ EMPTY = np.zeros(0, dtype=np.int64)
 
 def searched(row: MemoryRow, said: Mapping[int, str] | None) -> str:
     """What BM25 reads for ``row``: its text, then what its transcript lines said."""
-    heard = said.get(row.id) if said and row.id is not None else None
-    return f"{row.text}\n{heard}" if heard else row.text
+    return _searched(row.text, said.get(row.id) if said and row.id is not None else None)
+
+
+def _searched(text: str, heard: str | None) -> str:
+    return f"{text}\n{heard}" if heard else text
 
 
 @attrs.frozen(eq=False)
@@ -128,6 +137,8 @@ def _group_of(subject: str, counterpart: str | None) -> object:
         return None
     about = ids.parse_user_ref(counterpart if subject == ids.SELF else subject)
     return _NO_GROUP if about is None else about
+
+
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
 SPLIT_FROM = 4096
 """A product over fewer vectors than this is one product over all of them: reading a few
@@ -265,10 +276,7 @@ class RowTable:
         grouped = {name: _by_group(p, m, about) for name, (p, m) in columns.vectors.items()}
         heads = {name: _head(matrix) for name, (_, matrix, _) in grouped.items() if _keeps_head(name, matrix)}
         lengths = tuple(map(len, lines))
-        if said:
-            texts = [f"{text}\n{heard}" if (heard := said.get(i)) else text for i, text in zip(row_ids, columns.texts)]
-        else:
-            texts = list(columns.texts)
+        texts = list(map(_searched, columns.texts, map(said.get, row_ids))) if said else list(columns.texts)
         kinds = tuple(columns.kinds)
         return cls(
             ids=tuple(row_ids),
