@@ -228,9 +228,19 @@ def _counted_terms(texts: list[str]) -> tuple[list[str], np.ndarray, np.ndarray,
         term_ids = np.concatenate([term_ids, np.array([t for t, _ in extra], dtype=np.int64)])
         term_rows = np.concatenate([term_rows, np.array([r for _, r in extra], dtype=np.int64)])
     lengths = np.bincount(term_rows, minlength=n).astype(np.float64)
-    keys, counts = np.unique(term_ids * n + term_rows, return_counts=True)
-    term, row = np.divmod(keys, n)
-    return vocabulary.terms, term, row, counts, lengths
+    if several.size or len(vocabulary.terms) > np.iinfo(np.uint16).max:
+        keys, counts = np.unique(term_ids * n + term_rows, return_counts=True)
+        term, row = np.divmod(keys, n)
+        return vocabulary.terms, term, row, counts, lengths
+    # The rows are ascending in word order: a stable sort by term alone (a radix sort, on
+    # 16 bits) leaves each term's rows ascending, and equal neighbours are one (term, row).
+    order = np.argsort(term_ids.astype(np.uint16), kind="stable")
+    term, row = term_ids[order], term_rows[order]
+    first = np.ones(term.size, dtype=bool)
+    first[1:] = (term[1:] != term[:-1]) | (row[1:] != row[:-1])
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, term.size))
+    return vocabulary.terms, term[starts], row[starts], counts, lengths
 
 
 @attrs.frozen(eq=False)
