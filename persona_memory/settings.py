@@ -4,7 +4,8 @@ Rules:
 - ``defaults.toml`` beside this module is the single source of every key and its default; the
   project's ``config.toml`` is a commented copy of it.
 - A key that the defaults do not have is refused, and so is a value of the wrong type or out of
-  range. The ``ConfigError`` names the key and says what it accepts.
+  range. The ``ConfigError`` names the key and says what it accepts; for an unknown key or
+  section, the nearest valid ones.
 - Settings are frozen once loaded.
 - ``storage.url`` and ``storage.path`` are one choice, where the memory is kept: a layer (the
   file, then the overrides) that sets ``storage.path`` alone also clears a ``storage.url`` an
@@ -18,6 +19,7 @@ Rules:
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
 import tomllib
@@ -346,9 +348,7 @@ def load_settings(
         given: dict[str, Any] = {}
         for section, table in loaded.items():
             if section not in values:
-                raise ConfigError(
-                    f"{source}: unknown section [{section}]; known: {', '.join(sorted(values))}"
-                )
+                raise ConfigError(f"{source}: unknown section [{section}]; {_nearest_section(section, values)}")
             if not isinstance(table, dict):
                 raise ConfigError(f"{source}: [{section}] must be a table of settings")
             given.update({f"{section}.{key}": value for key, value in table.items()})
@@ -414,8 +414,7 @@ def _resolve_storage(storage: dict[str, Any], *, where: str) -> None:
 def _set(values: dict[str, dict[str, Any]], dotted: str, value: Any, *, where: str) -> None:
     section, _, key = dotted.partition(".")
     if section not in values or key not in values[section]:
-        known = ", ".join(f"{s}.{k}" for s in values for k in values[s])
-        raise ConfigError(f"{where}: unknown setting {dotted!r}; known settings: {known}")
+        raise ConfigError(f"{where}: unknown setting {dotted!r}; {_nearest_keys(dotted, values)}")
     default = values[section][key]
     if isinstance(default, bool):
         ok = isinstance(value, bool)
@@ -434,3 +433,32 @@ def _set(values: dict[str, dict[str, Any]], dotted: str, value: Any, *, where: s
     if check is not None and not check[0](value):
         raise ConfigError(f"{where}: {dotted} must be {check[1]}, got {value!r}")
     values[section][key] = value
+
+
+def _nearest_keys(dotted: str, values: Mapping[str, Mapping[str, Any]]) -> str:
+    """What to say after an unknown key: the nearest valid keys, not all eighty of them.
+
+    The same key in another section comes first (``storage.port`` is ``web.port``), then the
+    keys spelled most alike (difflib). With none near, the section's own keys, or the sections.
+    """
+    known = [f"{s}.{k}" for s in values for k in values[s]]
+    section, _, key = dotted.partition(".")
+    near = [d for d in known if d.partition(".")[2] == key]
+    near += [d for d in difflib.get_close_matches(dotted, known, n=3, cutoff=0.7) if d not in near]
+    if near:
+        return f"did you mean {_either(near[:3])}?"
+    if section in values:
+        return f"[{section}] has {', '.join(values[section])}"
+    return f"the sections are {', '.join(values)}; a key is written section.key"
+
+
+def _nearest_section(section: str, values: Mapping[str, Any]) -> str:
+    near = difflib.get_close_matches(section, list(values), n=2, cutoff=0.6)
+    if near:
+        return f"did you mean {_either([f'[{s}]' for s in near], quote=False)}?"
+    return f"the sections are {', '.join(f'[{s}]' for s in values)}"
+
+
+def _either(names: list[str], *, quote: bool = True) -> str:
+    shown = [repr(n) if quote else n for n in names]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"

@@ -105,7 +105,7 @@ def candidates(
     note apply the audience rule (``core.audience.admitted``) to a persona's rows."""
     let = admitted(persona, audience, controls, v1_proven=v1_proven)
     groups: tuple[int | None, ...] = (*sorted(audience.present), None)
-    keys = tuple(k for k in groups if (let.world if k is None else k in let.humans))
+    keys = tuple(k for k in groups if let.admits(k))
     return Candidates(let, groups, keys, table.among(keys))
 
 

@@ -60,6 +60,7 @@ import numpy as np
 
 from .. import ids
 from ..rows import KINDS, MemoryRow
+from .audience import NOBODY, row_key
 from .blas import one_thread
 from .lexical import Counted, LexicalIndex
 from .ranking import Topic, normalise
@@ -126,17 +127,6 @@ class RowColumns:
                 for name, (p, v) in spaces.items()
             },
         )
-
-
-_NO_GROUP = object()
-
-
-def _group_of(subject: str, counterpart: str | None) -> object:
-    """Whom a row concerns (``MemoryRow.about_user``; ``None`` for the world), or ``_NO_GROUP``."""
-    if subject == ids.WORLD:
-        return None
-    about = ids.parse_user_ref(counterpart if subject == ids.SELF else subject)
-    return _NO_GROUP if about is None else about
 
 
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
@@ -249,15 +239,14 @@ class RowTable:
         """Prepare open rows given as columns (``from_rows``'s arguments otherwise)."""
         n = len(columns.ids)
         row_ids = columns.ids
-        groups: dict[tuple[str, str | None], object] = {}  # whom each (subject, counterpart) concerns
+        groups: dict[tuple[str, str | None], int | None] = {}  # ``row_key`` of each (subject, counterpart)
         keys = []
         for pair in zip(columns.subjects, columns.counterparts):
-            key = groups.get(pair, groups)
-            if key is groups:
-                key = groups[pair] = _group_of(*pair)
-            keys.append(key)
-        confidence = [
-            key is not None and key is not _NO_GROUP and subject != ids.SELF and len(seen) == 1 and key in seen
+            if pair not in groups:
+                groups[pair] = row_key(*pair)
+            keys.append(groups[pair])
+        confidence = [  # ``told_in_confidence``: about a human, witnessed by that human alone
+            key is not None and key != NOBODY and subject != ids.SELF and len(seen) == 1 and key in seen
             for key, subject, seen in zip(keys, columns.subjects, columns.witnessed)
         ]
         arcs = [replaced.get(i) for i in row_ids] if replaced else [None] * n
@@ -271,8 +260,8 @@ class RowTable:
         )
         about: dict[int | None, list[int]] = {}
         for pos, key in enumerate(keys):
-            if key is not _NO_GROUP:
-                about.setdefault(key, []).append(pos)  # type: ignore[arg-type]
+            if key != NOBODY:
+                about.setdefault(key, []).append(pos)
         grouped = {name: _by_group(p, m, about) for name, (p, m) in columns.vectors.items()}
         heads = {name: _head(matrix) for name, (_, matrix, _) in grouped.items() if _keeps_head(name, matrix)}
         lengths = tuple(map(len, lines))

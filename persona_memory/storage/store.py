@@ -52,6 +52,7 @@ import attrs
 import trio
 
 from ..clock import as_utc
+from ..core.audience import hears
 from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice, StorageError
 from ..ids import check_persona, check_user_id, user_ref
 from ..rooms import Presence
@@ -61,6 +62,7 @@ from .connection import SqliteConnection, open_sqlite
 from .stored_rows import StoredRows
 from .dialect import dialect_of
 from .line_batch import LineBatcher
+from .postgres_driver import require_psycopg
 
 if TYPE_CHECKING:
     from ..settings import StorageSettings
@@ -103,7 +105,7 @@ class TranscriptLine:
         """Whether ``persona``'s write path may read this line: it was in the room, the room
         was not incognito and no kit was mounted."""
         p = self.presence
-        return p is not None and persona in p.personas and p.kit is None and not p.incognito
+        return p is not None and hears(persona, p.personas, kit=p.kit, incognito=p.incognito)
 
     @property
     def humans(self) -> frozenset[int]:
@@ -234,7 +236,10 @@ class Store:
 
     @property
     def changes(self) -> int:
-        """How many writes that may change what ``read_state`` reads have finished so far."""
+        """How many writes that may change what ``read_state`` reads have finished so far —
+        except the humans' switches and notes set through ``set_memory_on``, ``set_muted`` and
+        ``set_memory_note``: whoever calls those tells the actors itself (the facade sends each
+        live actor a ``ControlsChanged``), so no actor polls this count to learn of them."""
         return self._changes
 
     @contextlib.contextmanager
@@ -450,7 +455,7 @@ class Store:
     async def set_memory_note(self, user_id: int, note: str) -> None:
         check_user_id(user_id)
         note = check_note(note)
-        await self.write(
+        await self._write_unread(
             lambda conn: conn.execute(
                 "INSERT INTO users (user_id, memory_note) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_note = excluded.memory_note",
@@ -462,7 +467,7 @@ class Store:
         check_user_id(user_id)
         if not isinstance(on, bool):
             raise_type("on", "True or False", on)
-        await self.write(
+        await self._write_unread(
             lambda conn: conn.execute(
                 "INSERT INTO users (user_id, memory_on) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_on = excluded.memory_on",
@@ -480,7 +485,7 @@ class Store:
             if muted
             else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
         )
-        await self.write(lambda conn: conn.execute(sql, (user_id, persona)))
+        await self._write_unread(lambda conn: conn.execute(sql, (user_id, persona)))
 
     # ---- the web app's revocations -----------------------------------------------------
 
@@ -865,11 +870,13 @@ async def open_postgres_store(
     for a lock (PostgreSQL's ``lock_timeout``, as ``busy_timeout_ms`` is SQLite's).
 
     Raises:
+        ConfigError: psycopg, the driver (the ``postgres`` extra), is not installed.
         ForeignDatabase: the database holds another program's tables, or a newer schema.
         StorageError: the server could not be reached or refused the connection.
     """
     _check_readers(read_connections)
-    from .postgres_connection import open_postgres  # psycopg only for a PostgreSQL store
+    require_psycopg()  # psycopg only for a PostgreSQL store, and a clear error without it
+    from .postgres_connection import open_postgres
     from .postgres_session import session_of
 
     async def connection(name: str, *, migrate: bool):  # type: ignore[no-untyped-def]
