@@ -46,7 +46,7 @@ import os
 import sqlite3
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 import trio
@@ -60,6 +60,7 @@ from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
 from . import outbox, revocations, schema
 from .connection import SqliteConnection, open_sqlite
+from .stored_rows import StoredRows
 from .dialect import dialect_of
 from .line_batch import LineBatcher
 from .postgres_driver import require_psycopg
@@ -263,9 +264,11 @@ class Store:
         version, rows, _ = await self.read(lambda conn: _persona_rows(conn, persona, said=False))
         return version, rows
 
-    async def persona_rows_said(self, persona: str) -> tuple[int, list[MemoryRow], dict[int, str]]:
+    async def persona_rows_said(self, persona: str) -> tuple[int, StoredRows, dict[int, str]]:
         """``persona_rows`` and, in the same transaction, what each open row's transcript
-        lines said (``said_of``): what the read path searches a row by, beside its text."""
+        lines said (``said_of``): what the read path searches a row by, beside its text. The
+        rows are a ``StoredRows``: each decoded when read, and their columns decoded in bulk
+        for an actor's load (``RowIndex.load``)."""
         return await self.read(lambda conn: _persona_rows(conn, persona, said=True))
 
     async def read_state(
@@ -677,35 +680,53 @@ def rows_in(conn: sqlite3.Connection, query: str, values: Iterable[object]) -> I
 
 def _persona_rows(
     conn: sqlite3.Connection, persona: str, *, said: bool
-) -> tuple[int, list[MemoryRow], dict[int, str]]:
-    """``Store.persona_rows`` (with ``said``: ``persona_rows_said``) in one transaction."""
+) -> tuple[int, Sequence[MemoryRow], dict[int, str]]:
+    """``Store.persona_rows`` (with ``said``: ``persona_rows_said``, its rows a ``StoredRows``)
+    in one transaction."""
+    query = "SELECT * FROM persona_memory WHERE persona = ? AND (valid_to IS NULL OR closed_by IS NOT NULL)"
     conn.execute("BEGIN")
     try:
         version = persona_version(conn, persona)
-        cur = conn.execute(
-            "SELECT * FROM persona_memory WHERE persona = ? AND (valid_to IS NULL OR closed_by IS NOT NULL)",
-            (persona,),
-        )
-        rows = MemoryRow.from_rows(cur)
-        return version, rows, said_of(conn, [r for r in rows if r.valid_to is None]) if said else {}
+        if not said:
+            return version, MemoryRow.from_rows(conn.execute(query, (persona,))), {}
+        cur = _plain_cursor(conn).execute(query, (persona,))
+        values = cur.fetchall()
+        if values and type(values[0]) is not tuple:
+            values = [tuple(v) for v in values]
+        rows = StoredRows([d[0] for d in cur.description], values)
+        return version, rows, _said(conn, rows.evidence())
     finally:
         conn.execute("COMMIT")
+
+
+def _plain_cursor(conn: sqlite3.Connection) -> Any:
+    """Something to ``execute`` on ``conn`` whose rows are plain tuples when it is SQLite's
+    (a PostgreSQL session's rows are turned into tuples by the caller)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor
 
 
 def said_of(conn: sqlite3.Connection, rows: Iterable[MemoryRow]) -> dict[int, str]:
     """For each row, the text of the transcript lines it cites (its evidence), in line order,
     joined by newlines; a row whose lines are all gone is left out."""
-    rows = [r for r in rows if r.id is not None and r.evidence]
+    return _said(conn, [(r.id, r.evidence) for r in rows if r.id is not None and r.evidence])
+
+
+def _said(conn: sqlite3.Connection, cited: list[tuple[int, Sequence[int]]]) -> dict[int, str]:
+    """``said_of`` for ``(row id, evidence)`` pairs."""
     texts = {
         r["id"]: r["text"]
         for r in rows_in(conn, "SELECT id, text FROM transcript_lines WHERE id IN ({})",
-                         (line for row in rows for line in row.evidence))
+                         (line for _, evidence in cited for line in evidence))
     }
     out = {}
-    for row in rows:
-        said = [texts[line] for line in sorted(set(row.evidence)) if line in texts]
+    for row_id, evidence in cited:
+        said = [texts[line] for line in sorted(set(evidence)) if line in texts]
         if said:
-            out[row.id] = "\n".join(said)
+            out[row_id] = "\n".join(said)
     return out
 
 
