@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from persona_memory.rows import MemoryRow
 from persona_memory.storage import leases, writes
 from persona_memory.storage.store import open_postgres_store
-from persona_memory.write.plan import NoticeDraft, WritePlan
+from persona_memory.plans import NoticeDraft, WritePlan
 
 AT = datetime(2026, 10, 14, 9, 15, tzinfo=timezone.utc)
 PERSONAS = [f"bench-{k}" for k in range(20)]

@@ -15,7 +15,7 @@ First it records (untimed): ``write_bench``'s scenario (same options, same seed)
 real ``open_memory``; at the start of each evening's drain the file is copied (SQLite's backup),
 and during the drain every unit the write path runs on a connection is recorded — the
 pipeline's calls inside it (``read_backlog``, ``names_among`` + ``written_since``, ``_post``,
-``_persona_rows``) with their arguments and a digest of what each returned, in the order the
+``store.persona_rows``) with their arguments and a digest of what each returned, in the order the
 worker threads ran them. Other units of the drain (the actors' reads, recall stamps) are not.
 
 Then it replays, ``--repeat`` times: each evening's copy is restored and opened as the store
@@ -64,7 +64,7 @@ RECORDED = (
     (pipeline_module, "names_among"),
     (writes_module, "written_since"),
     (pipeline_module, "_post"),
-    (store_module, "_persona_rows"),
+    (store_module, "persona_rows"),
 )
 """The functions whose outermost calls inside a unit are recorded (module, name)."""
 

@@ -22,7 +22,7 @@ from .messages import RoomEvent
 from .rows import MemoryRow, UserControls
 from .storage import writes
 from .storage.humans import RoomFacts
-from .storage.store import TranscriptLine
+from .storage.queries import TranscriptLine
 
 
 class _Calls(Protocol):

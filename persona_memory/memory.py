@@ -41,7 +41,8 @@ from .settings import Settings
 from .storage import writes
 from .storage.leases import Fence, unfenced
 from .storage.humans import RoomFacts
-from .storage.store import Store, TranscriptLine, open_store_of
+from .storage.queries import TranscriptLine
+from .storage.store import Store, open_store_of
 from .supervisor import Supervisor, open_supervisor
 from .write.pipeline import WritePipeline, WriteReport
 

@@ -63,7 +63,7 @@ import persona_memory as pm
 from persona_memory.embedding import HashingEmbedder, quantize
 from persona_memory.errors import InvalidInput, NotInRoom, UnknownRoom
 from persona_memory.rooms import RoomState
-from persona_memory.storage.store import insert_memory
+from persona_memory.storage.queries import insert_memory
 
 KINDS = ("fact", "preference", "event", "promise", "open_loop", "relationship")
 RIDERS = frozenset({"promise", "open_loop"})

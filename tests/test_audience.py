@@ -23,7 +23,7 @@ from persona_memory.core.recall import RecallRules, recall_note
 from persona_memory.core.table import RowTable
 from persona_memory.rooms import Presence
 from persona_memory.rows import UserControls
-from persona_memory.storage.store import TranscriptLine
+from persona_memory.storage.queries import TranscriptLine
 
 DAN, CARA = 42, 17
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from persona_memory.storage.line_batch import insert_lines
-from persona_memory.storage.store import StoredRoom, insert_memories_on, open_postgres_store
+from persona_memory.storage.queries import StoredRoom, insert_memories_on
+from persona_memory.storage.store import open_postgres_store
 
 from rowfactory import make_row
 

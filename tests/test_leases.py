@@ -24,7 +24,7 @@ from persona_memory.rows import MemoryRow
 from persona_memory.storage import leases, writes
 from persona_memory.storage.leases import Lease
 from persona_memory.storage.store import Store, open_postgres_store, open_store
-from persona_memory.write.plan import NoticeDraft, WritePlan
+from persona_memory.plans import NoticeDraft, WritePlan
 
 AT = datetime(2026, 10, 14, 9, 15, tzinfo=timezone.utc)
 TESS = 61

@@ -18,7 +18,7 @@ from persona_memory.rows import MemoryRow
 from persona_memory.storage import writes
 from persona_memory.storage.postgres_session import translated
 from persona_memory.storage.store import Store, StoredRoom, open_postgres_store
-from persona_memory.write.plan import Closing, NoticeDraft, WritePlan
+from persona_memory.plans import Closing, NoticeDraft, WritePlan
 
 AT = datetime(2026, 9, 3, 18, 30, tzinfo=timezone.utc)
 MIA, OWEN = 51, 52

@@ -10,7 +10,7 @@ import pytest
 
 from persona_memory.errors import InvalidInput
 from persona_memory.storage.humans import RoomFacts
-from persona_memory.storage.store import TranscriptLine
+from persona_memory.storage.queries import TranscriptLine
 from persona_memory.storage.writes import Notice
 from persona_memory.web import views
 from rowfactory import NOW, make_row

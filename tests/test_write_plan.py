@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 import attrs
 
 from persona_memory.rows import MemoryRow
-from persona_memory.write.plan import Vector, make_plan, notice_text
+from persona_memory.plans import notice_text
+from persona_memory.write.plan import Vector, make_plan
 from persona_memory.write.routing import Decision, Event
 from persona_memory.write.validation import Candidate
 

@@ -38,7 +38,8 @@ import trio
 
 from ..errors import MemoryClosed, StorageError
 from ..messages import RoomArchived, RoomEvent, RoomOpened
-from ..storage.store import Store, StoredRoom, incognito_is_fixed
+from ..storage.queries import StoredRoom, incognito_is_fixed
+from ..storage.store import Store
 
 log = logging.getLogger(__name__)
 

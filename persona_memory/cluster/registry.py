@@ -33,7 +33,7 @@ from ..actors.room_recorder import stored_room_of
 from ..messages import RoomArchived, RoomEvent, RoomOpened
 from ..rooms import Presence, RoomState, apply
 from ..storage import room_registry
-from ..storage.store import incognito_is_fixed, record_rooms_on
+from ..storage.queries import incognito_is_fixed, record_rooms_on
 from ..event_json import event_body, event_of
 
 

@@ -20,7 +20,7 @@ the answer for one row. ``visible_memories`` applies it row by row; the read pat
 groups its rows by the same ``row_key`` and takes the groups ``admits`` (``core.block.
 candidates``, which the block and the recall note both use); the write side asks the same
 ``remembers`` of a human (``may_write_about``) and reads a line only when the persona
-``hears`` it (``storage.store.TranscriptLine.heard_by``).
+``hears`` it (``storage.queries.TranscriptLine.heard_by``).
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 import attrs
 
 from ..errors import StorageError
-from .store import names_among
+from .queries import names_among
 
 _OPEN: dict[str, sqlite3.Connection] = {}  # per process: the connection to each file
 

@@ -22,7 +22,7 @@ from ..events.kinds import MemoryDeleted, NoticeUndone
 from ..ids import user_ref
 from . import outbox
 from .dialect import dialect_of
-from .store import TranscriptLine, rows_in
+from .queries import TranscriptLine, rows_in
 
 
 @attrs.frozen

@@ -19,7 +19,7 @@ Rules:
 - A statement waits at most ``lock_timeout_ms`` for a lock (``storage.busy_timeout_ms``, as
   SQLite's ``busy_timeout``), then fails with ``StorageError`` instead of waiting forever.
 - Readers run their transactions at ``REPEATABLE READ``: a unit that reads in ``BEGIN`` …
-  ``COMMIT`` (``store._persona_rows``) sees one snapshot, as SQLite's WAL reader does. The
+  ``COMMIT`` (``queries.persona_rows``) sees one snapshot, as SQLite's WAL reader does. The
   writer runs at PostgreSQL's default, ``READ COMMITTED``: a write that must not be replayed
   checks and moves its cursor with one ``UPDATE … WHERE last_line_id = <expected>`` (see
   ``writes.post_plan``), which locks the cursor row as ``SELECT … FOR UPDATE`` would; a

@@ -34,10 +34,10 @@ from ..errors import NotYourMemory, NotYourNotice
 from ..events.kinds import MemoryDeleted, MemoryNoted, NoticeUndone
 from ..ids import SELF, parse_user_ref, user_ref
 from ..rows import MemoryRow, ids_json
-from ..write.plan import WritePlan, narrowed
+from ..plans import WritePlan, narrowed
 from . import leases, outbox
 from .dialect import dialect_of
-from .store import StoredRoom, controls_of, insert_memories_on, persona_version, rows_in, said_of
+from .queries import StoredRoom, controls_of, insert_memories_on, persona_version, rows_in, said_of
 
 
 @attrs.frozen

@@ -437,7 +437,7 @@ class SpokenLine:
 
 
 def spoken_lines(lines: Iterable[Any], reader: Reader) -> list[SpokenLine]:
-    """Transcript lines (``storage.store.TranscriptLine``) for the evidence page, each said by
+    """Transcript lines (``storage.queries.TranscriptLine``) for the evidence page, each said by
     "You", a persona, or another person by name."""
     return [
         SpokenLine(

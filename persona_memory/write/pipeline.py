@@ -76,7 +76,8 @@ from ..rooms import RoomState
 from ..rows import UserControls
 from ..settings import WriteSettings
 from ..storage import leases, writes
-from ..storage.store import Store, TranscriptLine, controls_of, lines_after, names_among, persona_version
+from ..storage.queries import TranscriptLine, controls_of, lines_after, names_among, persona_version
+from ..storage.store import Store
 from ..storage.file_names import FileNames
 from .offloaded import Embedded, HeldNames, Read, checked_and_embedded, read_checked_and_embedded, words_of
 from .plan import Vector, WritePlan, make_plan
