@@ -112,8 +112,8 @@ log = logging.getLogger(__name__)
 
 TOUCH_GATHER_SECONDS = 1.0
 """Recall stamps gather this long before they are written, in one job: a touch written right
-after each block or note would compete with the next block or note for the same writer and
-the same rows, and slow the recall a user waits for."""
+after each block or note would compete with the next one, and slow the block or note a user
+waits for."""
 
 
 STATE_USERS_KEPT = 1024

@@ -1,7 +1,7 @@
 """Case-insensitive patterns that search ASCII text several times faster. Pure.
 
 Python's ``re`` runs a long alternation with ``IGNORECASE`` several times slower than without
-it, as each character is case folded before it is compared (the guards' sensitive-fact pattern
+it, as every comparison folds the character's case first (the guards' sensitive-fact pattern
 and the offline reader's hobby and life-event patterns are such alternations, run on every row
 and line of the write path). ``Folded`` keeps the answers of the case-insensitive pattern and
 finds them the faster way where that is provably the same.
