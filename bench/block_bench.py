@@ -1,4 +1,4 @@
-"""The read-path benchmark (issues 2 and 8): a persona's block, cold, cached and after a write,
+"""The read-path benchmark: a persona's block, cold, cached and after a write,
 beside the in-process floor of the same work; and the recall note.
 
 Run it::

@@ -1,4 +1,4 @@
-"""Throughput of 1, 2 and 4 cluster workers on one PostgreSQL (issue 11, "Tests and figures").
+"""Throughput of 1, 2 and 4 cluster workers on one PostgreSQL.
 
 Run it (it starts a throw-away PostgreSQL server itself, as the test suite does)::
 

@@ -1,4 +1,4 @@
-"""How long a dead worker's personas go unowned (issue 11, step G): workers sharing one
+"""How long a dead worker's personas go unowned: workers sharing one
 PostgreSQL, one of them crashed, and the time until the survivors own all its personas again.
 Also the time a clean leave takes to hand over. Prints figures; asserts nothing.
 

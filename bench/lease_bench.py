@@ -1,4 +1,4 @@
-"""What the leases cost (issue 11, step F): posting plans with and without the epoch check,
+"""What the leases cost: posting plans with and without the epoch check,
 and acquiring and renewing leases, on PostgreSQL. Prints figures; asserts nothing.
 
     PYTHONPATH=. .venv/bin/python bench/lease_bench.py                       # a throw-away server

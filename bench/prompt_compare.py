@@ -12,7 +12,7 @@ private chats and group rooms over two evenings a week apart, one group room wit
 one where a game is mounted half way) are played twice through ``open_memory`` with
 ``mind.kind = "http"``, each time on a fresh SQLite file:
 
-- BEFORE: the extraction prompt of the commit before issue 9's prompt change, kept verbatim as
+- BEFORE: the extraction prompt as it stood before the situation lines were added, kept verbatim as
   ``bench/fixtures/extract-before.md``, and that commit's user message: the situation lines
   added since (topic, kit, withheld people) are taken out again, so the model sees exactly
   what it saw then.

@@ -1,5 +1,5 @@
 """Blocks and recall notes over seeded rows, to show that a change to the read path changes
-none of them (issue 8: "byte-identical to before for exact search").
+none of them (byte for byte, for exact search).
 
 Run it on the commit before a change and on the change, then compare::
 

@@ -1,4 +1,4 @@
-"""The routing benchmark (issue 9, "Speed"): one 20-line slice through the real write path,
+"""The routing benchmark: one 20-line slice through the real write path,
 with 0, 1,000 and 10,000 open rows about the human already stored.
 
 Run it::

@@ -1,5 +1,5 @@
-"""How long reading a persona's rows back from our own file takes (issue 8, "read back rows
-without re-validating each field").
+"""How long reading a persona's rows back from our own file takes, without checking each
+field again.
 
 Run it::
 
@@ -11,7 +11,7 @@ directory, then times, best of ``--repeat``, in CPU seconds of this process
 (``time.process_time``: the work is single-threaded, and the figure holds on a busy machine):
 
 - ``MemoryRow.from_rows`` over a cursor of the rows (the fetch and the construction), or, where
-  it is missing (before this bench's commit), ``from_row`` per row;
+  it is missing (on an older checkout), ``from_row`` per row;
 - ``store.persona_rows`` (the fetch and the construction, on a read connection);
 - ``store.persona_rows_said``: the same and, in the same transaction, the text of each row's
   transcript line (each seeded row cites one line of its own), which the read path searches.

@@ -1,4 +1,4 @@
-"""The write path and the block on SQLite beside PostgreSQL (issue 11): one table, both backends.
+"""The write path and the block on SQLite beside PostgreSQL: one table, both backends.
 
 Run it::
 

@@ -1,4 +1,4 @@
-"""Write throughput (issue 9, "Speed"): transcript lines per second through the write path.
+"""Write throughput: transcript lines per second through the write path.
 
 Run it::
 

@@ -95,10 +95,9 @@ class LatencyHistogram(Collector):
     ``observe`` is a bisect and two additions.
 
     prometheus_client's ``Histogram`` takes a lock for its sum and another for the bucket,
-    which cost ~11 µs of a cold open at 1,000 rows (its build and its topic's embedding are
-    timed; measured in place, paired with the metrics off): every observation here is made on
-    the memory's event-loop thread, so there is nothing to lock against. A scrape reads the
-    counts as they stand.
+    a visible share of a cold open's cost, as a cold open times several steps (its build and
+    its topic's embedding): every observation here is made on the memory's event-loop thread,
+    so there is nothing to lock against. A scrape reads the counts as they stand.
     """
 
     def __init__(

@@ -340,10 +340,10 @@ async def test_drain_waits_for_queued_writes(open_test_memory, autojump_clock) -
 async def test_drain_flushes_only_the_actors_with_work(open_test_memory, autojump_clock, monkeypatch) -> None:
     """With a thousand idle actors, a drain waits for the one that has a write queued, and
     sends the others nothing."""
-    # A thousand first opens each read the store on its thread. With a clock that jumps the
-    # moment every task waits, it jumped to the retirement check on every such read, and that
-    # check's pass over a thousand actors held the interpreter lock the reads needed: the
-    # test could crawl for minutes. Jump only once the loop has been idle a little while.
+    # A thousand first opens each read the store on its thread. A clock that jumps the moment
+    # every task waits would jump to the retirement check on every such read, and that
+    # check's pass over a thousand actors holds the interpreter lock the reads need: the
+    # test would crawl. Jump only once the loop has been idle a little while.
     autojump_clock.autojump_threshold = 0.02
     flushes: Counter[str] = Counter()
     handle = PersonaActor._handle
@@ -593,8 +593,8 @@ async def test_a_sender_cancelled_while_the_mailbox_is_full_leaves_no_half_deliv
 ) -> None:
     """Cancelling ``send`` must not leave the registry ahead of the actors.
 
-    The room used to be recorded as open while its ``RoomOpened`` never reached the actor, so
-    ``block()`` for it waited forever.
+    A room recorded as open whose ``RoomOpened`` never reached the actor would leave
+    ``block()`` for it waiting forever.
     """
     embedder = GatedEmbedder()
     with deadlock_guard():

@@ -1,10 +1,10 @@
 """Many rows inserted in one transaction: their ids, their order, and — on PostgreSQL — one
 round trip for all of them (``Dialect.insert_ids``), not one per row.
 
-Before, a batch of transcript lines from N rooms cost 2N statements (an incognito check and
-an ``INSERT`` per line) and a plan of N rows N ``INSERT``s, each a round trip to the server;
-``bench/storage_compare.py`` showed PostgreSQL's concurrent posting at a seventh of SQLite's.
-The counts here are of calls made on the connection, not of time.
+Done one row at a time, a batch of transcript lines from N rooms would cost 2N statements (an
+incognito check and an ``INSERT`` per line) and a plan of N rows N ``INSERT``s, each a round
+trip to the server — which on PostgreSQL, unlike SQLite in process, is what concurrent posting
+waits on. The counts here are of calls made on the connection, not of time.
 """
 
 from __future__ import annotations

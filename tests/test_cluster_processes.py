@@ -1,4 +1,4 @@
-"""Worker processes on one PostgreSQL (issue 11's failover and fencing tests).
+"""Worker processes on one PostgreSQL: failover and fencing.
 
 - **Failover**: three ``persona-memory serve --worker`` processes; a busy-room load through the
   runtime API over HTTP, spread at random over all three; one worker SIGKILLed mid-load. Then

@@ -1,7 +1,7 @@
 """The facade as the chat runtime sees it: cached blocks, the touch, bad input, a closed memory.
 
-Rows are put in through the storage layer (the write path is the next issue). Dan is ``u:42``,
-Cara ``u:17``; Warren is the persona.
+Rows are put in through the storage layer, so these tests do not depend on the write path.
+Dan is ``u:42``, Cara ``u:17``; Warren is the persona.
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ log = logging.getLogger(__name__)
 GATHER_SECONDS = 0.05
 """How long what is handed over waits before it is written, unless someone waits for it: the
 opens of a burst go in one transaction, after their blocks are built rather than beside them
-(a write beside a build slowed the build by a third, measured in ``bench/block_bench.py``)."""
+(a write beside a build competes with it and slows it: ``bench/block_bench.py`` shows by how
+much)."""
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 60.0
 

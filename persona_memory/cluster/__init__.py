@@ -1,4 +1,4 @@
-"""Workers that share the personas of one PostgreSQL database (issue 11).
+"""Workers that share the personas of one PostgreSQL database.
 
 - ``spread``: which live worker should own which persona (pure).
 - ``rounds``: one worker's lease round decided — acquire, renew, release (pure).

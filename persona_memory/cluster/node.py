@@ -1,7 +1,7 @@
 """One worker of a cluster: the memory, serving any call for any persona, with the personas it
 owns written and cached here (``open_cluster_memory``; ``persona-memory serve --worker``).
 
-How a call travels (the choices of issue 11, in one place):
+How a call travels (every choice, in one place):
 
 - **Room events** go through the database. Whichever worker a runtime calls takes the event
   into the shared registry (``registry.take_event``: checked, applied, queued for each

@@ -1,16 +1,16 @@
 """One BLAS thread for the read path's products, without changing numpy for the host program.
 
 Above a few thousand rows OpenBLAS splits a matrix-vector product over every core; on a busy
-machine the second thread is late and the build stalls by milliseconds (measured: a relevance
-product at 10,000 rows took 5.1 ms free and 0.54 ms on one thread, with the cores loaded).
+machine the second thread is late, and the product waits for it far longer than one thread
+takes to do the whole product alone.
 
 Rules:
 - Products over at least ``THREADED_FROM`` rows run inside ``one_thread()``: each BLAS library
   threadpoolctl finds is set to one thread for the product's duration and set back after, so
   the host program's own numpy keeps its threads outside that window.
 - The libraries are looked up once; entering and leaving the window calls their own get and
-  set functions directly (threadpoolctl's ``limit()`` looks every library up again: ~30 µs
-  of a recall note's ~600).
+  set functions directly (threadpoolctl's ``limit()`` looks every library up again, a
+  noticeable share of a recall note's cost).
 - Smaller products skip the window: OpenBLAS hardly threads them, and the calls cost more than
   they save there.
 """

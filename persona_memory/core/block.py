@@ -217,7 +217,7 @@ def group_order(labels: np.ndarray, scores: np.ndarray, weights: ranking.Weights
     than the key's rounding (``span · groups · 2**-52``: below ``1e-13`` for four weights' worth
     and a hundred groups) count as a tie and keep the candidates' order — far below what the
     scores' own terms can tell apart (``ranking.EQUAL_WITHIN``). One sort instead of ``lexsort``'s
-    two passes: ~10 µs of a cold open at 1,000 rows (measured in place, paired).
+    two passes: half the sorting, on every cold open.
     """
     return np.argsort(group_keys(labels, scores, weights), kind="stable")
 

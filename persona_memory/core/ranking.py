@@ -12,8 +12,8 @@ Rules:
   (each of its terms found by the candidates, at its idf times ``k1 + 1``). Both lie in
   [0, 1], so the hybrid is an absolute score a threshold can be set on (``recall.min_score``).
 - Each term is min-max normalised over the candidates (a term equal for all candidates
-  normalises to 0: it cannot tell them apart), then weighted and summed. The weights started
-  equal (Generative Agents' α = 1); the defaults were chosen on LoCoMo's dev split
+  normalises to 0: it cannot tell them apart), then weighted and summed. Equal weights are
+  Generative Agents' α = 1; the defaults were chosen on LoCoMo's dev split
   (``defaults.toml`` says how), and a room with a topic has its own weights.
 - Ties keep the candidates' given order (a stable sort).
 - Diversity (Kindroid's rule): walking down the ranking, at most ``per_kind_first`` items of a

@@ -62,8 +62,9 @@ SHORTLIST_FROM = 4096
 SHORTLIST = 256
 """How many candidates the first stage hands the second, at least."""
 SHORTLIST_SHARE = 24
-"""...and at least this fraction of them (1/24): at 50,000 rows (28,902 candidates) a fixed 256
-equalled the exact note for 26 of 30 messages, 1,024 for 30 (the bench's rows)."""
+"""...and at least this fraction of them (1/24): a fixed number becomes too small a share of a
+large persona's candidates for the two stages to keep agreeing with the exact note, so the
+shortlist grows with the candidates."""
 
 
 def header(persona: str) -> str:

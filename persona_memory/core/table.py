@@ -33,8 +33,9 @@ Rules:
   and at least ``HEADS_FROM`` rows also keeps its leading ``HEAD_DIMS`` columns as a contiguous
   matrix, each row scaled to unit norm there (``heads``; a smaller table never has enough
   candidates for two stages): the recall note's first stage reads a quarter of the bytes
-  (``core.recall``). Other embedders' prefixes say too little (measured: a hashing embedder's
-  two-stage note equalled the exact one 43 times in 60) and get no head.
+  (``core.recall``). Other embedders' leading columns are no embedding of their own and say
+  too little (a hashing embedder's two-stage note often differs from the exact one), so they
+  get no head.
 - A table never changes after it is made, so what it derives for a set of groups (``among``:
   their rows, their shortest line, BM25's counts and the importance term over them) is
   remembered on it; a load or a write starts a table with nothing remembered, a touch keeps
@@ -132,10 +133,10 @@ class RowColumns:
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
 SPLIT_FROM = 4096
 """A product over fewer vectors than this is one product over all of them: reading a few
-hundred vectors more costs less than a product and a scatter per group. (Measured at 1,000
-rows: over the spans of a room's groups the cold open's product was ~30 µs shorter in place,
-but the first open after a write, whose plan is new, paid ~65 µs more for it; and a span's
-product can round a row's sum differently in the last bit.)"""
+hundred vectors more costs less than a product and a scatter per group. (Products over the
+spans of a room's groups save little on a repeated open, but the first open after a write,
+whose plan of spans is new, pays more for making it than it saves; and a span's product can
+round a row's sum differently in the last bit.)"""
 MEMO_LIMIT = 64
 """How many sets of groups a table remembers its rows for (``among``) before forgetting all."""
 HEAD_DIMS = 64

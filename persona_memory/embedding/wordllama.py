@@ -87,8 +87,9 @@ WORDS_KEPT = 50_000
 """Words whose token ids an embedder keeps (``WordLlamaEmbedder._ids``): a few megabytes."""
 
 INLINE_CHARS = 400
-"""One text up to this long is embedded on the trio thread (about 0.1 ms, as much as a thread
-hop); anything longer, or several texts, goes to a worker thread."""
+"""One text up to this long is embedded on the trio thread, as embedding it costs about as
+much as a hop to a worker thread would; anything longer, or several texts, goes to a worker
+thread."""
 
 
 @attrs.frozen
@@ -187,8 +188,8 @@ class WordLlamaEmbedder:
     def _pooled(self, texts: list[str]) -> np.ndarray:
         """``WordLlamaInference.embed(texts, norm=False)``, bit for bit, without its
         ``encode_batch``: that call wakes the tokenizer's thread pool, which costs more than
-        it saves for a slice's dozen short texts (0.43 ms against 0.2 ms for 12 texts, and
-        the pool's threads take the second core meanwhile). Each text is encoded alone and
+        it saves for a slice's dozen short texts (and the pool's threads take another core
+        meanwhile). Each text is encoded alone and
         padded here as ``encode_batch`` pads a batch — to the longest of each batch of
         ``BATCH``, on the right, with the pad id, mask 0 — and the same arrays go through the
         library's own ``avg_pool``. A tokenizer padded any other way takes the library's path.

@@ -23,11 +23,12 @@ Rules (each backend adds its own in its module):
 - The worker keeps nothing of a unit it answered: it hands the result over in a list that the
   caller empties, so the caller holds the last reference. A large result is freed by its
   caller when done with it — never by the worker, as it picks up a later unit, holding the GIL
-  while that unit's caller waits (measured: 4–6 ms for 10,000 rows, inside the next slice).
+  while that unit's caller waits (freeing a persona's rows is long enough to stall the next
+  slice).
   Nor by trio's run loop: it wakes the caller with the list itself (taken out only in the
   caller's frame), because the loop holds the value a task was last woken with until it steps
-  the next task — which would free a result in whatever task runs next (measured: a human's
-  10,000 rows read before a slice, freed inside it, 4–5 ms of the slice).
+  the next task — which would free a result in whatever task runs next (a human's rows read
+  before a slice would be freed inside it, at that slice's cost).
 """
 
 from __future__ import annotations

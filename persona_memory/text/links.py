@@ -67,7 +67,8 @@ A short user id (``SHORT_USER_ID``) is looked through: its colon is followed by 
 comes after a lone ``u``, so it is never a scheme's ``://`` nor a ``mailto:``/``data:``/``file:``
 word's; and a dot right before its ``u`` is no domain's last label, as that needs two letters
 and the ``u`` is followed by the colon. So every match above keeps a hint outside the ids, and
-a row about ``u:42`` (every row the offline mind writes) no longer runs both patterns."""
+a row about ``u:42`` (every row the offline mind writes) does not run both patterns for its
+id alone."""
 _SET_APART_DOT = re.compile(r"[({]\s*\.|\s\.\s")
 
 

@@ -20,8 +20,8 @@ def name_regex(name: str) -> re.Pattern[str]:
     except a name that is also a common word ("Will", "May", "Hope"), found only capitalised.
 
     Cached per name: ``re``'s own cache (512 patterns, oldest out first) is shared by every
-    slice in flight, and a hundred personas' names overran it, so each sentence compiled its
-    names again (a third of the offline reader's time in the write benchmark)."""
+    slice in flight, and many personas' names overrun it; then each sentence compiles its names
+    again, and compiling dominates the offline reader's time."""
     if name.casefold() in STOPWORDS or name.casefold() in _WORD_NAMES:
         return re.compile(rf"(?<![\w:]){re.escape(name[:1].upper() + name[1:])}(?!\w)")
     return re.compile(rf"(?<![\w:]){re.escape(name)}(?!\w)", re.IGNORECASE)

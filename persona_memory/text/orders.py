@@ -77,8 +77,9 @@ _ORDER_WORDS = (
     "elevated", "command", "override", "control", "reprogram",
 )
 """Every alternative of ``_ORDER`` holds one of these (or the word "ai"/"ais"): an ASCII text
-with none of them cannot match, and is cleared without running ``_ORDER`` (90 µs a sentence;
-this check, 6 µs). A text that is not ASCII always runs the full pattern, as case-insensitive
+with none of them cannot match, and is cleared without running ``_ORDER`` (a long
+case-insensitive alternation, many times the cost of these substring tests). A text that is
+not ASCII always runs the full pattern, as case-insensitive
 matching beyond ASCII is not ``str.casefold``."""
 _AI_WORD = re.compile(r"\bais?\b", re.IGNORECASE)
 

@@ -132,7 +132,7 @@ _KEYWORDS_OF = {
 ``_GOVERNMENT_ID`` and ``_HANDED_OVER`` holds one of its words here (each pattern's alternatives, read literally:
 "passcode" holds "code", "wi-fi key" "key", "id card" "card"), so an ASCII text whose lowercase
 holds none of them is not searched for it: the answer is the same, without the
-case-insensitive search (4–10 µs each, most of ``secret`` for a row with a date in it). A
+case-insensitive search, which is most of ``secret``'s cost for a row with a date in it. A
 card needs 13 digits (the Luhn check's least), an SSN a dash. A text that is not ASCII runs
 every pattern, as case-insensitive matching beyond ASCII is not ``str.lower``."""
 

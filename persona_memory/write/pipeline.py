@@ -27,7 +27,7 @@ Rules:
   every one of them (``writes.names_if_few``): the first slice of the backlog then picks from
   them the names whose first word is a word of its candidates, as the read would (the same
   rows, in the order that read's index gives them). A later slice of the same backlog (after
-  a split), or one whose day is not the day the count was read for, reads as before.
+  a split), or one whose day is not the day the count was read for, reads the names itself.
 - Routing reads the persona's open rows from a ``RouteIndex``: the actor's own (``routing_index``,
   asked for when a slice is routed) when it is at the row version the store has — built on a
   worker thread from the actor's snapshot when the actor has none yet — else one loaded from

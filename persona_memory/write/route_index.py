@@ -56,8 +56,8 @@ MAX_CHUNKS = 8
 DEAD_SHARE = 8
 """A merge compacts the first chunk (drops its closed rows) when more than one in this many
 of its rows are closed; below that they stay, skipped by ``dead``, and the merge copies only
-the small chunks' rows. (At 10,000 rows compacting took 3–11 ms — mostly the page faults of
-a fresh 10 MB buffer — where appending takes a fraction of one.)"""
+the small chunks' rows. (Compacting writes the whole chunk into a fresh buffer, whose page
+faults cost many times what appending the small chunks' rows does.)"""
 
 Pair = tuple[str, str | None]
 

@@ -23,8 +23,9 @@ Rules:
   after an article; "he" and "she" are never carried across.
 - Otherwise it joins only the row made from the sentence straight before it in the same line, once: a
   row takes one continuing clause, and none when it holds a follow-up ("…and will report back"
-  ends a row). A third sentence about the same thing is left out — measured on the dev file,
-  one clause kept more answers in the block than chains did, and reads better.
+  ends a row). A third sentence about the same thing is left out: one clause keeps more
+  answers in the block than chains do (a chain's row crowds out other rows), and reads
+  better.
 - Not a question, not chatter, no words to the listener (any "you" — in chat "your dreams"
   is as often the listener as anyone), no wish or hypothetical, no display name.
 - It must say something: at least two specific words (not stop words, not vague ones) —

@@ -7,8 +7,8 @@ by ``multiprocessing``'s ``spawn`` (never ``fork`` in a threaded trio program). 
 has two pipes, one for jobs and one for answers, which the event loop reads and writes itself
 (``trio.lowlevel.FdStream``): a job costs its pickling, one write and one wake-up of the loop
 — no helper thread, so no GIL passed back and forth between threads per job
-(``concurrent.futures.ProcessPoolExecutor`` runs two: measured, 8% of the write bench's
-GIL-held time).
+(``concurrent.futures.ProcessPoolExecutor`` runs two, and their hand-offs take the GIL from
+the event loop on every job).
 
 Rules:
 - What goes in and comes out is plain data (attrs values, dicts, strings, numbers, dates):
@@ -27,12 +27,12 @@ Rules:
   ``trio.to_thread.run_sync`` does): the pipes never hold half an exchange, and the
   cancellation is delivered when the answer is in.
 - Workers start when the pool does (not at the first slice); a worker says it is up once it
-  has imported the reader and made its ``warm`` calls (about half a second under ``spawn``,
-  and a quarter more to load the bundled embedder), and ``ready`` says whether
-  all have, without waiting — so a caller may do the work itself until then.
+  has imported the reader and made its ``warm`` calls (under ``spawn`` a fresh interpreter
+  imports everything, and loading the bundled embedder adds to that), and ``ready`` says
+  whether all have, without waiting — so a caller may do the work itself until then.
 - The workers pay when the event loop has other work: a lone job (one 20-line slice) costs
   its pickling and two wake-ups across processes on top of the work, and waits for the
-  worker to be scheduled — measured, a lone slice took ~1 ms longer on a loaded machine. So
+  worker to be scheduled, which on a loaded machine can outweigh the slice's own work. So
   a caller asks ``chosen()``: the workers when they are up and another caller is under way,
   else "do it yourself" (``alone=True``: the workers whenever they are up; for tests).
 - ``aclose`` closes the pipes (a worker that is up and idle ends when its job pipe does) and

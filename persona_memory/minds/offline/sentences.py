@@ -281,7 +281,8 @@ class _Address:
     name there is a whole run of plain characters, so one pattern for any such run, compiled
     once, and a lookup of the run among the words find the same (``_PlainAddress``); else the
     set's own patterns, compiled when first needed (the one after an opener holds every
-    interjection: 1.5 ms to compile), do (``_NamedAddress``)."""
+    interjection, so compiling it per set of names costs far more than a lookup), do
+    (``_NamedAddress``)."""
 
     def __init__(self, names: tuple[str, ...]) -> None:
         self._names = names
