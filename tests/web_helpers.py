@@ -37,7 +37,7 @@ import persona_memory as pm
 from persona_memory.demo import FIRST_CHAT, LATER_CHAT
 from persona_memory.embedding import HashingEmbedder
 from persona_memory.rows import MemoryRow
-from persona_memory.web import Auth, WebSecrets, build_app
+from persona_memory.web import Auth, WebSecrets, build_app, shapes
 
 DAN, CARA, ANA, EVE = 42, 17, 43, 66
 KIM, LENA = 77, 18
@@ -208,6 +208,26 @@ async def seed_kim(memory: pm.Memory, clock: pm.ManualClock) -> None:
         attrs.evolve(row, valid_from="2026-05", valid_to="2026-08", closed_by=kept[i].id)
         for i, row in enumerate(rows[-9:])
     ])
+
+
+def conforms(document: dict[str, Any], method: str, template: str, response: httpx.Response) -> None:
+    """Assert ``response`` is one the document gives for that route: a documented status, and a
+    body of the documented media type and schema (none where the document gives none)."""
+    operation = document["paths"][template][method.lower()]
+    documented = operation["responses"]
+    assert str(response.status_code) in documented, (method, template, response.status_code, response.text)
+    content = documented[str(response.status_code)].get("content")
+    if content is None:
+        assert response.content == b"", (method, template, response.status_code)
+        return
+    (media_type, described), = content.items()
+    assert response.headers["content-type"].split(";")[0] == media_type
+    if media_type != "application/json":
+        return
+    schema = described["schema"]
+    if "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    shapes.check(schema, response.json(), "answer")
 
 
 def csrf_of(html: str) -> str:
