@@ -6,8 +6,9 @@ Rules:
 - The page is rendered on the server from the same document (``routes_of``), with the
   pages' Jinja2 templates and a packaged stylesheet: no script, nothing fetched from
   elsewhere, so it reads the same in any browser, under the app's Content-Security-Policy.
-- Schemas are shown as the document has them (indented JSON, escaped by the template engine);
-  an error's body is named ``Error`` and shown once, at the top.
+- Schemas are shown as the document has them (JSON, escaped by the template engine: a
+  parameter's on one line, a body's indented); an error's body is named ``Error`` and shown
+  once, at the top.
 """
 
 from __future__ import annotations
@@ -78,7 +79,8 @@ def routes_of(document: Mapping[str, Any]) -> list[TagView]:
                 path=path,
                 summary=op.get("summary", ""),
                 token=next((name for need in op.get("security", []) for name in need), None),
-                params=tuple(ParamView(p["name"], p["in"], p.get("required", False), _json(p["schema"]))
+                params=tuple(ParamView(p["name"], p["in"], p.get("required", False),
+                                       json.dumps(p["schema"], ensure_ascii=False))
                              for p in op.get("parameters", [])),
                 body=_json(op["requestBody"]["content"]["application/json"]["schema"]) if "requestBody" in op else None,
                 answers=tuple(_answer(status, answer) for status, answer in op["responses"].items()),
