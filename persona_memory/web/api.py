@@ -59,8 +59,8 @@ class Api:
             body = await _body(request, op.body) if op.body is not None else None
             try:
                 return await handler(request, uid, body)
-            except StorageError as exc:
-                raise HTTPException(503, f"the memory's storage failed ({exc}); try again") from None
+            except StorageError:
+                raise HTTPException(503, "the memory's storage failed; try again in a moment") from None
 
         endpoint.__name__ = op.id
         return endpoint

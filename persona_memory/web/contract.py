@@ -131,6 +131,10 @@ BLOCK = object_schema(
 )
 
 
+RUNTIME_TAG = "runtime"
+CONTROLS_TAG = "human controls"
+
+
 @attrs.frozen
 class Answer:
     """One status an operation answers with on success: what it means and the body's schema
@@ -161,7 +165,7 @@ class Operation:
     meanings: Mapping[int, str] = attrs.field(factory=dict)
     query: Mapping[str, dict[str, Any]] = attrs.field(factory=dict)
     security: str | None = "runtime"
-    tag: str = "runtime"
+    tag: str = RUNTIME_TAG
 
     @property
     def path_params(self) -> tuple[str, ...]:
@@ -180,8 +184,6 @@ class Operation:
         return self.meanings.get(status) or STATUS_MEANINGS[status]
 
 
-RUNTIME_TAG = "runtime"
-CONTROLS_TAG = "human controls"
 SECURITY_SCHEMES = {
     "runtime": {"type": "http", "scheme": "bearer",
                 "description": "the runtime API's token: the value of the variable web.runtime_token_env "

@@ -131,7 +131,7 @@ def _meanings(body: bool, more: Mapping[int, str]) -> dict[int, str]:
     bad = (f"the body is not JSON, nests arrays and objects more than {MAX_DEPTH} deep, or is not the "
            f"object this route takes (the message names the field); or {HOST_REFUSED}") if body else HOST_REFUSED
     return {400: bad, 401: "no bearer token, or not the human-control API's token", 404: NO_USER,
-            **more}
+            503: "the memory is shutting down, or its storage failed; try again", **more}
 
 
 def _controls(op_id: str, method: str, path: str, summary: str, answers: dict[int, Answer],
