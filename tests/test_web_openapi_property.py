@@ -21,7 +21,7 @@ from schemathesis.generation import GenerationMode
 
 from web_helpers import BEARER, RUNTIME, live_server  # noqa: F401
 
-MAX_EXAMPLES = 15
+MAX_EXAMPLES = 25
 TOKENS = {"runtime": RUNTIME, "controls": BEARER}
 # A request can have the documented shape and still be refused with a status its route
 # documents: 404 (no such room, memory or notice — the generated ids name nothing), 409 (a

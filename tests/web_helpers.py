@@ -289,17 +289,23 @@ async def site(make_settings: Callable[..., pm.Settings], clock: pm.ManualClock)
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``persona-memory serve`` on a free port; yields its base URL."""
+    """``persona-memory serve`` on a free port; yields its base URL.
+
+    Its log (an access line per request) goes to a file: a pipe nobody reads fills after a
+    thousand or so requests, and the server then blocks on its next log line.
+    """
     home = tmp_path_factory.mktemp("serve")
     config = home / "config.toml"
     config.write_text('[embedder]\nkind = "hashing"\ndim = 64\n[web]\nport = 0\n', encoding="utf-8")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "persona_memory.cli", "serve", "--config", str(config), "--db", str(home / "m.db")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **SECRET_ENV},
-    )
+    log_path = home / "serve.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "persona_memory.cli", "serve", "--config", str(config), "--db", str(home / "m.db")],
+            stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, **SECRET_ENV},
+        )
     try:
         first = proc.stdout.readline()  # type: ignore[union-attr]
-        assert first.startswith("persona-memory: serving http://127.0.0.1:"), first + proc.stderr.read()  # type: ignore[union-attr]
+        assert first.startswith("persona-memory: serving http://127.0.0.1:"), first + log_path.read_text()
         port = int(first.split(":")[3].split(" ")[0])
         yield f"http://127.0.0.1:{port}"
     finally:
