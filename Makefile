@@ -1,20 +1,28 @@
-# The two commands of the Quick start. Both create .venv and install into it on first use.
+# The two commands of the Quick start. Both create .venv and install into it on first use:
+# `make demo` (and serve, bench) only what the package needs to run; `make test` adds the test
+# extras (pytest, Playwright, schemathesis, psycopg for the PostgreSQL leg, …) on top.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.installed-runtime
+TESTING := $(VENV)/.installed-test
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test bench browser postgres serve clean
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUNTIME)
 
-demo: $(STAMP)
+# Made again whenever the runtime install is, so a changed pyproject.toml reaches both.
+$(TESTING): $(RUNTIME)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(TESTING)
+
+demo: $(RUNTIME)
 	$(BIN)/persona-memory demo --config config.toml
 
 # The browser tests drive Debian's Chromium; Playwright never downloads a browser of its own.
@@ -35,13 +43,13 @@ postgres:
 	@[ -n "$$PERSONA_MEMORY_TEST_POSTGRES_URL" ] || $(PG_BINARIES) || \
 	  { echo "make postgres: could not install Debian's postgresql (initdb not found)"; exit 1; }
 
-test: $(STAMP) browser postgres
+test: $(TESTING) browser postgres
 	$(BIN)/python -m pytest
 
-bench: $(STAMP)
+bench: $(RUNTIME)
 	$(BIN)/python bench/block_bench.py
 
-serve: $(STAMP)
+serve: $(RUNTIME)
 	$(BIN)/persona-memory serve --config config.toml
 
 clean:

@@ -15,8 +15,13 @@ embedded in batches and int8-quantised — then, through the real ``open_memory`
 ``ManualClock`` and that same embedder (which embeds each room's topic), measures:
 
 - first load, fresh process: a new Python process opens the memory and sends the first
-  ``RoomOpened``; the actor reads and decodes every row, then builds. Timed from ``send`` to
-  ``block`` returning (imports and opening the store are not counted).
+  ``RoomOpened``; the actor reads every row, prepares its table, then builds. Timed from
+  ``send`` to ``block`` returning (imports and opening the store are not counted), beside the
+  CPU seconds the process spent meanwhile (every thread): on a shared machine the wall time
+  also holds the waits for a core. ``open_memory`` starts the offline reader's worker
+  processes, which import and warm up (about half a second of CPU each) on the same cores
+  while this first load runs; so the same is timed again in other new processes that wait
+  for those workers to be up before sending.
 - first load, in process: the same on a fresh ``open_memory`` in this process (it also warms
   the actor for what follows).
 - cold block build: ``send(RoomOpened(new room id))`` → ``block()`` returning, with the row
@@ -42,7 +47,9 @@ rows load. Then, in the same process, it times the parts of a cold open separate
 state read (``store.read_state``: on the path only after a write that could change what it
 reads), a bare thread hop on each connection, the topic embedding and the pure build — and the core functions the build calls
 (each wrapped where ``core.block`` finds it), so the share of each is visible; and the cost per
-row of seeding, of the pure build, of preparing the rows and of the open after a write.
+row of seeding, of the pure build, of reading the rows as the actor does
+(``store.persona_rows_said``), of loading them (``RowIndex.load``: decoding, preparing the
+table) and of the open after a write.
 
 ``--blas-threads N`` sets ``OPENBLAS_NUM_THREADS`` before numpy loads: numpy's OpenBLAS hands
 every relevance product (candidates × 256) to one thread per CPU, which on a busy machine costs
@@ -88,7 +95,7 @@ import trio
 
 from persona_memory import ManualClock, RoomArchived, RoomOpened, RoomWentQuiet, load_settings, open_memory
 from persona_memory.actors.row_index import RowIndex
-from persona_memory.compose import block_rules, make_embedder
+from persona_memory.compose import block_rules, make_embedder, make_mind
 from persona_memory.core import ranking
 from persona_memory.core.audience import Audience, visible_memories
 from persona_memory.core.block import build_block
@@ -123,7 +130,8 @@ TARGET_COLD_P99 = 2e-3
 TARGET_CACHED_P99 = 20e-6
 BUILD = "core.block build (pure)"
 STATE_READ = "store.read_state (after a change only)"
-PREPARE = "RowTable.from_rows (once per load)"
+PREPARE = "RowIndex.load (once per load)"
+READ = "store.persona_rows_said (once per load)"
 FLOOR_TOP = 64  # rows the floor takes before cutting at the budget (lines are >= 40 chars)
 CHAR_LIMIT = 1200
 QUESTIONS = (
@@ -213,28 +221,41 @@ async def seed(path: Path | str, count: int) -> None:
             await memory.set_memory_note(uid, f"Call me {NAMES[uid]}. I'm vegetarian.")
 
 
-async def first_open(path: Path | str) -> float:
-    """Time the first ``RoomOpened`` → ``block()`` of a fresh ``open_memory``."""
-    async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=bench_embedder()) as memory:
-        start = time.perf_counter()
+async def first_open(path: Path | str, *, reader_up: bool = False) -> tuple[float, float]:
+    """Time the first ``RoomOpened`` → ``block()`` of a fresh ``open_memory``: the seconds,
+    and the CPU seconds the process spent meanwhile (every thread: on a shared machine the
+    wall time also counts the waits for a core). With ``reader_up``, only once the offline
+    reader's worker processes (which ``open_memory`` starts) are up: until then they start
+    beside the load, on the same cores."""
+    settings = settings_for(path)
+    mind = make_mind(settings) if reader_up else None
+    processes = getattr(mind, "processes", None)
+    async with open_memory(settings, clock=ManualClock(NOW), embedder=bench_embedder(), mind=mind) as memory:
+        while processes is not None and not processes.ready:
+            await trio.sleep(0.01)
+        start, cpu = time.perf_counter(), time.process_time()
         await memory.send(opened("first-load"))
         await memory.block(PERSONA, "first-load")
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         await memory.send(RoomArchived(room_id="first-load"))
-    return elapsed
+    if mind is not None:
+        await mind.aclose()
+    return elapsed, cpu
 
 
-def first_load_fresh_process(path: Path | str, runs: int) -> list[float]:
-    """Run ``first_open`` in ``runs`` new Python processes; each prints its seconds."""
+def first_load_fresh_process(path: Path | str, runs: int, *, reader_up: bool = False) -> list[tuple[float, float]]:
+    """Run ``first_open`` in ``runs`` new Python processes; each prints its seconds and CPU seconds."""
     out = []
     for _ in range(runs):
         done = subprocess.run(
-            [sys.executable, __file__, "--embedder", EMBEDDER["kind"], "--first-load-child", str(path)],
+            [sys.executable, __file__, "--embedder", EMBEDDER["kind"], "--first-load-child", str(path)]
+            + (["--first-load-reader-up"] if reader_up else []),
             check=True,
             capture_output=True,
             text=True,
         )
-        out.append(json.loads(done.stdout)["seconds"])
+        found = json.loads(done.stdout)
+        out.append((found["seconds"], found["cpu"]))
     return out
 
 
@@ -247,6 +268,8 @@ class SizeResult:
     visible: int = 0
     block_chars: int = 0
     first_fresh: list[float] = attrs.field(factory=list)
+    first_fresh_cpu: list[float] = attrs.field(factory=list)
+    first_up: list[tuple[float, float]] = attrs.field(factory=list)  # (seconds, CPU), reader's workers up
     first_inproc: float = 0.0
     cold: list[float] = attrs.field(factory=list)
     floor: list[float] = attrs.field(factory=list)
@@ -408,9 +431,14 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
     result.parts["store.read(no-op) (bare read hop)"] = await timed(lambda: store.read(lambda c: None), reps)
     result.parts["embedder.embed([topic])"] = await timed(lambda: embedder.embed([TOPIC]), reps)
 
-    version, rows = await store.persona_rows(PERSONA)
+    said: dict = {}
+    if hasattr(store, "persona_rows_said"):  # what the actor reads (older commits: the rows alone)
+        result.parts[READ] = await timed(lambda: store.persona_rows_said(PERSONA), max(reps // 10, 3))
+        version, rows, said = await store.persona_rows_said(PERSONA)
+    else:
+        version, rows = await store.persona_rows(PERSONA)
     index = RowIndex()
-    index.load(version, rows)
+    index.load(version, rows, said)
     _, controls = await store.read_state(PERSONA, PRESENT)
     topic = ranking.Topic.of(TOPIC, (await embedder.embed([TOPIC]))[0], embedder.name)
     rules = block_rules(settings)
@@ -432,7 +460,7 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
             return build_from_table(PERSONA, room_audience(), table, **args)
 
         def prepare() -> object:
-            return RowIndex().load(version, rows)  # decode the vectors, prepare the table
+            return RowIndex().load(version, rows, said)  # decode the rows and vectors, prepare the table
 
     else:
 
@@ -664,19 +692,25 @@ def report(results: list[SizeResult], args: argparse.Namespace, postgres: str | 
     print()
     print("cost per row (linear growth shows as a flat column)")
     head = (
-        f"{'rows':>7} {'seed+insert':>11} {'build p50':>10} {'per row':>9} {'from_rows':>10} {'per row':>9} "
-        f"{'after-write':>11} {'per row':>9}"
+        f"{'rows':>7} {'seed+insert':>11} {'build p50':>10} {'per row':>9} {'read':>10} {'per row':>9} "
+        f"{'load':>10} {'per row':>9} {'after-write':>11} {'per row':>9}"
     )
     print(head)
     print("-" * len(head))
     for r in results:
         build = pct(r.parts[BUILD], 50) if BUILD in r.parts else float("nan")
+        read = pct(r.parts[READ], 50) if READ in r.parts else float("nan")
         prep = pct(r.parts[PREPARE], 50) if PREPARE in r.parts else float("nan")
         after = pct(r.after_write, 50) if r.after_write else float("nan")
         print(
             f"{r.rows:>7,} {fmt(r.seed_seconds):>11} {fmt(build):>10} {fmt(build / r.rows):>9} "
-            f"{fmt(prep):>10} {fmt(prep / r.rows):>9} {fmt(after):>11} {fmt(after / r.rows):>9}"
+            f"{fmt(read):>10} {fmt(read / r.rows):>9} {fmt(prep):>10} {fmt(prep / r.rows):>9} "
+            f"{fmt(after):>11} {fmt(after / r.rows):>9}"
         )
+    print(
+        "  read: store.persona_rows_said, what the actor reads at a load; load: RowIndex.load of it "
+        "(decode, prepare the table; each row made a MemoryRow only when read)"
+    )
     print()
     print(
         f"targets : cold ≤ {fmt(TARGET_COLD_P50)} p50 and ≤ {fmt(TARGET_COLD_P99)} p99 at 1,000 rows; "
@@ -695,6 +729,22 @@ def report(results: list[SizeResult], args: argparse.Namespace, postgres: str | 
             f"  first load (new proc): the median over {args.first_load_runs} fresh process(es); "
             "the actor reads and decodes every row once"
         )
+        for r in results:
+            if r.first_fresh_cpu:
+                print(
+                    f"  {r.rows:>6,} rows: first load (new proc) {fmt(float(np.median(r.first_fresh)))}, "
+                    f"CPU {fmt(float(np.median(r.first_fresh_cpu)))} (process, every thread; runs: "
+                    + ", ".join(f"{fmt(w)}/{fmt(c)}" for w, c in zip(r.first_fresh, r.first_fresh_cpu))
+                    + ")"
+                )
+            if r.first_up:
+                print(
+                    f"  {r.rows:>6,} rows: the same once the offline reader's worker processes are up "
+                    f"{fmt(float(np.median([w for w, _ in r.first_up])))}, "
+                    f"CPU {fmt(float(np.median([c for _, c in r.first_up])))} (runs: "
+                    + ", ".join(f"{fmt(w)}/{fmt(c)}" for w, c in r.first_up)
+                    + ")"
+                )
 
     for r in results:
         if r.rows not in args.parts_for:
@@ -768,6 +818,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--json", metavar="FILE", help="also write the headline figures to FILE as JSON")
     parser.add_argument("--first-load-child", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--first-load-reader-up", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.parts_for is None:
         args.parts_for = args.sizes
@@ -797,6 +848,8 @@ def headline(results: list[SizeResult], args: argparse.Namespace, postgres: str 
                 "floor_p50": p(r.floor, 50),
                 "floor_warm_p50": p(r.floor_warm, 50),
                 "first_load_fresh": float(np.median(r.first_fresh)) if r.first_fresh else None,
+                "first_load_fresh_cpu": float(np.median(r.first_fresh_cpu)) if r.first_fresh_cpu else None,
+                "first_load_reader_up": float(np.median([w for w, _ in r.first_up])) if r.first_up else None,
                 "first_load_inproc": r.first_inproc,
                 "after_write_reps": len(r.after_write),
                 "after_write_p50": p(r.after_write, 50),
@@ -820,7 +873,9 @@ def run_size(place: Path | str, size: int, args: argparse.Namespace) -> SizeResu
     trio.run(seed, place, size)
     result.seed_seconds = time.perf_counter() - start
     if args.first_load_runs:
-        result.first_fresh = first_load_fresh_process(place, args.first_load_runs)
+        runs = first_load_fresh_process(place, args.first_load_runs)
+        result.first_fresh, result.first_fresh_cpu = [w for w, _ in runs], [c for _, c in runs]
+        result.first_up = first_load_fresh_process(place, args.first_load_runs, reader_up=True)
     trio.run(
         functools.partial(
             measure,
@@ -843,7 +898,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.first_load_child:
         child = args.first_load_child
         place = child if child.startswith(POSTGRES_SCHEMES) else Path(child)
-        print(json.dumps({"seconds": trio.run(first_open, place)}))
+        seconds, cpu = trio.run(functools.partial(first_open, place, reader_up=args.first_load_reader_up))
+        print(json.dumps({"seconds": seconds, "cpu": cpu}))
         return
     results = []
     postgres = None

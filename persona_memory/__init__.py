@@ -22,6 +22,7 @@ from .errors import (
     ProviderError,
     StorageError,
     UnknownRoom,
+    PersonaFailed,
     WriterCrashedTooOften,
 )
 from .bridge import open_memory_in_asyncio, open_memory_in_thread
@@ -60,6 +61,7 @@ __all__ = [
     "UnknownRoom",
     "UserControls",
     "WallClock",
+    "PersonaFailed",
     "WriterCrashedTooOften",
     "load_settings",
     "open_memory",

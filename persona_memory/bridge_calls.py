@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from .core.placement import BuiltBlock
+from .events.kinds import Delivered
 from .memory import Readiness
 from .messages import RoomEvent
 from .rows import MemoryRow, UserControls
@@ -134,6 +135,14 @@ class AsyncioMemory:
         """``Memory.undo``, awaited without blocking the loop."""
         return await self._runner.wait("undo", user_id, notice_id)
 
+    async def events_after(self, after_id: int, limit: int = 100) -> list[Delivered]:
+        """``Memory.events_after``, awaited without blocking the loop."""
+        return await self._runner.wait("events_after", after_id, limit)
+
+    async def newest_event(self) -> int:
+        """``Memory.newest_event``, awaited without blocking the loop."""
+        return await self._runner.wait("newest_event")
+
     async def sweep(
         self, *, parked_only: bool = False, personas: Iterable[str] | None = None
     ) -> datetime | None:
@@ -242,6 +251,14 @@ class ThreadedMemory:
     def undo(self, user_id: int, notice_id: int) -> list[int]:
         """``Memory.undo``, waiting in the calling thread."""
         return self._runner.call("undo", user_id, notice_id)
+
+    def events_after(self, after_id: int, limit: int = 100) -> list[Delivered]:
+        """``Memory.events_after``, waiting in the calling thread."""
+        return self._runner.call("events_after", after_id, limit)
+
+    def newest_event(self) -> int:
+        """``Memory.newest_event``, waiting in the calling thread."""
+        return self._runner.call("newest_event")
 
     def sweep(self, *, parked_only: bool = False, personas: Iterable[str] | None = None) -> datetime | None:
         """``Memory.sweep``, waiting in the calling thread."""

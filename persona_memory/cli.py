@@ -5,10 +5,15 @@
   in one process (Ctrl-C stops serving, then drains queued writes). ``serve --worker [ID]``
   runs it as one of several workers sharing the PostgreSQL at ``storage.url``
   (``cluster/node.py``); ``--advertise URL`` is where the other workers reach it.
-- ``persona-memory login-link 42`` prints a signed, expiring login link for user 42.
-- ``persona-memory doctor`` checks the store file (read only): integrity, schema, rooms
-  behind, parked slices, escalated personas; exit 1 when it needs attention.
-- ``persona-memory backup PATH`` copies the store to a new file, consistently, while it runs.
+- ``persona-memory login-link 42`` prints a signed, expiring login link for user 42, on
+  ``--public-url`` if given, else ``web.public_url``, else ``http://web.host:web.port`` (give
+  it the ``--host``/``--port`` that ``serve`` was given).
+- ``persona-memory doctor`` checks an SQLite store file (read only): integrity, schema, rooms
+  behind, parked slices, escalated personas; exit 1 when it needs attention. It does not read
+  PostgreSQL: there a running ``serve`` answers ``/readyz`` and ``/metrics``.
+- ``persona-memory backup PATH`` copies an SQLite store to a new file, consistently, while it
+  runs (for PostgreSQL: ``pg_dump``).
+- ``--db`` names the store: an SQLite file, or a ``postgresql://`` URL (as ``storage.url``).
 - ``persona-memory exam`` runs the design's leak exam (§4) on a temporary memory with the group
   scope on, prints its table, writes a JSON report; exit 1 on a leak, 3 when inconclusive.
 """
@@ -29,13 +34,16 @@ import trio
 
 from .errors import PersonaMemoryError
 from .settings import Settings, load_settings
+from .storage.location import names_postgres, redacted
 from .version import installed_version
 
 
 def main(argv: list[str] | None = None) -> int:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", help="a TOML file over the embedded defaults (config.toml)")
-    common.add_argument("--db", help="the SQLite file (overrides storage.path)")
+    common.add_argument(
+        "--db", help="the store: an SQLite file (overrides storage.path) or a postgresql:// URL (storage.url)"
+    )
     common.add_argument("-v", "--verbose", action="store_true", help="log what the actors do")
     parser = argparse.ArgumentParser(
         prog="persona-memory", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -62,6 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         "login-link", parents=[common], help="print a signed, expiring login link for a user"
     )
     link.add_argument("user_id", type=int, help="the user's id, e.g. 42")
+    link.add_argument(
+        "--public-url", metavar="URL",
+        help="where people open the pages, e.g. https://memory.example.com (overrides web.public_url)",
+    )
+    link.add_argument("--host", help="with no public URL: the host serve listens on (overrides web.host)")
+    link.add_argument("--port", type=int, help="with no public URL: the port serve listens on (overrides web.port)")
     exam = commands.add_parser(
         "exam", parents=[common], help="run the leak exam (design §4) and write its JSON report"
     )
@@ -69,10 +83,11 @@ def main(argv: list[str] | None = None) -> int:
         "--report", default="persona-memory-exam.json", help="where to write the JSON report"
     )
     commands.add_parser(
-        "doctor", parents=[common], help="check the store file: integrity, schema, rooms behind, parked slices"
+        "doctor", parents=[common],
+        help="check an SQLite store file: integrity, schema, rooms behind, parked slices",
     )
     backup = commands.add_parser(
-        "backup", parents=[common], help="copy the store to a new file, consistently, even while it runs"
+        "backup", parents=[common], help="copy an SQLite store to a new file, consistently, even while it runs"
     )
     backup.add_argument("path", help="where to write the copy (must not exist yet)")
     args = parser.parse_args(argv)
@@ -83,21 +98,23 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    overrides: dict[str, object] = {"storage.path": args.db} if args.db else {}
-    if args.command == "serve":
+    if args.command in ("doctor", "backup") and args.db and names_postgres(args.db):
+        print(f"persona-memory: {_sqlite_only(args.command, '--db', redacted(args.db.strip()))}", file=sys.stderr)
+        return 2
+    overrides: dict[str, object] = {}
+    if args.db:
+        overrides["storage.url" if names_postgres(args.db) else "storage.path"] = args.db
+    if args.command in ("serve", "login-link"):
         if args.host is not None:
             overrides["web.host"] = args.host
         if args.port is not None:
             overrides["web.port"] = args.port
+    if args.command == "login-link" and args.public_url is not None:
+        overrides["web.public_url"] = args.public_url
     try:
         settings = load_settings(args.config, overrides)
         if args.command in ("doctor", "backup") and settings.storage.backend == "postgresql":
-            print(
-                f"persona-memory: {args.command} reads an SQLite store file, and storage.url names a "
-                f"PostgreSQL database ({settings.storage.place}); use the server's own tools there "
-                "(pg_dump for a backup), or pass --db FILE to check a file",
-                file=sys.stderr,
-            )
+            print(f"persona-memory: {_sqlite_only(args.command, 'storage.url', settings.storage.place)}", file=sys.stderr)
             return 2
         if args.command == "demo":
             from .demo import run_demo
@@ -138,6 +155,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"persona-memory: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _sqlite_only(command: str, named_by: str, place: str) -> str:
+    """Why ``doctor`` or ``backup`` stops when ``named_by`` names the PostgreSQL database at
+    ``place``, and what to use there instead."""
+    if command == "doctor":
+        instead = (
+            "a running `persona-memory serve` reports escalated personas at /readyz and its counts "
+            "at /metrics, and the server's own tools do the rest (pg_dump for a backup); to check "
+            "an SQLite file, pass --db FILE"
+        )
+    else:
+        instead = "use the server's own tools (pg_dump); to copy an SQLite file, pass --db FILE"
+    return (
+        f"{command} reads an SQLite store file, and {named_by} names a PostgreSQL database "
+        f"({place}), which it does not read. For PostgreSQL, {instead}"
+    )
 
 
 def _bind_error(exc: BaseException) -> OSError | None:

@@ -19,9 +19,11 @@ from .embedding.wordllama import BundledWordLlama
 from .minds.http import HttpMind
 from .minds.offline import OfflineMind
 from .minds.offline.processes import ReaderProcesses
+from .minds.offline.slots import EnglishSlots
 from .minds.port import Mind
 from .providers import JsonEndpoint, RetryPolicy
 from .settings import Settings
+from .write.slot_reader import SlotReader
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +66,13 @@ def make_mind(settings: Settings, limiter: trio.CapacityLimiter | None = None) -
             return HttpMind(mind_endpoint(settings, limiter), m.model, m.response_format)
         case other:
             raise AssertionError(f"settings let through mind kind {other!r}")
+
+
+def make_slot_reader() -> SlotReader:
+    """What routing reads a row's slots with (where someone works, lives, …), whatever the
+    mind: the offline reader's English grammar. An HTTP model's rows are English sentences
+    too, and the rows a persona already holds were read with it."""
+    return EnglishSlots()
 
 
 def embedder_endpoint(

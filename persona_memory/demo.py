@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import attrs
+
 from .clock import ManualClock
 from .memory import Memory, open_memory
 from .messages import MemberJoined, MemberLeft, RoomOpened, RoomWentQuiet
@@ -88,6 +90,7 @@ async def _notices(memory: Memory, user_id: int) -> None:
 async def run_demo(settings: Settings) -> None:
     today = datetime.now(timezone.utc).replace(hour=9, minute=0, second=0, microsecond=0)
     clock = ManualClock(today - timedelta(days=40))
+    settings = attrs.evolve(settings, events=attrs.evolve(settings.events, webhooks=()))  # made-up people
     async with open_memory(settings, clock=clock, on_report=_print_report) as memory:
         print(f"store: {settings.storage.path}; mind: {settings.mind.kind}; embedder: {settings.embedder.kind}")
         if await memory._store.lines("demo-dm-dan"):

@@ -20,7 +20,8 @@
     │   │   └── ResponseFormatRefused   the endpoint does not take [mind] response_format: change it
     │   └── ProviderNonsense            the answer was not the JSON we asked for
     ├── LeaseLost                       this worker no longer owns the persona: nothing committed
-    ├── WriterCrashedTooOften           a persona's writer kept failing: the supervisor escalates
+    ├── WriterCrashedTooOften           a persona's actor or writer crashed past the restart intensity
+    ├── PersonaFailed                   that persona was stopped; its calls raise this (others go on)
     ├── MemoryClosed                    the memory was shut down; the call came too late
     └── NotOnTrio (RuntimeError)        open_memory was entered outside trio: use open_memory_in_asyncio
 
@@ -165,11 +166,18 @@ class NotOwnedHere(LeaseLost):
 
 
 class WriterCrashedTooOften(PersonaMemoryError):
-    """A persona's writer crashed more often than the restart intensity allows.
+    """A persona's actor or writer crashed more often than the restart intensity allows
+    (``restart.RestartPolicy``). The supervisor catches it and escalates that persona alone:
+    see ``PersonaFailed``."""
 
-    The supervisor gives up on it and lets the error out of ``open_memory``, like an Erlang
-    supervisor escalating to its parent.
-    """
+
+class PersonaFailed(PersonaMemoryError):
+    """This persona's memory was stopped: its actor or its writer kept crashing past
+    ``supervisor.max_restarts`` in ``supervisor.restart_period_seconds`` (or that many of its
+    jobs in a row were parked). Not the caller's fault. Its ``block()``, ``recall()`` and room
+    events raise this or skip it while every other persona goes on; a human's delete, undo and
+    clear-all of its rows still run on the store. Opening the memory again starts it afresh;
+    ``readiness()`` lists it and the log says why."""
 
 
 class MemoryClosed(PersonaMemoryError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from functools import partial
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import AsyncIterator, Callable, Iterable
@@ -25,11 +26,10 @@ from . import ids
 from .actors.lane import ClearMemories, DeleteMemory, HumanEdit, UndoNotice
 from .actors.persona import ActorContext, WritePath
 from .clock import SystemClock, WallClock, as_utc
-from .compose import block_rules, make_embedder, make_limiter, make_mind, recall_rules
+from .compose import block_rules, make_embedder, make_limiter, make_mind, make_slot_reader, recall_rules
 from .embedding import Embedder
-from .actors.row_index import RowIndex
-from .core.audience import Audience
-from .core.block import build_from_table
+from .events.kinds import Delivered
+from .events.webhooks import Target, run_webhooks
 from .core.placement import BuiltBlock
 from .errors import InvalidInput, MemoryClosed, NotInRoom, NotOnTrio, NotYourMemory, StorageError, UnknownRoom
 from .metrics import Metrics, TimedEmbedder, TimedMind
@@ -101,7 +101,8 @@ class Memory:
         problems = tuple(
             f"{persona}'s writer failed a slice too often; it is parked (persona-memory doctor shows why)"
             for persona in escalated
-        )
+        ) + tuple(f"{persona} was stopped: {error}" for persona, error in sorted(self._supervisor.failed.items()))
+        escalated = tuple(sorted({*escalated, *self._supervisor.failed}))
         return Readiness(not problems, problems, escalated)
 
     # ---- transcript --------------------------------------------------------------------
@@ -232,22 +233,51 @@ class Memory:
         self._check_open()
         await self._supervisor.drain()
 
+    # ---- events ------------------------------------------------------------------------
+
+    async def events_after(self, after_id: int, limit: int = 100) -> list[Delivered]:
+        """The events committed after event ``after_id``, oldest first, at most ``limit``
+        (``docs/events.md``): ids and switches, no text about a person.
+
+        Raises:
+            InvalidInput: ``after_id`` is not an int >= 0, or ``limit`` not 1..1000.
+        """
+        if isinstance(after_id, bool) or not isinstance(after_id, int) or after_id < 0:
+            raise InvalidInput(f"after_id must be an event id (an int >= 0), got {after_id!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInput(f"limit must be an int from 1 to 1000, got {limit!r}")
+        self._check_open()
+        return await self._store.events_after(after_id, limit)
+
+    async def newest_event(self) -> int:
+        """The id of the newest event so far (0: none yet); ``events_after`` it gives what
+        happens from now on."""
+        self._check_open()
+        return await self._store.newest_event()
+
     # ---- the human's controls ----------------------------------------------------------
 
     async def set_memory_note(self, user_id: int, note: str) -> None:
-        """Set what every persona should remember about ``user_id`` (≤ 400 chars; "" clears)."""
+        """Set what every persona should remember about ``user_id`` (≤ 400 chars; "" clears).
+        The live blocks of the rooms they are in show it when this returns."""
         self._check_open()
-        await self._store.set_memory_note(user_id, note)
+        await self._store.set_memory_note(user_id, note, now=self._clock.now())
+        await self._supervisor.controls_changed(user_id)
 
     async def set_memory_on(self, user_id: int, on: bool) -> None:
-        """The 'Personas remember me' switch. Off: no persona reads or writes about them."""
+        """The 'Personas remember me' switch. Off: no persona reads or writes about them — the
+        live blocks of the rooms they are in drop them when this returns, and a write under
+        way stores nothing about them or from their lines."""
         self._check_open()
-        await self._store.set_memory_on(user_id, on)
+        await self._store.set_memory_on(user_id, on, now=self._clock.now())
+        await self._supervisor.controls_changed(user_id)
 
     async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
-        """'This persona forgets me': stops that persona's reads and writes about them."""
+        """'This persona forgets me': stops that persona's reads and writes about them, in its
+        live blocks and in a write under way too, when this returns."""
         self._check_open()
-        await self._store.set_muted(user_id, persona, muted)
+        await self._store.set_muted(user_id, persona, muted, now=self._clock.now())
+        await self._supervisor.controls_changed(user_id, persona)
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
         """Every row, open and closed, that any persona keeps about ``user_id``."""
@@ -309,21 +339,7 @@ class Memory:
         ids.check_user_id(user_id)
         ids.check_persona(persona)
         self._check_open()
-        version, rows = await self._store.persona_rows(persona)
-        index = RowIndex()
-        index.load(version, rows)
-        controls = await self._store.user_controls([user_id])
-        built = build_from_table(
-            persona,
-            Audience(present=frozenset({user_id}), private=True),
-            index.table,
-            controls=controls,
-            topic=None,
-            names={},
-            now=self._clock.now(),
-            rules=self._supervisor.rules,
-        )
-        return built.used, built.limit, frozenset(built.loaded_ids)
+        return await self._supervisor.meter(persona, user_id)
 
     async def room_facts(self, room_ids: Iterable[str]) -> dict[str, RoomFacts]:
         """What the human's page says about these rooms: each known one's title (``None`` if
@@ -589,6 +605,7 @@ async def open_memory_as(
     limiter = make_limiter(settings)
     if embedder is None:
         embedder = await trio.to_thread.run_sync(make_embedder, settings, limiter)
+    hooks = Target.all_from_env(settings.events)  # a missing secret is said before anything opens
     if mind is None and write_path is None:
         mind = make_mind(settings, limiter)
     try:
@@ -604,8 +621,9 @@ async def open_memory_as(
                         on_report(one)
 
                 write_path = WritePipeline(
-                    store, TimedMind(mind, metrics), timed_embedder, clock, settings.write, on_report=report,
-                    fence=fence, offload=getattr(mind, "processes", None),  # the offline reader's workers
+                    store, TimedMind(mind, metrics), timed_embedder, clock, settings.write,
+                    slots=make_slot_reader(), on_report=report, fence=fence,
+                    offload=getattr(mind, "processes", None),  # the offline reader's workers
                 )
             context = ActorContext(
                 store=store,
@@ -622,6 +640,7 @@ async def open_memory_as(
                 metrics.watch(supervisor)
                 memory = make(supervisor, store, clock, metrics)
                 async with trio.open_nursery() as nursery:
+                    await nursery.start(partial(run_webhooks, store, settings.events, clock, targets=hooks))
                     nursery.start_soon(
                         memory.run_sweeps,
                         settings.write.sweep_interval_seconds,

@@ -30,7 +30,7 @@ import math
 import re
 import sqlite3
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 import attrs
 
@@ -295,6 +295,16 @@ def _stored(cls: type[MemoryRow], row: sqlite3.Row, plan) -> MemoryRow:
     return value
 
 
+def stored_plan(columns: Iterable[str]) -> list[tuple[str, int, Callable[[Any], Any] | None]]:
+    """How ``stored_row`` reads a result row whose columns are named ``columns``."""
+    return _plan(columns)
+
+
+def stored_row(values: Sequence[Any], plan: list[tuple[str, int, Callable[[Any], Any] | None]]) -> MemoryRow:
+    """The ``MemoryRow`` of one result row (``values``, by position), as ``from_rows`` reads it."""
+    return _stored(MemoryRow, values, plan)
+
+
 def ids_json(values: Iterable[int]) -> str:
     """A list of ints (not bools: the rows' checks refuse them) as JSON text: the very text
     ``json.dumps(list(values))`` gives (``[12, 17]``; ``int.__repr__``, as the encoder writes
@@ -302,7 +312,7 @@ def ids_json(values: Iterable[int]) -> str:
     return "[" + ", ".join(map(int.__repr__, values)) + "]"
 
 
-def _stored_ids(text: str | None) -> list[int]:
+def stored_ids(text: str | None) -> list[int]:
     """A JSON list of ids as ``to_params`` stored it (``[12, 17]``), read without the JSON
     parser when it has that shape."""
     if not text or text == "[]":
@@ -313,7 +323,7 @@ def _stored_ids(text: str | None) -> list[int]:
         return json.loads(text)
 
 
-def _stored_time(text: str) -> datetime:
+def stored_time(text: str) -> datetime:
     """A time as ``to_params`` stored it (ISO, UTC); one stored with another offset is moved."""
     when = datetime.fromisoformat(text)
     return when if when.tzinfo is timezone.utc else as_utc(when)
@@ -322,10 +332,10 @@ def _stored_time(text: str) -> datetime:
 _FIELDS = tuple(field.name for field in attrs.fields(MemoryRow))
 _VECTOR = ("embedding", "embedding_scale", "embedder")
 _DECODE: dict[str, Callable[[Any], Any]] = {
-    "created": _stored_time,
-    "last_recalled": lambda text: None if text is None else _stored_time(text),
-    "witnessed": lambda text: frozenset(_stored_ids(text)),
-    "evidence": lambda text: tuple(_stored_ids(text)),
+    "created": stored_time,
+    "last_recalled": lambda text: None if text is None else stored_time(text),
+    "witnessed": lambda text: frozenset(stored_ids(text)),
+    "evidence": lambda text: tuple(stored_ids(text)),
 }
 
 

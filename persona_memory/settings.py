@@ -4,7 +4,8 @@ Rules:
 - ``defaults.toml`` beside this module is the single source of every key and its default; the
   project's ``config.toml`` is a commented copy of it.
 - A key that the defaults do not have is refused, and so is a value of the wrong type or out of
-  range. The ``ConfigError`` names the key and says what it accepts.
+  range. The ``ConfigError`` names the key and says what it accepts; for an unknown key or
+  section, the nearest valid ones.
 - Settings are frozen once loaded.
 - ``storage.url`` and ``storage.path`` are one choice, where the memory is kept: a layer (the
   file, then the overrides) that sets ``storage.path`` alone also clears a ``storage.url`` an
@@ -18,6 +19,7 @@ Rules:
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
 import tomllib
@@ -172,6 +174,75 @@ class ClusterSettings:
 
 
 @attrs.frozen
+class Webhook:
+    """One webhook of ``[events]``: where events go, the NAME of the environment variable that
+    holds its signing secret, which kinds it gets, and whether memory text rides along.
+    ``name`` keys its delivery cursor in the store (its URL unless given)."""
+
+    url: str
+    secret_env: str
+    kinds: frozenset[str]
+    include_text: bool = False
+    name: str = ""
+
+    @classmethod
+    def from_table(cls, table: object, where: str) -> "Webhook":
+        """A webhook from one TOML table, or a ``ConfigError`` naming what to fix."""
+        from .events.kinds import KINDS, check_kinds
+
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be a table like {{url = \"https://…\", secret_env = \"…\", kinds = [\"memory.noted\"]}}")
+        unknown = sorted(set(table) - {"url", "secret_env", "kinds", "include_text", "name"})
+        if unknown:
+            raise ConfigError(f"{where}: unknown key {unknown[0]!r}; a webhook has url, secret_env, kinds, include_text and name")
+        url = table.get("url")
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.url must be an http:// or https:// URL, got {url!r}")
+        secret_env = table.get("secret_env")
+        if not isinstance(secret_env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", secret_env):
+            raise ConfigError(
+                f"{where}.secret_env must be the NAME of an environment variable holding the signing "
+                f"secret (like \"PERSONA_MEMORY_HOOK_SECRET\"), got {secret_env!r}"
+            )
+        try:
+            kinds = check_kinds(table.get("kinds", list(KINDS)), f"{where}.kinds")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        include_text = table.get("include_text", False)
+        if not isinstance(include_text, bool):
+            raise ConfigError(f"{where}.include_text must be true or false, got {include_text!r}")
+        name = table.get("name", url)
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"{where}.name must be a non-empty string, got {name!r}")
+        return cls(url, secret_env, kinds, include_text, name)
+
+
+def _webhooks(value: object) -> tuple[Webhook, ...]:
+    if isinstance(value, tuple) and all(isinstance(w, Webhook) for w in value):
+        return value
+    hooks = tuple(Webhook.from_table(t, f"events.webhooks[{i}]") for i, t in enumerate(value))  # type: ignore[arg-type]
+    names = [h.name for h in hooks]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise ConfigError(f"events.webhooks[{i}] has the name {name!r} of an earlier one; give each a distinct name")
+    return hooks
+
+
+@attrs.frozen
+class EventsSettings:
+    """``[events]``: the webhooks events are pushed to, and the numbers of their delivery and
+    of the ``GET /api/events`` stream (``events/``)."""
+
+    webhooks: tuple[Webhook, ...] = attrs.field(converter=_webhooks)
+    retry_initial_seconds: float
+    retry_max_seconds: float
+    timeout_seconds: float
+    poll_seconds: float
+    heartbeat_seconds: float
+    keep_days: float
+
+
+@attrs.frozen
 class ExamSettings:
     """``persona-memory exam``: the chat model of the leak exam's model half (design §4)."""
 
@@ -200,6 +271,7 @@ class Settings:
     web: WebSettings
     cluster: ClusterSettings
     exam: ExamSettings
+    events: EventsSettings
 
 
 _SECTIONS: dict[str, type] = {
@@ -217,6 +289,7 @@ _SECTIONS: dict[str, type] = {
     "web": WebSettings,
     "cluster": ClusterSettings,
     "exam": ExamSettings,
+    "events": EventsSettings,
 }
 
 
@@ -298,6 +371,12 @@ _RANGES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "cluster.lease_seconds": ((lambda v: 0 < v <= 3600), "more than 0 and at most 3600"),
     "cluster.renew_seconds": _POSITIVE,
     "exam.kind": ((lambda v: v in ("off", "http")), "'off' or 'http'"),
+    "events.retry_initial_seconds": _POSITIVE,
+    "events.retry_max_seconds": _POSITIVE,
+    "events.timeout_seconds": _POSITIVE,
+    "events.poll_seconds": _POSITIVE,
+    "events.heartbeat_seconds": _POSITIVE,
+    "events.keep_days": _POSITIVE,
     "exam.runs": _between(1, 100),
     "exam.turns": _between(1, 8),
     "exam.temperature": _between(0.0, 2.0),
@@ -346,9 +425,7 @@ def load_settings(
         given: dict[str, Any] = {}
         for section, table in loaded.items():
             if section not in values:
-                raise ConfigError(
-                    f"{source}: unknown section [{section}]; known: {', '.join(sorted(values))}"
-                )
+                raise ConfigError(f"{source}: unknown section [{section}]; {_nearest_section(section, values)}")
             if not isinstance(table, dict):
                 raise ConfigError(f"{source}: [{section}] must be a table of settings")
             given.update({f"{section}.{key}": value for key, value in table.items()})
@@ -414,8 +491,7 @@ def _resolve_storage(storage: dict[str, Any], *, where: str) -> None:
 def _set(values: dict[str, dict[str, Any]], dotted: str, value: Any, *, where: str) -> None:
     section, _, key = dotted.partition(".")
     if section not in values or key not in values[section]:
-        known = ", ".join(f"{s}.{k}" for s in values for k in values[s])
-        raise ConfigError(f"{where}: unknown setting {dotted!r}; known settings: {known}")
+        raise ConfigError(f"{where}: unknown setting {dotted!r}; {_nearest_keys(dotted, values)}")
     default = values[section][key]
     if isinstance(default, bool):
         ok = isinstance(value, bool)
@@ -434,3 +510,32 @@ def _set(values: dict[str, dict[str, Any]], dotted: str, value: Any, *, where: s
     if check is not None and not check[0](value):
         raise ConfigError(f"{where}: {dotted} must be {check[1]}, got {value!r}")
     values[section][key] = value
+
+
+def _nearest_keys(dotted: str, values: Mapping[str, Mapping[str, Any]]) -> str:
+    """What to say after an unknown key: the nearest valid keys, not all eighty of them.
+
+    The same key in another section comes first (``storage.port`` is ``web.port``), then the
+    keys spelled most alike (difflib). With none near, the section's own keys, or the sections.
+    """
+    known = [f"{s}.{k}" for s in values for k in values[s]]
+    section, _, key = dotted.partition(".")
+    near = [d for d in known if d.partition(".")[2] == key]
+    near += [d for d in difflib.get_close_matches(dotted, known, n=3, cutoff=0.7) if d not in near]
+    if near:
+        return f"did you mean {_either(near[:3])}?"
+    if section in values:
+        return f"[{section}] has {', '.join(values[section])}"
+    return f"the sections are {', '.join(values)}; a key is written section.key"
+
+
+def _nearest_section(section: str, values: Mapping[str, Any]) -> str:
+    near = difflib.get_close_matches(section, list(values), n=2, cutoff=0.6)
+    if near:
+        return f"did you mean {_either([f'[{s}]' for s in near], quote=False)}?"
+    return f"the sections are {', '.join(f'[{s}]' for s in values)}"
+
+
+def _either(names: list[str], *, quote: bool = True) -> str:
+    shown = [repr(n) if quote else n for n in names]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"

@@ -18,8 +18,9 @@ Invariants checked after every step:
 2. **Cap.** The meter ``chars="N/LIMIT"`` has the configured limit, ``N ≤ LIMIT``, and ``N`` is
    the length of the memory lines plus their newlines.
 3. **Cache.** A block is built at open/join/leave and then stays byte-identical until the next
-   of those, whatever rows or switches change meanwhile (so the oracle checks a block against
-   the world as it was when the block was built).
+   of those, whatever rows change meanwhile (so the oracle checks a block against the world as
+   it was when the block was built) — except that a human's switch or note change (a privacy
+   edit) rebuilds, before its call returns, the live blocks of the rooms that human is in.
 4. **No message lost.** After ``drain()`` the recording write path has seen exactly one call
    per persona per ``RoomWentQuiet``/``RoomArchived`` of a room that is not incognito (a kit
    room's write path runs and skips the kit's lines one by one), in order per persona and room and never ahead of an earlier step's, with the room's
@@ -851,10 +852,13 @@ class BusyRooms:
         room.topic = topic is not None
         await self._check_room(index, room)
 
-    async def _check_room(self, index: int, room: RoomModel) -> None:
-        """Read every persona's freshly built block and check it against the world now."""
+    async def _check_room(self, index: int, room: RoomModel, only: str | None = None) -> None:
+        """Read every persona's (or ``only``'s) freshly built block and check it against the
+        world now."""
         view = room.view()
         for persona in room.personas:
+            if only is not None and persona != only:
+                continue
             text = await self._block(persona, room.room_id, index)
             if text is None:
                 continue
@@ -959,11 +963,13 @@ class BusyRooms:
                 await memory.set_memory_on(uid, on)
                 (self.memory_off.discard if on else self.memory_off.add)(uid)
                 self.stats.control_changes += 1
+                await self._privacy_edited(uid)
             case SetMuted(human=h, persona=p, muted=muted):
                 key = (self._human(h), self._persona(p))
                 await memory.set_muted(key[0], key[1], muted)
                 (self.muted.add if muted else self.muted.discard)(key)
                 self.stats.control_changes += 1
+                await self._privacy_edited(key[0], key[1])
             case SetNote(human=h, length=length):
                 uid = self._human(h)
                 self._serial += 1
@@ -972,6 +978,16 @@ class BusyRooms:
                 await memory.set_memory_note(uid, note)
                 self.notes[uid] = (note, token)
                 self.stats.control_changes += 1
+                await self._privacy_edited(uid)
+
+    async def _privacy_edited(self, uid: int, persona: str | None = None) -> None:
+        """A switch or note changed: the live blocks of the rooms the human is in (``persona``'s
+        only, for a mute) were rebuilt before the call returned — the one change that reaches a
+        live block — so each is checked against the world as it is now and kept as built."""
+        self.world = self._snapshot()
+        for room in self.rooms:
+            if room.open and uid in room.present:
+                await self._check_room(self.stats.steps - 1, room, only=persona)
 
     async def _memory_row(self, spec: RowSpec) -> pm.MemoryRow:
         persona = self._persona(spec.persona)

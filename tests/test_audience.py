@@ -1,4 +1,6 @@
-"""The audience rule (design §4) through ``visible_memories``: one case per row of the table.
+"""The audience rule (design §4) through ``visible_memories``: one case per row of the table;
+then, on generated rooms, rows and switches, the read path's table take, the block, the recall
+note and the write side checked against that one predicate.
 
 Dan is ``u:42``, Cara ``u:17``; Warren and Nolan are personas. A row is "loaded" when it comes
 back from ``visible_memories``; ``confidence`` says it was formed one-to-one.
@@ -6,10 +8,22 @@ back from ``visible_memories``; ``confidence`` says it was formed one-to-one.
 
 from __future__ import annotations
 
-from rowfactory import make_row
+from datetime import timedelta
 
-from persona_memory.core.audience import Audience, Visible, may_write_about, visible_memories
+import attrs
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rowfactory import NOW, make_row
+
+from persona_memory.core.audience import Audience, Visible, admitted, hears, may_write_about, visible_memories
+from persona_memory.core.block import BlockRules, build_from_table, candidates
+from persona_memory.core.ranking import Topic
+from persona_memory.core.recall import RecallRules, recall_note
+from persona_memory.core.table import RowTable
+from persona_memory.rooms import Presence
 from persona_memory.rows import UserControls
+from persona_memory.storage.store import TranscriptLine
 
 DAN, CARA = 42, 17
 
@@ -154,3 +168,92 @@ def test_the_write_side_twin_refuses_exactly_the_humans_the_read_side_hides():
     assert may_write_about("warren", CARA, controls) is False
     assert may_write_about("nolan", CARA, controls) is True
     assert may_write_about("warren", 7, controls) is True
+
+
+# ---- one predicate: the read path, recall and the write side agree with visible_memories -----
+
+HUMANS = (1, 2, 3)
+PERSONAS = ("warren", "nolan")
+KINDS = ("fact", "preference", "event", "promise", "open_loop", "relationship")
+
+
+@st.composite
+def generated_rows(draw):
+    rows = []
+    for n in range(draw(st.integers(0, 12))):
+        who = draw(st.sampled_from(("world", "self", "user")))
+        uid = draw(st.sampled_from(HUMANS))
+        counterpart = f"u:{uid}" if who == "self" else None
+        rows.append(make_row(
+            id=1000 + n,
+            persona="warren",
+            subject={"world": "world", "self": "self", "user": f"u:{uid}"}[who],
+            counterpart=counterpart,
+            witnessed=frozenset(draw(st.sets(st.sampled_from(HUMANS)))),
+            kind=draw(st.sampled_from(KINDS)),
+            text=f"Memory {n} is about the garden.",
+            importance=draw(st.integers(1, 10)),
+            valid_to=draw(st.sampled_from((None, None, "2026-08-01"))),
+            created=NOW - timedelta(days=draw(st.integers(0, 90))),
+        ))
+    return rows
+
+
+controls_of_humans = st.fixed_dictionaries({
+    uid: st.builds(
+        lambda on, muted, uid=uid: UserControls(uid, memory_on=on, muted=frozenset(muted)),
+        st.booleans(), st.sets(st.sampled_from(PERSONAS)),
+    )
+    for uid in HUMANS
+})
+audiences = st.builds(
+    lambda present, private, incognito: Audience(present=frozenset(present), private=private, incognito=incognito),
+    st.sets(st.sampled_from(HUMANS)), st.booleans(), st.booleans(),
+)
+
+EVERYTHING = BlockRules(char_limit=1_000_000, per_human=1000, riders_per_human=1000, per_kind_first=1000)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=generated_rows(), audience=audiences, controls=controls_of_humans, v1_proven=st.booleans())
+def test_the_read_path_and_the_recall_note_admit_exactly_what_visible_memories_allows(
+    rows, audience, controls, v1_proven
+):
+    allowed = {v.row.id for v in visible_memories("warren", audience, rows, controls, v1_proven=v1_proven)}
+    table = RowTable.from_rows([r for r in rows if r.valid_to is None], {}, {})
+    taken = candidates("warren", audience, table, controls, v1_proven=v1_proven)
+    assert {table.ids[p] for p in taken.positions} == allowed
+    rules = attrs.evolve(EVERYTHING, v1_proven=v1_proven)
+    block = build_from_table("warren", audience, table, controls=controls, topic=None, names={}, now=NOW, rules=rules)
+    assert set(block.loaded_ids) == allowed
+    note = recall_note(
+        "warren", audience, table, controls=controls, query=Topic.of("the garden", np.zeros(1), ""),
+        shown=(), rules=rules, recall=RecallRules(limit=1000, char_limit=1_000_000, min_score=0.0),
+    )
+    assert set(note.ids) <= allowed
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    controls=controls_of_humans,
+    humans=st.sets(st.sampled_from(HUMANS)),
+    personas=st.sets(st.sampled_from(PERSONAS)),
+    kit=st.sampled_from((None, "werewolf")),
+    incognito=st.booleans(),
+)
+def test_the_write_side_reads_and_writes_exactly_whom_the_read_side_would_show(
+    controls, humans, personas, kit, incognito
+):
+    presence = Presence(humans=frozenset(humans), personas=tuple(sorted(personas)), kit=kit, incognito=incognito)
+    line = TranscriptLine(1, "r", "u:1", "I keep bees in the garden.", NOW, presence)
+    for persona in PERSONAS:
+        heard = line.heard_by(persona)
+        assert heard == hears(persona, presence.personas, kit=kit, incognito=incognito)
+        # a line of an incognito room is never read, as an incognito room never sees a row
+        room = admitted(persona, Audience(present=frozenset(humans), private=True, incognito=incognito), controls)
+        assert not heard or room.world
+        for uid in HUMANS:
+            row = make_row(subject=f"u:{uid}", witnessed={uid})
+            shown = visible_memories(persona, Audience(present=frozenset({uid}), private=True), [row], controls)
+            assert may_write_about(persona, uid, controls) == bool(shown)
+

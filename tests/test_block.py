@@ -657,3 +657,50 @@ def test_the_group_order_is_lexsorts_order_ties_in_table_order(cases, weights) -
     scores = np.array([most * (coarse if i % 2 else fine / 10**9) for i, (_, coarse, fine) in enumerate(cases)])
     expected = np.lexsort((-scores, labels))
     assert block_module.group_order(labels, scores, weights).tolist() == expected.tolist()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from([0.0, 0.25, 0.5, 1.0]), st.integers(0, 10**9),
+                  st.integers(0, len(KINDS) - 1), st.booleans()),
+        min_size=1,
+        max_size=300,
+    ),
+    st.integers(1, 40),
+    st.sampled_from([(0, 0), (2, 3), (1, 0), (0, 2)]),
+    st.sampled_from([Weights(), Weights(recency=0.05, importance=0.1)]),
+)
+def test_partitioning_a_group_keeps_what_the_full_sort_keeps(cases, keep, extras, weights) -> None:
+    """``top_of_group`` then ``best_of_group`` keeps the same rows, in the same order, as
+    ``best_of_group`` over the group's whole ``group_order`` — with many scores tied exactly
+    (a few coarse values) and the rest close, small and large ``keep``, with and without the
+    best of each kind and the riders."""
+    per_kind, riders = extras
+    labels = np.array([label for label, *_ in cases], dtype=np.int64)
+    most = weights.recency + weights.importance + weights.relevance
+    scores = np.array([most * (coarse if i % 3 else fine / 10**9) for i, (_, coarse, fine, _, _) in enumerate(cases)])
+    kind_codes = np.array([kind for *_, kind, _ in cases], dtype=np.int64)
+    rides = np.array([ride for *_, ride in cases], dtype=bool)
+    positions = np.arange(labels.size) * 3 + 5  # table positions of the candidates, ascending
+    table_codes = np.zeros(positions[-1] + 1, dtype=np.int64)
+    table_codes[positions] = kind_codes
+    table_rides = np.zeros(positions[-1] + 1, dtype=bool)
+    table_rides[positions] = rides
+    full = block_module.group_order(labels, scores, weights)
+    keys = block_module.group_keys(labels, scores, weights)
+    for label in np.unique(labels).tolist():
+        order = full[labels[full] == label]  # this group's candidates in the full order
+        expected = block_module.best_of_group(
+            positions[order], scores[order], table_codes, table_rides, keep=keep, per_kind=per_kind, riders=riders
+        )
+        members = np.flatnonzero(labels == label)
+        top = block_module.top_of_group(
+            members, keys[members], kind_codes[members], rides[members], keep=keep, per_kind=per_kind, riders=riders
+        )
+        assert top.tolist() == order[np.isin(order, top)].tolist()  # in the full order's order
+        assert top.size <= order.size and (per_kind or riders or top.tolist() == order[: top.size].tolist())
+        got = block_module.best_of_group(
+            positions[top], scores[top], table_codes, table_rides, keep=keep, per_kind=per_kind, riders=riders
+        )
+        assert got.tolist() == expected.tolist()

@@ -1,4 +1,4 @@
-"""``write.folded``: a case-insensitive pattern's fast search finds exactly what the pattern
+"""``text.folded``: a case-insensitive pattern's fast search finds exactly what the pattern
 finds — the same span, the same groups, the original text's letters — on any text."""
 
 from __future__ import annotations
@@ -10,19 +10,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from persona_memory.minds.offline import continuation, dates, extract, kinds, route, sentences
-from persona_memory.write import guards
-from persona_memory.write.folded import Folded, lowercase_letters
+from persona_memory.text import orders, secrets
+from persona_memory.text.folded import Folded, lowercase_letters
+from persona_memory.write import fiction, guards
 
 IN_USE = {
     f"{module.__name__.rsplit('.', 1)[-1]}.{name}": value
-    for module in (guards, continuation, dates, extract, kinds, route, sentences)
+    for module in (guards, fiction, orders, secrets, continuation, dates, extract, kinds, route, sentences)
     for name, value in vars(module).items()
     if isinstance(value, Folded)
 }
 
 
 def test_the_patterns_in_use_are_found() -> None:
-    assert {"guards._SENSITIVE", "kinds._LIFE_EVENTS", "kinds._FUTURE", "route._CHANGE"} <= IN_USE.keys()
+    assert {
+        "guards._SENSITIVE", "secrets._HANDED_OVER", "orders._STANDING_ORDER", "kinds._LIFE_EVENTS",
+        "kinds._FUTURE", "route._CHANGE",
+    } <= IN_USE.keys()
 
 
 SENTENCES = [

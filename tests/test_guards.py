@@ -498,7 +498,7 @@ def test_what_the_offline_mind_extracts_passes_the_guards_with_its_evidence() ->
 
 
 def test_a_pin_named_with_what_it_opens_is_still_a_secret():
-    from persona_memory.write.guards import secret
+    from persona_memory.text.secrets import secret
 
     assert secret("The PIN for u:42's bank card is 4821.") is not None
     assert secret("The passcode to u:42's phone is 0905.") is not None
@@ -556,7 +556,7 @@ def test_a_name_is_looked_for_only_where_its_letters_stand(name: str, text: str)
     ],
 )
 def test_the_guards_read_look_alikes_plainly(dressed: str, plain: str) -> None:
-    from persona_memory.write.plain import plain as plain_of
+    from persona_memory.text.plain import plain as plain_of
 
     assert plain_of(dressed) == plain
 

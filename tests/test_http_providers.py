@@ -35,7 +35,7 @@ from openai_server import (
     status_reply,
 )
 from persona_memory.clock import ManualClock
-from persona_memory.compose import embedder_endpoint, make_mind, mind_endpoint
+from persona_memory.compose import embedder_endpoint, make_mind, make_slot_reader, mind_endpoint
 from persona_memory.embedding import HashingEmbedder
 from persona_memory.rooms import RoomState
 from persona_memory.storage import writes
@@ -926,7 +926,7 @@ async def test_a_mind_that_never_answers_parks_the_slice_and_the_writer_goes_on(
                     "m", settings.mind.response_format)
     async with open_store(str(tmp_path / "memory.db")) as store:
         lines.append(await store.post_line("dm", "u:42", "I bought a flat in Xuhui.", monday, room.presence))
-        write = WritePipeline(store, mind, HashingEmbedder(64), ManualClock(monday), settings.write)
+        write = WritePipeline(store, mind, HashingEmbedder(64), ManualClock(monday), settings.write, slots=make_slot_reader())
         start = trio.current_time()
         report = await write("warren", room)
         assert report.parked == (

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from persona_memory.core import lexical, ranking
 from persona_memory.core.lexical import LexicalIndex, stem, terms
@@ -84,3 +86,40 @@ def test_what_a_term_adds_is_remembered_per_candidates_and_gives_the_same_bits()
     counts = {"ferri": [1, 2, 1, 0], "ticket": [0, 1, 1, 0], "island": [1, 0, 0, 0]}
     expected = sum(idf[t] * np.array(c) * 2.2 / (np.array(c) + norm) for t, c in counts.items())
     assert first == pytest.approx(expected / sum(v * 2.2 for v in idf.values()), rel=1e-12)
+
+
+def same_index(a: LexicalIndex, b: LexicalIndex) -> bool:
+    return (
+        a.lengths.dtype == b.lengths.dtype
+        and a.lengths.tolist() == b.lengths.tolist()
+        and set(a.postings) == set(b.postings)
+        and all(
+            [x.tolist() for x in a.postings[t]] == [y.tolist() for y in b.postings[t]]
+            and [x.dtype for x in a.postings[t]] == [y.dtype for y in b.postings[t]]
+            for t in b.postings
+        )
+    )
+
+
+PIECES = (
+    "u:", "u:42", "U:7", "menu:7", "12:30", ":", "a", "I", "Running", "ran", "the", "parties", "İstanbul",
+    "\u212a", "café", "ß", "Σ", "\u0664", "u:\u06642", "u:4\u066422", "x9", "2024", " ", "\n", "\t", "—", "\x01", "é",
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(PIECES), st.booleans()), max_size=14), max_size=8))
+def test_the_index_built_at_once_equals_each_text_cut_by_terms(texts) -> None:
+    """``from_texts`` cuts every text at once, through bytes; it must count exactly the terms
+    ``terms`` finds in each text — ids (``u:42``, ``menu:7``), times, letters other than
+    ASCII that lower-case to ASCII (the Kelvin sign) or not, digits of other scripts after an
+    id, and the byte the joined texts are split on inside a text."""
+    joined = ["".join(piece + (" " if space else "") for piece, space in text) for text in texts]
+    assert same_index(LexicalIndex.from_texts(joined), LexicalIndex.from_texts_one_by_one(joined))
+
+
+def test_an_extended_index_counts_as_one_built_from_all_texts() -> None:
+    first, more = ["the ferry to the island", "ferry tickets"], ["island walk at 12:30", "a ferry"]
+    grown = LexicalIndex.from_texts(first).extended(LexicalIndex.from_texts(more))
+    assert same_index(grown, LexicalIndex.from_texts_one_by_one(first + more))
+    assert grown.postings["ferri"][0].tolist() == [0, 1, 3] and "walk" in grown.postings

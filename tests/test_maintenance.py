@@ -57,12 +57,32 @@ async def test_doctor_names_parked_slices_and_their_personas(tmp_path, capsys) -
 
 def test_doctor_and_backup_refuse_what_they_cannot_use(tmp_path, capsys) -> None:
     assert main(["doctor", "--db", str(tmp_path / "none.db")]) == 2
-    assert "there is no store at" in capsys.readouterr().err
+    assert f"there is no SQLite store file at {tmp_path / 'none.db'}" in capsys.readouterr().err
     foreign = tmp_path / "notes.db"
     foreign.write_bytes(b"plain text, not a database" * 40)
     assert main(["doctor", "--db", str(foreign)]) == 2
     assert "not a readable SQLite database" in capsys.readouterr().err
     assert foreign.read_bytes().startswith(b"plain text")
+
+
+def test_doctor_given_a_postgresql_url_says_it_reads_sqlite_files_and_what_to_use_instead(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where a URL taken for a file name would be looked for
+    url = "postgresql://pm:s3cret-pass@db.internal:5432/persona_memory"
+    assert main(["doctor", "--db", url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "persona-memory: doctor reads an SQLite store file, and --db names a PostgreSQL database "
+        "(postgresql://pm:***@db.internal:5432/persona_memory), which it does not read. For PostgreSQL, "
+        "a running `persona-memory serve` reports escalated personas at /readyz"
+    )
+    assert "pass --db FILE" in err and "no store" not in err and "s3cret-pass" not in err
+    assert main(["backup", "--db", "postgres://db.internal/pm", "copy.db"]) == 2
+    err = capsys.readouterr().err
+    assert "backup reads an SQLite store file, and --db names a PostgreSQL database (postgres://db.internal/pm)" in err
+    assert "pg_dump" in err
+    assert list(tmp_path.iterdir()) == []  # nothing written, no file made of the URL
 
 
 async def test_a_backup_never_overwrites(tmp_path) -> None:

@@ -111,13 +111,14 @@ async def test_rows_written_while_a_room_is_live_show_at_the_next_open_join_or_l
 ) -> None:
     async with open_test_memory(PERSONAL_OFF) as memory:
         await memory.send(group("g", DAN))
-        before = await memory.block("warren", "g")
-        assert before == ""
+        assert await memory.block("warren", "g") == ""
 
+        await memory.set_memory_note(DAN, "Call me Dan.")  # a privacy edit: it shows at once
+        before = await memory.block("warren", "g")
+        assert "Call me Dan." in before
         await memory._store.insert_memories(
             [world("The Fed held rates in September."), about(DAN, "Dan plays chess on Sundays.")]
         )
-        await memory.set_memory_note(DAN, "Call me Dan.")
         assert await memory.block("warren", "g") is before
         await memory.send(RoomWentQuiet(room_id="g"))
         await memory.drain()

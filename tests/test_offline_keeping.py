@@ -228,3 +228,19 @@ def test_a_row_opens_on_whom_it_is_about() -> None:
         "u:42 worked nights at a bakery when u:42 was a student."
     )
     assert as_memory_text("When the rain stops, they walk the dog.") == "When the rain stops, they walk the dog."
+
+
+def test_a_name_given_in_the_next_sentence_joins_the_row() -> None:
+    [text] = said_by_dan("I rescued a greyhound on Saturday. Her name is Pepper.")
+    assert text.startswith("u:42 rescued a greyhound") and text.endswith("her name is Pepper.")
+
+
+def test_reasons_lists_numbers_and_dates_are_kept_whole() -> None:
+    assert said_by_dan("I quit the bakery job because the commute was two hours each way.") == [
+        "u:42 quit the bakery job because the commute was two hours each way."
+    ]
+    assert said_by_dan("My favourite poets are Szymborska, Heaney and Oliver.") == [
+        "u:42's favourite poets are Szymborska, Heaney and Oliver."
+    ]
+    [text] = said_by_dan("I swam 5 km in 1 hour 48 minutes at the lake race on 2 June.")
+    assert "5 km in 1 hour 48 minutes" in text and "2026-06-02" in text  # the date, resolved

@@ -72,3 +72,40 @@ def test_the_readme_snippet_runs_as_written(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "memory.db") as db:
         texts = [t for (t,) in db.execute("SELECT text FROM persona_memory WHERE subject = 'u:42'")]
     assert any("job" in text for text in texts), texts
+
+
+def test_the_package_says_it_is_typed() -> None:
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "py.typed" in package_data["persona_memory"]  # shipped in the wheel, beside the code
+    assert (ROOT / "persona_memory" / "py.typed").is_file()
+
+
+def _make_dry_run(target: str, venv: Path) -> str:
+    done = subprocess.run(
+        ["make", "--dry-run", "--always-make", target, f"VENV={venv}"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_make_demo_installs_the_package_alone_and_make_test_adds_the_test_extras(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    demo = _make_dry_run("demo", venv)
+    assert f"{venv}/bin/python -m pip install --quiet -e .\n" in demo
+    assert "[test]" not in demo and "-m pytest" not in demo
+    assert demo.rstrip().endswith(f"{venv}/bin/persona-memory demo --config config.toml")
+    test = _make_dry_run("test", venv)
+    assert f"{venv}/bin/python -m pip install --quiet -e '.[test]'" in test
+    assert test.rstrip().endswith(f"{venv}/bin/python -m pytest")
+
+
+def test_the_base_install_leaves_the_test_tools_and_the_postgresql_driver_to_extras() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    base = " ".join(project["dependencies"])
+    for extra_only in ("psycopg", "pytest", "hypothesis", "playwright", "schemathesis", "mem0ai"):
+        assert extra_only not in base
+    extras = project["optional-dependencies"]
+    assert extras["postgres"] == ["psycopg[binary]>=3.2"]
+    assert "persona-memory[postgres]" in extras["test"]  # the suite runs its PostgreSQL leg
+    assert any(d.startswith("mem0ai") for d in extras["peers"])

@@ -9,6 +9,7 @@ from rowfactory import EMBEDDER, NOW, make_row
 import persona_memory as pm
 import persona_memory.core.table as table_module
 from persona_memory.actors.row_index import RowIndex
+from persona_memory.compose import make_slot_reader
 from persona_memory.core.audience import Audience
 from persona_memory.core.block import BlockRules, build_from_table
 from persona_memory.core.ranking import Topic
@@ -150,7 +151,7 @@ def route_view(index: RowIndex) -> tuple:
 
     routing = index.routing()
     if isinstance(routing, RouteSource):  # not built since the load: build it, as the write path does
-        routing = routing.build()
+        routing = routing.build(make_slot_reader())
         index.adopt(routing)
         assert index.routing() is routing
     moved = Candidate(subject="u:42", kind="event", text="u:42 moved to Porto.", importance=6, evidence=(1,))
@@ -200,9 +201,9 @@ async def test_the_route_index_is_built_once_per_load_off_the_event_loop(open_te
     builds = []
     real = RouteSource.build
 
-    def counted(self):
+    def counted(self, reader):
         builds.append(threading.current_thread() is threading.main_thread())
-        return real(self)
+        return real(self, reader)
 
     monkeypatch.setattr(RouteSource, "build", counted)
     async with open_test_memory() as memory:

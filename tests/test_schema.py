@@ -236,7 +236,7 @@ async def test_a_version_5_file_gains_room_titles_and_keeps_its_rooms(tmp_path: 
     assert titled["dm"].title == "Evening chats" and reopened["dm"].title == "Evening chats"
     check = _plain(path)
     try:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST == 11
+        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.LATEST == 12
         with pytest.raises(sqlite3.IntegrityError):
             check.execute("UPDATE rooms SET title = ?", ("t" * 201,))
     finally:

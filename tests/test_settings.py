@@ -63,6 +63,39 @@ def test_a_missing_file_and_a_bad_override_are_named(tmp_path):
         load_settings(None, {"storage.pth": "x.db"})
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[block]\nchar_limt = 900\n", "unknown setting 'block.char_limt'; did you mean 'block.char_limit'?"),
+        ("[mind]\nmodle = 'x'\n", "unknown setting 'mind.modle'; did you mean 'mind.model'?"),
+        ("[web]\nprot = 9000\n", "unknown setting 'web.prot'; did you mean 'web.port' or 'web.host'?"),
+        # The right key under the wrong heading is named first.
+        ("[storage]\nport = 9000\n", "unknown setting 'storage.port'; did you mean 'web.port', "),
+        ("[blok]\nchar_limit = 900\n", "unknown section [blok]; did you mean [block]?"),
+        # Nothing near: the section's own keys, not every key there is.
+        ("[recall]\nzzz = 1\n", "unknown setting 'recall.zzz'; [recall] has limit, char_limit, min_score"),
+    ],
+)
+def test_an_unknown_key_is_answered_with_the_nearest_valid_ones(tmp_path, text, message):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    said = str(caught.value)
+    assert said.startswith(f"{path}: {message}")
+    assert len(said) < len(str(path)) + 120 and "exam.temperature" not in said
+
+
+def test_an_unknown_override_is_answered_with_the_nearest_valid_keys():
+    with pytest.raises(ConfigError) as caught:
+        load_settings(None, {"supervisor.max_restart": 3})
+    assert str(caught.value) == "overrides: unknown setting 'supervisor.max_restart'; did you mean 'supervisor.max_restarts'?"
+    with pytest.raises(ConfigError) as caught:
+        load_settings(None, {"nowhere": 3})
+    assert str(caught.value).startswith("overrides: unknown setting 'nowhere'; the sections are storage, block, ")
+    assert str(caught.value).endswith("a key is written section.key")
+
+
 def test_every_default_is_checked_by_its_own_rule():
     # Loading the defaults through the same checks as a user's file keeps them honest.
     values = default_values()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from persona_memory.write.slots import Reading, Slot, conflicts, readings, same_value, slot_of
+from persona_memory.minds.offline.slots import Reading, Slot, conflicts, readings, same_value, slot_of
 
 
 def read(text: str) -> list[tuple[str, str, str, bool]]:

@@ -1,5 +1,5 @@
 """States: the one-value attributes kept as a table (relationship status, diet), read from a
-memory sentence through ``write.slots``."""
+memory sentence through ``minds.offline.slots``."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from persona_memory.write import states
-from persona_memory.write.slots import conflicts, readings
-from persona_memory.write.states import TABLE, Attribute, Value, read_state
+from persona_memory.minds.offline import states
+from persona_memory.minds.offline.slots import conflicts, readings
+from persona_memory.minds.offline.states import TABLE, Attribute, Value, read_state
 
 
 def read(text: str) -> list[tuple[str, str, bool]]:

@@ -138,6 +138,16 @@ def test_doctor_and_backup_say_they_read_files_when_the_store_is_postgresql(
     assert not (tmp_path / "copy.db").exists()
 
 
+def test_db_on_the_command_line_takes_a_postgresql_url_as_storage_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--db", "postgresql://pm:s3cret-pass@db.internal"]) == 2
+    err = capsys.readouterr().err
+    assert "storage.url: 'postgresql://pm:***@db.internal' names no database" in err
+    assert list(tmp_path.iterdir()) == []  # read as a URL, not as an SQLite file to create
+
+
 async def test_a_private_chat_through_open_memory_on_a_postgresql_url_is_remembered_there(
     tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

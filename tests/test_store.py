@@ -154,7 +154,7 @@ async def test_persona_rows_said_gives_what_each_open_rows_lines_said(store: Sto
 
     version, rows, said = await store.persona_rows_said("warren")
 
-    assert (version, rows) == await store.persona_rows("warren")
+    assert (version, list(rows)) == await store.persona_rows("warren")  # decoded when read
     assert said == {
         flat.id: "We finally got the keys to the flat in Xuhui!\nCongratulations, Dan!",
         bought.id: "We finally got the keys to the flat in Xuhui!",

@@ -180,6 +180,38 @@ async def test_a_plan_closes_rows_and_undo_reopens_them(store: Store) -> None:
     assert [(r.text, r.valid_to, r.closed_by) for r in rows] == [("Mia rides a red road bike.", None, None)]
 
 
+async def test_a_plan_commits_only_what_the_humans_left_it_while_it_was_made(store: Store) -> None:
+    """Between making a plan (the model reading) and its commit, Mia deleted the row it would
+    replace and Owen muted Iris: the replacement, Owen's row and the row citing Owen's line are
+    left out; the rest commits, with the cursor move and a notice worded for what is left."""
+    (old,) = await store.insert_memories([memory(text="Mia rides a red road bike.")])
+    mia_line = await store.post_line("kitchen", f"u:{MIA}", "I ride a gravel bike now.", AT, heard_by_iris())
+    owen_line = await store.post_line("kitchen", f"u:{OWEN}", "Mia fixed my brakes.", AT, heard_by_iris())
+    plan = WritePlan(
+        persona="iris", room_id="kitchen", cursor_from=0, cursor_to=owen_line,
+        inserts=(
+            memory(text="Mia rides a green gravel bike.", evidence=(mia_line,)),
+            memory(text="Mia keeps spare tubes.", evidence=(mia_line,)),
+            memory(text="Mia fixed Owen's brakes.", evidence=(owen_line,)),
+            memory(subject=f"u:{OWEN}", text="Owen's brakes squeaked.", evidence=(owen_line,), witnessed={OWEN}),
+        ),
+        closings=(Closing(old.id, "2026-09", 0),),
+        notices=(
+            NoticeDraft(MIA, "Iris noted: rides a green gravel bike · keeps spare tubes · fixed brakes", (0, 1, 2)),
+            NoticeDraft(OWEN, "Iris noted: brakes squeaked", (3,)),
+        ),
+    )  # fmt: skip
+    await store.delete_memory(MIA, old.id, persona="iris")
+    await store.set_muted(OWEN, "iris", True)
+    posted = await store.write(lambda conn: writes.post_plan(conn, plan, AT))
+    assert [r.text for r in posted.rows] == ["Mia keeps spare tubes."] and posted.closed == ()
+    assert [r.text for r in await store.memories_about(MIA)] == ["Mia keeps spare tubes."]
+    assert await store.memories_about(OWEN) == [] and await store.notices(OWEN) == []
+    (notice,) = await store.notices(MIA)
+    assert notice.memory_ids == (posted.rows[0].id,) and "gravel" not in notice.text
+    assert await store.read(lambda c: writes.cursor(c, "iris", "kitchen")) == owen_line
+
+
 # ---- the humans' side --------------------------------------------------------------------------
 
 
@@ -247,7 +279,7 @@ async def test_rooms_behind_lists_each_persona_with_lines_past_its_cursor(store:
 async def test_a_plan_that_fails_midway_leaves_nothing_behind(store: Store) -> None:
     bad = WritePlan(
         persona="iris", room_id="kitchen", cursor_from=0, cursor_to=2,
-        inserts=(memory(),), closings=(Closing(10**9, "2026-09", 0),),
+        inserts=(memory(),),
         notices=(NoticeDraft(MIA, "noted", (0, 5)),),  # no insert 5: fails after the rows went in
     )  # fmt: skip
     with pytest.raises(IndexError):
@@ -300,9 +332,12 @@ async def test_changes_count_the_writes_a_state_read_may_see_and_own_writes_a_ta
     (kept,) = await store.insert_memories([memory()])
     await store.touch({kept.id: (AT, 2)})
     assert store.changes == start + 1  # a room, a line, a touch: uncounted; the row: counted
+    await store.set_memory_note(MIA, "Ask me about wheels.")  # whoever sets a switch tells the actors
+    await store.set_muted(MIA, "basil", True)
+    assert store.changes == start + 1
     with store.own_writes() as own:
-        await store.set_memory_note(MIA, "Ask me about wheels.")
-        await store.set_muted(MIA, "basil", True)
+        await store.insert_memories([memory()])
+        await store.write(lambda c: c.execute("UPDATE users SET memory_on = ? WHERE user_id = ?", (False, MIA)))
     assert own == [2] and store.changes == start + 3
     with pytest.raises(StorageError):  # a write that failed counts too: it ran
         await store.write(lambda c: c.execute("INSERT INTO users (user_id) VALUES (?)", (0,)))

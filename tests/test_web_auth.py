@@ -129,6 +129,38 @@ async def test_the_login_link_command_prints_a_link_that_signs_the_user_in(monke
     assert session.user_id == DAN
 
 
+@pytest.mark.parametrize(
+    ("config", "arguments", "link_starts"),
+    [
+        ("[web]\nport = 9123\n", [], "http://127.0.0.1:9123/login?token="),
+        ('[web]\npublic_url = "https://memory.example.com/"\n', [], "https://memory.example.com/login?token="),
+        ("[web]\nport = 9123\n", ["--public-url", "https://chat.example.org/memory"],
+         "https://chat.example.org/memory/login?token="),
+        ("", ["--port", "9500"], "http://127.0.0.1:9500/login?token="),
+        ("", ["--host", "memory.internal", "--port", "9500"], "http://memory.internal:9500/login?token="),
+    ],
+)
+async def test_the_login_link_is_on_the_address_the_pages_are_served_at(
+    tmp_path, monkeypatch, capsys, config, arguments, link_starts
+):
+    monkeypatch.setenv("PERSONA_MEMORY_WEB_SECRET", SECRETS.signing_key)
+    (tmp_path / "config.toml").write_text(config)
+    assert main(["login-link", "--config", str(tmp_path / "config.toml"), *arguments, "42"]) == 0
+    url = capsys.readouterr().out.strip()
+    assert url.startswith(link_starts)
+    session = await Auth(SECRETS, WEB).redeem_login(url.split("token=", 1)[1])
+    assert session.user_id == DAN
+
+
+def test_a_login_link_public_url_that_is_not_http_is_refused(monkeypatch, capsys):
+    monkeypatch.setenv("PERSONA_MEMORY_WEB_SECRET", SECRETS.signing_key)
+    assert main(["login-link", "--public-url", "memory.example.com", "42"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "web.public_url must be an http:// or https:// URL" in captured.err
+    assert "got 'memory.example.com'" in captured.err
+
+
 def test_the_login_link_command_names_a_missing_secret(monkeypatch, capsys):
     monkeypatch.delenv("PERSONA_MEMORY_WEB_SECRET", raising=False)
     assert main(["login-link", "42"]) == 2

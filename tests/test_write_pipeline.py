@@ -9,6 +9,7 @@ import attrs
 import pytest
 
 from persona_memory.clock import ManualClock
+from persona_memory.compose import make_slot_reader
 from persona_memory.embedding import HashingEmbedder
 from persona_memory.errors import NotYourNotice, ProviderUnreachable
 from persona_memory.minds.fake import FakeMind
@@ -33,7 +34,9 @@ async def store(open_some_store):
 
 def pipeline(store, mind, clock=None, **write_overrides):
     settings = load_settings(None, {f"write.{k}": v for k, v in write_overrides.items()})
-    return WritePipeline(store, mind, HashingEmbedder(64), clock or ManualClock(MONDAY), settings.write)
+    return WritePipeline(
+        store, mind, HashingEmbedder(64), clock or ManualClock(MONDAY), settings.write, slots=make_slot_reader()
+    )
 
 
 def memory(subject="u:42", text="u:42 owns a flat in Xuhui.", kind="fact", importance=6, evidence=None, **extra):

@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 import pytest
 
+from persona_memory.compose import make_slot_reader
 from persona_memory.embedding import quantize
 from persona_memory.rows import MemoryRow
 from persona_memory.write.route_index import RouteIndex
@@ -22,6 +23,7 @@ from persona_memory.write.routing import (
 from persona_memory.write.validation import Candidate
 
 T0 = datetime(2026, 8, 1, tzinfo=timezone.utc)
+SLOTS = make_slot_reader()  # the one every mind's rows are routed with
 
 
 def row(id, text, subject="u:42", embedder="e1", valid_to=None, counterpart=None, kind="fact"):
@@ -57,7 +59,13 @@ def index_of(rows, vectors=None):
         7,
         {r.id: r for r in rows if r.valid_to is None},
         {name: (ids, np.stack([vectors[i] for i in ids])) for name, ids in spaces.items()},
+        reader=SLOTS,
     )
+
+
+def from_rows(version, rows):
+    """The route index of ``rows``, their vectors decoded from the rows."""
+    return RouteIndex.from_rows(version, rows, reader=SLOTS)
 
 
 def near(candidate, query, rows, vectors, **kw):
@@ -193,7 +201,7 @@ def test_rows_closed_since_the_vectors_were_stacked_are_never_offered():
     for i in range(1, 41):
         blob, scale = quantize(unit(1.0, i / 400.0, 0.0))
         rows.append(attrs.evolve(row(i, f"u:42 ran {i} laps on a track."), embedding=blob, embedding_scale=scale))
-    index = RouteIndex.from_rows(1, rows)
+    index = from_rows(1, rows)
     lap = Candidate(subject="u:42", kind="event", text="u:42 ran 0 laps.", importance=4, evidence=(1,))
     query = unit(1.0, 0.0, 0.0)[None, :]
     assert [r.id for r in neighbours([lap], query, "e1", index, limit=3, min_cosine=0.6)[0]] == [1, 2, 3]
@@ -207,7 +215,7 @@ def test_rows_closed_since_the_vectors_were_stacked_are_never_offered():
 
 
 def test_many_small_writes_keep_the_index_whole():
-    index = RouteIndex.from_rows(1, [row(1, "u:42 lives in Berlin.", embedder=None)])
+    index = from_rows(1, [row(1, "u:42 lives in Berlin.", embedder=None)])
     home = Candidate(subject="u:42", kind="event", text="u:42 moved to Lisbon.", importance=6, evidence=(1,))
     last = 1
     for n in range(2, 60):  # every write moves house: one row in, the last one out
@@ -230,7 +238,7 @@ def test_the_best_neighbours_are_offered_across_many_small_writes() -> None:
         return attrs.evolve(row(n, f"u:42 swam {n} lengths at the lido."), embedding=blob, embedding_scale=scale)
 
     slopes = {n: ((n * 37) % 50) / 100.0 for n in range(1, 61)}
-    index = RouteIndex.from_rows(1, [vector_row(n, slopes[n]) for n in range(1, 31)])
+    index = from_rows(1, [vector_row(n, slopes[n]) for n in range(1, 31)])
     for write in range(6):
         new = [vector_row(n, slopes[n]) for n in range(31 + 5 * write, 36 + 5 * write)]
         index = index.applied(new, [], version=2 + write)
@@ -259,9 +267,9 @@ def test_merged_chunks_hold_the_open_rows_and_leave_earlier_indexes_as_they_were
         return [r.id for r in neighbours([swim], unit(1.0, 0.0, 0.0)[None, :], "e1", index, limit=40, min_cosine=0.0)[0]]
 
     def expected(open_ids: set[int]) -> list[int]:
-        return offered(RouteIndex.from_rows(1, [vector_row(n) for n in sorted(open_ids)]))
+        return offered(from_rows(1, [vector_row(n) for n in sorted(open_ids)]))
 
-    index = RouteIndex.from_rows(1, [vector_row(n) for n in range(1, 21)])
+    index = from_rows(1, [vector_row(n) for n in range(1, 21)])
     open_ids = set(range(1, 21))
     saved = None
     for n in range(21, 61):
@@ -291,7 +299,7 @@ def test_vectors_the_actor_decoded_give_the_index_decoding_them_itself_gives() -
         rows.append(attrs.evolve(row(n, f"u:42 planted {n} tulips.", embedder="e1" if n % 3 else "e2"),
                                  embedding=blob, embedding_scale=scale))
     decoded = dict(zip((r.id for r in rows), decode_unit_rows(rows, 3)))
-    base = RouteIndex.from_rows(1, [row(100, "u:42 lives in Berlin.", embedder=None)])
+    base = from_rows(1, [row(100, "u:42 lives in Berlin.", embedder=None)])
     itself = base.applied(rows, [], version=2)
     given = base.applied(rows, [], version=2, unit_vectors=decoded)
     for name in ("e1", "e2"):
@@ -315,7 +323,7 @@ def test_a_merge_keeps_a_few_closed_rows_in_place_and_never_offers_them() -> Non
 
     # 160 rows loaded, then writes of one row each that also close one old row: a few closed
     # rows stay in the merged matrix (no copy of it), skipped, as long as they are few
-    index = RouteIndex.from_rows(1, [_lido_row(n) for n in range(1, 161)])
+    index = from_rows(1, [_lido_row(n) for n in range(1, 161)])
     open_ids = set(range(1, 161))
     closed_so_far: list[int] = []
     merged_before = None
@@ -335,7 +343,7 @@ def test_a_merge_keeps_a_few_closed_rows_in_place_and_never_offers_them() -> Non
             merged_before = merged
         offered = _offered_swims(index)
         assert not set(offered) & set(closed_so_far)
-        assert offered == _offered_swims(RouteIndex.from_rows(1, [_lido_row(n) for n in sorted(open_ids)]))
+        assert offered == _offered_swims(from_rows(1, [_lido_row(n) for n in sorted(open_ids)]))
     assert merged_before is not None and len(closed_so_far) * DEAD_SHARE <= 160
     assert sorted(index.rows) == sorted(open_ids)
 
@@ -343,7 +351,7 @@ def test_a_merge_keeps_a_few_closed_rows_in_place_and_never_offers_them() -> Non
 def test_a_merge_compacts_once_closed_rows_pass_their_share() -> None:
     from persona_memory.write.route_index import DEAD_SHARE, MAX_CHUNKS
 
-    index = RouteIndex.from_rows(1, [_lido_row(n) for n in range(1, 81)])
+    index = from_rows(1, [_lido_row(n) for n in range(1, 81)])
     too_many = list(range(1, 80 // DEAD_SHARE + 2))  # one more than the share allows
     index = index.applied([], too_many, version=2)
     for n in range(81, 81 + MAX_CHUNKS):
@@ -353,7 +361,7 @@ def test_a_merge_compacts_once_closed_rows_pass_their_share() -> None:
     assert index.dead.size == 0
     open_ids = set(range(1, 81 + MAX_CHUNKS)) - set(too_many)
     assert sorted(merged.ids.tolist()) == sorted(open_ids) == sorted(index.rows)
-    assert _offered_swims(index) == _offered_swims(RouteIndex.from_rows(1, [_lido_row(n) for n in sorted(open_ids)]))
+    assert _offered_swims(index) == _offered_swims(from_rows(1, [_lido_row(n) for n in sorted(open_ids)]))
 
 
 def test_a_rows_cosine_does_not_depend_on_the_closed_rows_left_around_it() -> None:

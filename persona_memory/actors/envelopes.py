@@ -5,6 +5,10 @@
   its writes; the outcome goes to ``reply``.
 - ``RecallRequested``: the recall note for a human's message in a room; the text goes to
   ``reply``.
+- ``ControlsChanged``: a human's switches or note changed: rebuild the live blocks of the rooms
+  they are in, then set ``done``.
+- ``MeterRequested``: the meter of the block a private chat with a human would get; the
+  answer goes to ``reply``.
 - ``CatchUp``: the sweep found this persona's cursor behind in a room: queue its write.
 - ``FlushRequested``: set ``done`` once everything sent before has been written.
 - ``Wake``: the writer left reports (nothing else to do).
@@ -54,6 +58,24 @@ class RecallRequested:
     reply: object
 
 
+@attrs.frozen(eq=False)
+class ControlsChanged:
+    """``user_id``'s switches or note changed (already stored): every live block of a room they
+    are in is rebuilt with them, then ``done`` is set."""
+
+    user_id: int
+    done: trio.Event
+
+
+@attrs.frozen(eq=False)
+class MeterRequested:
+    """(chars used, limit, ids of the rows it loads) of the block a private chat with
+    ``user_id`` would get now; the answer goes to ``reply`` (a ``lane.Reply``). Reads only."""
+
+    user_id: int
+    reply: object
+
+
 @attrs.frozen
 class CatchUp:
     """Queue the write path for ``room`` (the sweep found this persona's cursor behind)."""
@@ -71,4 +93,7 @@ class Closing:
     """No more envelopes from the supervisor: finish the touches and close the lane."""
 
 
-Envelope = Delivered | CatchUp | FlushRequested | EditRequested | RecallRequested | Wake | Closing
+Envelope = (
+    Delivered | CatchUp | FlushRequested | EditRequested | RecallRequested | ControlsChanged | MeterRequested
+    | Wake | Closing
+)

@@ -4,17 +4,20 @@ Rules:
 - The supervisor creates the lane and the writer task; the persona's actor is the only one that
   submits jobs; one writer task takes them in order, one at a time — that is what serializes a
   persona's writes.
-- Jobs are typed values the actor creates (a quiet room to write, a human's edit, touches to
-  stamp, a flush). The writer does the I/O and never touches the actor's state: what it did
-  comes back as a report (``Wrote``, ``Edited``, ``Touched``) that the actor applies itself.
+- Jobs are typed values the actor creates (a quiet room to write, touches to stamp, a flush).
+  A human's edit is not a job: the actor runs it itself, so it never waits behind a model
+  call. The writer does the I/O and never touches the actor's state: what it did comes back
+  as a report (``Wrote``, ``Touched``) that the actor applies itself. What the writer reads of
+  the actor's rows is a snapshot the actor publishes (``routing``), never the actor's index.
 - Reports never wait: the writer appends them to ``reports`` and wakes the actor with a
   ``Wake`` in its mailbox if there is room (a full mailbox means the actor is awake anyway and
-  takes the reports before its next envelope). So the writer never blocks on the actor, and the
-  actor can wait on a full lane without a deadlock.
+  takes the reports before its next envelope). So the writer never blocks on the actor.
+- Queuing never waits either (``offer``): the queue holds ``actors.write_queue_size`` jobs,
+  and past that a room's write joins the one already queued for its room — backpressure by
+  merging, never loss (see ``WriteLane``).
 - The job being performed stays in ``in_flight`` until it succeeded. If the writer crashes, the
   supervisor restarts it and it performs that job again before the queue: nothing queued or in
   flight is lost by a crash.
-- The queue is bounded (``actors.write_queue_size``).
 - The lane counts jobs submitted and jobs performed; it is idle exactly when the two agree and
   no report waits for the actor. It counts the room writes among them too: ``writing`` while
   one is queued or under way.
@@ -98,21 +101,13 @@ class Reply:
 
 
 @attrs.frozen(eq=False)
-class EditJob:
-    """A human's edit of this persona's rows, run in turn with its writes."""
-
-    edit: HumanEdit
-    reply: Reply = attrs.field(factory=Reply)
-
-
-@attrs.frozen(eq=False)
 class FlushJob:
     """Set ``done`` once every job queued before this one has been performed."""
 
     done: trio.Event
 
 
-WriteJob = TouchJob | QuietJob | EditJob | FlushJob
+WriteJob = TouchJob | QuietJob | FlushJob
 
 # ---- reports: what the writer did, for the actor to apply ------------------------------------
 
@@ -131,14 +126,6 @@ class Wrote:
 
 
 @attrs.frozen(eq=False)
-class Edited:
-    """A human's edit ran: its outcome (rows deleted, or the caller's error)."""
-
-    job: EditJob
-    result: outcome.Outcome
-
-
-@attrs.frozen(eq=False)
 class Touched:
     """These stamps committed (or, ``committed=False``, were given up with a failing job)."""
 
@@ -146,21 +133,35 @@ class Touched:
     committed: bool = True
 
 
-Report = Wrote | Edited | Touched
+Report = Wrote | Touched
 
 
 class WriteLane:
     """The bounded queue of one persona's writes and the reports back. Created and closed by
-    the supervisor; ``waker`` is a clone of the actor's mailbox that the writer closes last."""
+    the supervisor; ``waker`` is a clone of the actor's mailbox that the writer closes last.
+
+    The actor queues with ``offer``, which never waits: a mailbox loop that waited on its
+    writer would keep a human's edit waiting behind a model call. The queue holds ``size``
+    jobs; past that a room's write joins the one for the same room still queued (the write
+    path reads from the cursor to the end of the transcript, so one run covers both), and
+    only a room with nothing queued yet, or a flush, goes in beyond it — so the queue never
+    holds more than ``size`` plus one job per open room plus the flushes callers wait on.
+    Touches use ``submit_nowait``, which refuses past ``size`` (the actor keeps the stamps
+    and tries later).
+    """
 
     def __init__(self, size: int, waker: trio.MemorySendChannel | None = None) -> None:
-        self.send_channel, self.receive_channel = trio.open_memory_channel[WriteJob](size)
+        self.size = size
+        self._queue: deque[WriteJob] = deque()
+        self._more = trio.Event()
+        self._closed = False
         self.in_flight: WriteJob | None = None
         self.submitted = 0
         self.performed = 0
         self.rooms_due = 0  # room writes (``QuietJob``) submitted and not yet performed
         self.reports: deque[Report] = deque()
         self.waker = waker
+        self.routing: object = None  # the actor's route snapshot, published for the writer
 
     @property
     def idle(self) -> bool:
@@ -172,22 +173,54 @@ class WriteLane:
         """A room's write is queued or under way (another ``Wrote`` is coming)."""
         return self.rooms_due > 0
 
-    async def submit(self, job: WriteJob) -> None:
+    @property
+    def queued(self) -> int:
+        """Jobs waiting for the writer (the one under way not counted)."""
+        return len(self._queue)
+
+    def offer(self, job: WriteJob) -> None:
+        """Queue ``job`` without waiting (past ``size``, a room's write joins the one queued
+        for its room, if any).
+
+        Raises:
+            trio.ClosedResourceError: the lane was closed.
+        """
+        if self._closed:
+            raise trio.ClosedResourceError("the writer lane is closed")
+        if isinstance(job, QuietJob) and len(self._queue) >= self.size:
+            for i in range(len(self._queue) - 1, -1, -1):
+                queued = self._queue[i]
+                if isinstance(queued, QuietJob) and queued.room.room_id == job.room.room_id:
+                    self._queue[i] = QuietJob(job.room, archiving=queued.archiving or job.archiving, block=job.block)
+                    return
+        self._queue.append(job)
         self._count(job, 1)
-        try:
-            await self.send_channel.send(job)
-        except BaseException:
-            self._count(job, -1)
-            raise
+        self._more.set()
+
+    async def submit(self, job: WriteJob) -> None:
+        """``offer``, then a checkpoint."""
+        self.offer(job)
+        await trio.lowlevel.checkpoint()
 
     def submit_nowait(self, job: WriteJob) -> bool:
         """Queue ``job`` unless the queue is full or closed; return whether it was queued."""
-        try:
-            self.send_channel.send_nowait(job)
-        except (trio.WouldBlock, trio.ClosedResourceError):
+        if self._closed or len(self._queue) >= self.size:
             return False
-        self._count(job, 1)
+        self.offer(job)
         return True
+
+    async def take(self) -> WriteJob:
+        """The writer's side: the next job, waiting for one.
+
+        Raises:
+            trio.EndOfChannel: the lane is closed and empty.
+        """
+        while not self._queue:
+            if self._closed:
+                raise trio.EndOfChannel
+            more = self._more = trio.Event()
+            await more.wait()
+        return self._queue.popleft()
 
     def finished(self, job: WriteJob) -> None:
         """The writer is done with ``job`` (performed, or parked by the supervisor)."""
@@ -212,7 +245,8 @@ class WriteLane:
 
     def close(self) -> None:
         """No more jobs: the writer finishes what is queued, then returns."""
-        self.send_channel.close()
+        self._closed = True
+        self._more.set()
 
 
 async def run_writer(lane: WriteLane, perform: Callable[[WriteJob], Awaitable[None]]) -> None:
@@ -224,7 +258,7 @@ async def run_writer(lane: WriteLane, perform: Callable[[WriteJob], Awaitable[No
     while True:
         if lane.in_flight is None:
             try:
-                lane.in_flight = await lane.receive_channel.receive()
+                lane.in_flight = await lane.take()
             except trio.EndOfChannel:
                 if lane.waker is not None:
                     lane.waker.close()

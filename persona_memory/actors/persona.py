@@ -2,25 +2,32 @@
 
 Rules:
 - One task owns the actor's state. ``run`` handles the mailbox in order — room events, a
-  human's edits, flush requests — and the writer's reports, which it applies itself before the
-  next envelope. Nothing else changes the block cache, the row index or the pending touches.
+  human's edits and switches, meter and recall requests, flush requests — and the writer's
+  reports, which it applies itself before the next envelope. Nothing else changes the block
+  cache, the row index or the pending touches.
 - Open, join and leave (re)build that room's block at once; quiet and archive hand a
-  ``QuietJob`` to the writer lane, so a slow write never stalls the mailbox.
+  ``QuietJob`` to the writer lane, which never waits (``WriteLane.offer``), so neither a slow
+  write nor a full lane ever stalls the mailbox.
 - The writer only does I/O (``perform``): model calls and transactions. What it did comes back
-  as a report — ``Wrote``, ``Edited``, ``Touched`` — applied here, in order. It may read the
-  row index's route index for the router (``RowIndex.routing``: the index, or a snapshot to
-  build it from on a worker thread); the index it built comes back with ``Wrote`` and is kept
-  when it matches the row index.
+  as a report — ``Wrote``, ``Touched`` — applied here, in order. The router reads the rows
+  from a snapshot the actor publishes on the lane before each room's write
+  (``RowIndex.routing``: the route index, or what to build it from on a worker thread); the
+  index the write path built comes back with ``Wrote`` and is kept when it matches the row
+  index.
 - A block is cached per room with the room's generation. ``block()`` answers from the cache
   without touching the database; a caller asking for a newer generation waits for its build.
   A delivery older than the cached generation is stale and skipped — an archive included: it
   forgets only the life of the room it archived, never a newer one.
 - A build that fails is cached as the failure: ``block()`` raises it, the actor lives on.
-- A human's edit (delete, undo, clear-all) is a typed job the actor puts on the lane; once its
-  report comes back, every cached block that showed a row now gone is rebuilt at once (the one
-  exception to "rebuilt only on open, join or leave"), and only then does the caller hear back.
-- When the actor stops (retired, shut down, or its writer escalated), every ``block()`` still
-  waiting for a build raises ``MemoryClosed`` instead of waiting forever.
+- A human's edit (delete, undo, clear-all) runs here, at once — never behind the writer, which
+  may be waiting on a model: a write under way re-checks at its commit what it may still write
+  (``storage.writes.post_plan``). Every cached block that showed a row now gone is rebuilt
+  before the caller hears back. A human's switch or note change (``ControlsChanged``) rebuilds
+  every cached block of a room they are in. These privacy edits are the one exception to
+  "rebuilt only on open, join or leave"; they rebuild with the rows as they stand.
+- When the actor stops (retired, shut down, escalated), every ``block()`` still waiting for a
+  build raises ``MemoryClosed``; when it was replaced after a crash (the supervisor restarts
+  it with an empty cache), such a caller waits for the new actor's build instead.
 - Rows that loaded into a block (or a recall note) are touched later, in one write on the
   lane, coalesced: the stamps gather for ``TOUCH_GATHER_SECONDS`` (a flush hands them over at
   once), then go as one ``TouchJob`` at a time, carrying a snapshot of the stamps; stamps that
@@ -30,14 +37,16 @@ Rules:
   crash: the blocks are served from what the actor holds.
 - An incognito room's block is empty and costs no read; so is its recall note.
 - The humans' switches and the persona's version are read fresh for every build and note —
-  from the file when the store ran a write since the last read that could change them
-  (``Store.changes``), or when a present human was not among those read; otherwise what that
-  read gave still holds, and no thread hop is needed to know it. The persona's own write
-  changes its rows, never a switch: when no one else wrote meanwhile and the actor applied
-  what it posted, the last read still holds, at the new version.
-- The recall note (``RecallRequested``) is computed here, in turn with the room's events, so
-  it sees the people present now and the block built for them; it reads the humans'
-  switches fresh, never changes a cached block, and its rows are touched like a block's.
+  from the file after a ``ControlsChanged`` (the facade's message for every switch and note it
+  sets), when the store ran a write since the last read that could change rows
+  (``Store.changes``, which the facade's switches do not bump), or when a present human was
+  not among those read; otherwise what that read gave still holds, and no thread hop is
+  needed to know it. The persona's own write changes its rows, never a switch: when no one else wrote
+  meanwhile and the actor applied what it posted, the last read still holds, at the new
+  version.
+- The recall note (``RecallRequested``) and the meter (``MeterRequested``) are computed here,
+  in turn with the room's events, from the actor's rows; they never change a cached block.
+  A recall note's rows are touched like a block's; the meter touches nothing.
 - A topic the embedder cannot embed (the provider is down) costs the block its relevance term,
   never the block itself.
 """
@@ -55,6 +64,7 @@ import outcome
 import trio
 
 from ..clock import WallClock
+from ..core.audience import Audience
 from ..core.block import BlockRules, build_from_table
 from ..core.ranking import Topic
 from ..core.recall import RecallRules, recall_note
@@ -69,18 +79,18 @@ from ..storage.store import Store
 from .envelopes import (
     CatchUp,
     Closing,
+    ControlsChanged,
     Delivered,
     EditRequested,
     Envelope,
     FlushRequested,
+    MeterRequested,
     RecallRequested,
     Wake,
 )
 from .lane import (
     ClearMemories,
     DeleteMemory,
-    Edited,
-    EditJob,
     FlushJob,
     QuietJob,
     Report,
@@ -165,7 +175,7 @@ class PersonaActor:
     """One persona's memory. The supervisor runs ``run`` (the owner) and the lane's writer
     (``perform``, restarted when it crashes; ``abandon`` for a poison job)."""
 
-    def __init__(self, persona: str, context: ActorContext, lane: WriteLane) -> None:
+    def __init__(self, persona: str, context: ActorContext, lane: WriteLane, *, handled: int = 0) -> None:
         self.persona = persona
         self._ctx = context
         self._lane = lane
@@ -177,48 +187,60 @@ class PersonaActor:
         self._pending_touches: dict[int, tuple] = {}
         self._touch_queued = False
         self._touches_due = math.inf  # trio time the pending touches are to be handed over
-        self._edits_to_purge: list[tuple[EditJob, outcome.Outcome]] = []
         self._stopped = False
-        self.handled = 0
+        self._successor: PersonaActor | None = None
+        self.in_hand: Envelope | None = None  # the envelope being handled (for a restart)
+        self.handled = handled
         self.last_active = trio.current_time()
 
     # ---- the mailbox -------------------------------------------------------------------
 
-    async def run(self, mailbox: trio.MemoryReceiveChannel[Envelope]) -> None:
+    async def run(
+        self,
+        mailbox: trio.MemoryReceiveChannel[Envelope],
+        *,
+        rooms: tuple[RoomState, ...] = (),
+        redo: Envelope | None = None,
+    ) -> None:
         """Handle envelopes and the writer's reports until the mailbox ends (the supervisor
-        sent ``Closing`` and closed its side; the writer closed the lane's waker)."""
-        async with mailbox:
-            while True:
-                envelope = None
-                with trio.move_on_at(self._touch_deadline()):
-                    try:
-                        envelope = await mailbox.receive()
-                    except trio.EndOfChannel:
-                        break
-                if envelope is None:  # the gathered touches are due
-                    self._queue_touches()
-                    continue
-                await self._take_reports()
-                self.last_active = trio.current_time()
-                await self._handle(envelope)
-                if not isinstance(envelope, Wake):
-                    self.handled += 1
-                await self._take_reports()
-                self.last_active = trio.current_time()
-        await self._take_reports()
+        sent ``Closing`` and closed its side; the writer closed the lane's waker).
 
-    async def _take_reports(self) -> None:
-        """Apply the writer's reports; after an edit, purge the blocks, then answer its caller."""
+        A restarted actor is given the open ``rooms`` it is in, whose blocks it builds first,
+        and ``redo``, the envelope its predecessor crashed on, which it handles next.
+        """
+        for room in rooms:
+            await self._rebuild(room)
+        if redo is not None:
+            await self._handle_one(redo)
+        while True:
+            envelope = None
+            with trio.move_on_at(self._touch_deadline()):
+                try:
+                    envelope = await mailbox.receive()
+                except trio.EndOfChannel:
+                    break
+            if envelope is None:  # the gathered touches are due
+                self._queue_touches()
+                continue
+            await self._handle_one(envelope)
         self._apply_reports()
-        while self._edits_to_purge:
-            job, result = self._edits_to_purge.pop(0)
-            if not isinstance(result, outcome.Error):
-                await self._purge_deleted()
-            job.reply.set(result)
 
-    def stop(self) -> None:
-        """The actor is gone: wake every ``block()`` still waiting, to raise ``MemoryClosed``."""
+    async def _handle_one(self, envelope: Envelope) -> None:
+        self.in_hand = envelope
+        self._apply_reports()
+        self.last_active = trio.current_time()
+        await self._handle(envelope)
+        self.in_hand = None
+        if not isinstance(envelope, Wake):
+            self.handled += 1
+        self._apply_reports()
+        self.last_active = trio.current_time()
+
+    def stop(self, successor: PersonaActor | None = None) -> None:
+        """The actor is gone: wake every ``block()`` still waiting — to ask ``successor`` (a
+        restart), or to raise ``MemoryClosed``."""
         self._stopped = True
+        self._successor = successor
         self._built.set()
 
     async def _handle(self, envelope: Envelope) -> None:
@@ -226,11 +248,9 @@ class PersonaActor:
             case Delivered(event=RoomOpened() | MemberJoined() | MemberLeft(), room=room):
                 await self._rebuild(room)
             case Delivered(event=RoomWentQuiet(), room=room):
-                await self._lane.submit(QuietJob(room, block=self._cached_text(room.room_id)))
+                self._write(QuietJob(room, block=self._cached_text(room.room_id)))
             case Delivered(event=RoomArchived(), room=room):
-                await self._lane.submit(
-                    QuietJob(room, archiving=True, block=self._cached_text(room.room_id))
-                )
+                self._write(QuietJob(room, archiving=True, block=self._cached_text(room.room_id)))
                 cached = self._blocks.get(room.room_id)
                 if cached is None or cached.generation <= room.generation:
                     self._blocks.pop(room.room_id, None)
@@ -238,9 +258,17 @@ class PersonaActor:
             case Delivered():
                 raise AssertionError(f"unexpected event {envelope.event!r}")
             case CatchUp(room=room):
-                await self._lane.submit(QuietJob(room))
+                self._write(QuietJob(room))
             case EditRequested(edit=edit, reply=reply):
-                await self._lane.submit(EditJob(edit, reply))
+                reply.set(await self._human_edit(edit))
+            case ControlsChanged(user_id=user_id, done=done):
+                await self._controls_changed(user_id)
+                done.set()
+            case MeterRequested(user_id=user_id, reply=reply):
+                try:
+                    reply.set(outcome.Value(await self._meter(user_id)))
+                except Exception as exc:
+                    reply.set(outcome.Error(exc))
             case RecallRequested(room=room, query=query, reply=reply):
                 try:
                     reply.set(outcome.Value(await self._recall(room, query)))
@@ -249,7 +277,7 @@ class PersonaActor:
                     reply.set(outcome.Error(exc))
             case FlushRequested(done=done):
                 self._queue_touches(now=True)
-                await self._lane.submit(FlushJob(done))
+                self._lane.offer(FlushJob(done))
             case Wake():
                 pass  # the reports were applied before and are applied after
             case Closing():
@@ -289,10 +317,46 @@ class PersonaActor:
                 if committed:
                     self._index.apply_touches(stamps)
                 self._queue_touches()
-            case Edited(job=job, result=result):
-                self._edits_to_purge.append((job, result))
             case _:
                 assert_never(report)
+
+    def _write(self, job: QuietJob) -> None:
+        """Queue a room's write (never waits: see ``WriteLane.offer``), with the rows as the
+        router should read them published for the writer."""
+        self._publish_routing()
+        self._lane.offer(job)
+
+    def _publish_routing(self) -> None:
+        """Hand the writer a snapshot of the rows as the router reads them (``RowIndex.routing``:
+        an immutable index, or what to build it from), once per row version."""
+        published = self._lane.routing
+        if published is None or getattr(published, "version", None) != self._index.version:
+            self._lane.routing = self._index.routing()
+
+    async def _human_edit(self, edit) -> outcome.Outcome:
+        """Run a human's edit now, whatever the writer is doing, and rebuild every cached block
+        that showed a row it deleted. A write under way re-checks at its commit what it may
+        still write (``storage.writes.post_plan``), so the edit need not wait for it."""
+        try:
+            result = outcome.Value(await self._edit(edit))
+        except (InvalidInput, StorageError) as exc:  # the caller's to see; nothing changed
+            return outcome.Error(exc)
+        await self._purge_deleted()
+        return result
+
+    async def _controls_changed(self, user_id: int) -> None:
+        """A human's switches or note changed: forget the switches read, and rebuild every
+        cached block of a room they are in (a privacy edit reaches live blocks at once)."""
+        self._state = None
+        for room_id, cached in list(self._blocks.items()):
+            if cached.room is not None and user_id in cached.room.present:
+                await self._refresh(room_id, cached)
+
+    async def _meter(self, user_id: int) -> tuple[int, int, frozenset[int]]:
+        """(chars used, limit, ids loaded) of the block a private chat with ``user_id`` would
+        get now, from this actor's rows. Touches nothing."""
+        controls = await self._fresh_state(frozenset({user_id}))
+        return private_meter(self.persona, user_id, self._index.table, controls, self._ctx)
 
     def _cached_text(self, room_id: str) -> str:
         cached = self._blocks.get(room_id)
@@ -317,6 +381,8 @@ class PersonaActor:
                 if cached.error is not None:
                     raise cached.error
                 return cached.generation, cached.text, cached.used
+            if self._successor is not None:
+                return await self._successor.built_block(room_id, generation)
             if self._stopped:
                 raise MemoryClosed(
                     f"{self.persona}'s memory closed before its block for room {room_id!r} was built"
@@ -345,7 +411,7 @@ class PersonaActor:
             return "", frozenset(), 0
         ctx = self._ctx
         topic = await self._topic(room)
-        controls = await self._fresh_state(room)
+        controls = await self._fresh_state(room.present)
         now = ctx.clock.now()
         built = build_from_table(
             self.persona,
@@ -360,7 +426,7 @@ class PersonaActor:
         self._touch_later(built.loaded_ids, now)
         return built.text, frozenset(built.loaded_ids), built.used
 
-    async def _fresh_state(self, room: RoomState) -> Mapping[int, UserControls]:
+    async def _fresh_state(self, present: frozenset[int]) -> Mapping[int, UserControls]:
         """The present humans' switches as they stand now, with the row index brought up to
         the persona's current version (reloaded only when someone else changed its rows).
 
@@ -374,10 +440,10 @@ class PersonaActor:
             known is not None
             and known.changes == changes
             and known.version == self._index.version
-            and room.present <= known.controls.keys()
+            and present <= known.controls.keys()
         ):
             return known.controls
-        version, controls = await store.read_state(self.persona, room.present)
+        version, controls = await store.read_state(self.persona, present)
         if version != self._index.version:
             self._index.load(*await store.persona_rows_said(self.persona))
         if known is not None and known.changes == changes and len(known.controls) < STATE_USERS_KEPT:
@@ -390,7 +456,7 @@ class PersonaActor:
         if room.incognito:
             return ""
         ctx = self._ctx
-        controls = await self._fresh_state(room)
+        controls = await self._fresh_state(room.present)
         cached = self._blocks.get(room.room_id)
         note = recall_note(
             self.persona,
@@ -408,17 +474,31 @@ class PersonaActor:
 
     async def _purge_deleted(self) -> None:
         """After a human's delete: rebuild every cached block that showed a row now gone, so
-        no deleted line is served again (its generation stays: the room did not change)."""
-        self._index.load(*await self._ctx.store.persona_rows_said(self.persona))
+        no deleted line is served again (its generation stays: the room did not change). If
+        the rows cannot be read, no cached block is served until its room's next build."""
+        try:
+            self._index.load(*await self._ctx.store.persona_rows_said(self.persona))
+        except StorageError as exc:
+            log.warning("%s: the rows could not be read after a delete (%s); its blocks wait "
+                        "for the next open", self.persona, exc)
+            self._index = RowIndex()
+            for room_id, cached in list(self._blocks.items()):
+                self._blocks[room_id] = attrs.evolve(cached, text="", error=exc, loaded=frozenset())
+            return
         for room_id, cached in list(self._blocks.items()):
             if cached.room is None or cached.loaded <= self._index.open_rows.keys():
                 continue
-            try:
-                text, loaded, used = await self._build(cached.room)
-                self._blocks[room_id] = attrs.evolve(cached, text=text, loaded=loaded, used=used)
-            except Exception as exc:
-                log.exception("%s: rebuilding room %r after a delete failed", self.persona, room_id)
-                self._blocks[room_id] = attrs.evolve(cached, text="", error=exc, loaded=frozenset())
+            await self._refresh(room_id, cached)
+
+    async def _refresh(self, room_id: str, cached: CachedBlock) -> None:
+        """Rebuild a cached block for the same room and generation (a privacy edit)."""
+        assert cached.room is not None
+        try:
+            text, loaded, used = await self._build(cached.room)
+            self._blocks[room_id] = attrs.evolve(cached, text=text, loaded=loaded, used=used, error=None)
+        except Exception as exc:
+            log.exception("%s: rebuilding room %r after a privacy edit failed", self.persona, room_id)
+            self._blocks[room_id] = attrs.evolve(cached, text="", error=exc, loaded=frozenset())
 
     async def _topic(self, room: RoomState) -> Topic | None:
         if room.topic is None:
@@ -498,23 +578,21 @@ class PersonaActor:
                     before = ctx.store.changes
                     with ctx.store.own_writes() as own:
                         result = await ctx.write_path(
-                            self.persona, room, archiving=archiving, block=block, routing_index=self._index.routing
+                            self.persona, room, archiving=archiving, block=block, routing_index=self._routing_snapshot
                         )
                     posted = getattr(result, "posted", None)
                     routing = getattr(result, "routing", None)
                     if ctx.store.changes - before == own[0]:  # no one else wrote meanwhile
                         changes = (before, ctx.store.changes)
                 self._lane.report(Wrote(room.room_id, posted, routing, changes))
-            case EditJob(edit=edit):
-                try:
-                    result = outcome.Value(await self._edit(edit))
-                except InvalidInput as exc:  # the caller's to see; the writer carries on
-                    result = outcome.Error(exc)
-                self._lane.report(Edited(job, result))
             case FlushJob(done=done):
                 done.set()
             case _:
                 assert_never(job)
+
+    def _routing_snapshot(self) -> object:
+        """The rows as the router reads them: the snapshot the actor last published."""
+        return self._lane.routing
 
     async def _names_recorded(self, room: RoomState) -> bool:
         """Whether every room record handed over so far is in the file (the write path's guard
@@ -531,16 +609,7 @@ class PersonaActor:
         return True
 
     async def _edit(self, edit) -> object:
-        store, now = self._ctx.store, self._ctx.clock.now()
-        match edit:
-            case DeleteMemory(user_id=user_id, memory_id=memory_id):
-                return await store.delete_memory(user_id, memory_id, persona=self.persona)
-            case UndoNotice(user_id=user_id, notice_id=notice_id):
-                return await store.undo(user_id, notice_id, now, persona=self.persona)
-            case ClearMemories(user_id=user_id):
-                return await store.clear_about(user_id, self.persona, now)
-            case _:
-                raise AssertionError(f"unknown edit {edit!r}")
+        return await run_edit(self._ctx.store, self._ctx.clock, self.persona, edit)
 
     async def abandon(self, job: WriteJob, error: Exception) -> None:
         """Give up on a job that kept crashing the writer (a poison job), keeping its error.
@@ -557,8 +626,6 @@ class PersonaActor:
                     lambda conn: writes.park(conn, self.persona, room.room_id, reason, retry_at, epoch=epoch)
                 )
                 self._lane.report(Wrote(room.room_id))
-            case EditJob():
-                self._lane.report(Edited(job, outcome.Error(error)))
             case TouchJob(stamps=stamps):
                 log.warning("%s: %d recall stamps were dropped with the failing job", self.persona, len(stamps))
                 self._lane.report(Touched(stamps, committed=False))
@@ -569,4 +636,50 @@ class PersonaActor:
 
     @property
     def idle(self) -> bool:
-        return self._lane.idle and not self._pending_touches and not self._edits_to_purge
+        return self._lane.idle and not self._pending_touches
+
+
+async def run_edit(store: Store, clock: WallClock, persona: str, edit) -> object:
+    """Run a human's edit (``DeleteMemory``, ``UndoNotice``, ``ClearMemories``) of
+    ``persona``'s rows on the store; return its result (ids or counts of what went).
+
+    Raises:
+        NotYourMemory, NotYourNotice: the row or notice is not the human's; nothing changed.
+    """
+    now = clock.now()
+    match edit:
+        case DeleteMemory(user_id=user_id, memory_id=memory_id):
+            return await store.delete_memory(user_id, memory_id, persona=persona)
+        case UndoNotice(user_id=user_id, notice_id=notice_id):
+            return await store.undo(user_id, notice_id, now, persona=persona)
+        case ClearMemories(user_id=user_id):
+            return await store.clear_about(user_id, persona, now)
+        case _:
+            raise AssertionError(f"unknown edit {edit!r}")
+
+
+def private_meter(
+    persona: str, user_id: int, table, controls: Mapping[int, UserControls], ctx: ActorContext
+) -> tuple[int, int, frozenset[int]]:
+    """(chars used, limit, ids loaded) of the block ``persona`` would build from ``table`` for
+    a private chat with ``user_id``: the manage page's meter. Pure."""
+    built = build_from_table(
+        persona,
+        Audience(present=frozenset({user_id}), private=True),
+        table,
+        controls=controls,
+        topic=None,
+        names={},
+        now=ctx.clock.now(),
+        rules=ctx.rules,
+    )
+    return built.used, built.limit, frozenset(built.loaded_ids)
+
+
+async def meter_from_store(ctx: ActorContext, persona: str, user_id: int) -> tuple[int, int, frozenset[int]]:
+    """``private_meter`` read straight from the store, for a persona that has no actor to ask
+    (it was stopped): its rows and the human's switches, read once, kept nowhere."""
+    index = RowIndex()
+    index.load(*await ctx.store.persona_rows(persona))
+    controls = await ctx.store.user_controls([user_id])
+    return private_meter(persona, user_id, index.table, controls, ctx)

@@ -33,6 +33,7 @@ import numpy as np
 from ..core.table import RowTable
 from ..embedding.vectors import unit_rows
 from ..rows import MemoryRow
+from ..storage.stored_rows import LazyRows, StoredRows
 from ..storage.writes import Posted
 from ..write.route_index import RouteIndex, RouteSource
 
@@ -52,7 +53,7 @@ class RowIndex:
 
     def __init__(self) -> None:
         self.version: int | None = None
-        self.open_rows: dict[int, MemoryRow] = {}
+        self.open_rows: dict[int, MemoryRow] | LazyRows = {}
         self.replaced: dict[int, MemoryRow] = {}
         self._table = RowTable.from_rows((), {}, {})
         self._unextended: list[_Extension] = []  # writes applied to the rows, not yet to the table
@@ -102,7 +103,7 @@ class RowIndex:
         table = self.table
         row_ids = np.asarray(table.ids, dtype=np.int64)
         spaces = {name: (row_ids[positions], matrix) for name, (positions, matrix) in table.spaces.items()}
-        return RouteSource(self.version, dict(self.open_rows), spaces)
+        return RouteSource(self.version, self.open_rows.copy(), spaces)  # decoded where it is built
 
     def adopt(self, routing: object) -> None:
         """Keep a route index the write path built, if it is at this copy's version."""
@@ -111,10 +112,17 @@ class RowIndex:
 
     def load(self, version: int, rows: Iterable[MemoryRow], said: Mapping[int, str] | None = None) -> None:
         """Replace the copy with ``rows`` read at ``version``; ``said``: what each row's
-        transcript lines said (``Store.persona_rows_said``), searched beside its text."""
+        transcript lines said (``Store.persona_rows_said``), searched beside its text. Rows
+        as the store read them (``StoredRows``) are decoded column by column for the table,
+        and each open row only when it is read (``open_rows`` is then a ``LazyRows``)."""
         self.version = version
         self._routing = None
         self._unextended = []
+        if isinstance(rows, StoredRows):  # as the store read them: decoded column by column
+            self.open_rows = rows.open_rows()
+            self.replaced = rows.replaced()
+            self._table = RowTable.from_columns(rows.columns(), self.replaced, said)
+            return
         self.open_rows = {}
         self.replaced = {}
         encoded: dict[int, list[MemoryRow]] = {}

@@ -13,6 +13,14 @@ Rules, in order:
    this persona. It carries ``confidence`` when that human alone witnessed it (formed 1:1).
 6. Anything else — above all a row about someone absent — does not exist for this room.
 7. Proven scope (``v1_proven``): a room that is not a private chat gets world rows only.
+
+One predicate, over plain values, everywhere it is asked: ``admitted`` decides once per room
+whom it may hear about, ``row_key`` says whom a row concerns, and ``Admitted.admits(key)`` is
+the answer for one row. ``visible_memories`` applies it row by row; the read path's table
+groups its rows by the same ``row_key`` and takes the groups ``admits`` (``core.block.
+candidates``, which the block and the recall note both use); the write side asks the same
+``remembers`` of a human (``may_write_about``) and reads a line only when the persona
+``hears`` it (``storage.store.TranscriptLine.heard_by``).
 """
 
 from __future__ import annotations
@@ -63,16 +71,24 @@ def visible_memories(
         The visible rows, in the order given, each tagged with ``confidence``.
     """
     let = admitted(persona, audience, controls, v1_proven=v1_proven)
-    out: list[Visible] = []
-    for row in rows:
-        if row.valid_to is not None:
-            continue
-        if row.subject == ids.WORLD:
-            if let.world:
-                out.append(Visible(row))
-        elif row.about_user in let.humans:
-            out.append(Visible(row, told_in_confidence(row)))
-    return out
+    return [
+        Visible(row, told_in_confidence(row))
+        for row in rows
+        if row.valid_to is None and let.admits(row_key(row.subject, row.counterpart))
+    ]
+
+
+NOBODY = -1
+"""The key of a row that concerns no one a room can hold (a ``self`` row owed to nobody)."""
+
+
+def row_key(subject: str, counterpart: str | None) -> int | None:
+    """Whom a row concerns, as the rule judges it: ``None`` for the world, the human's id for a
+    row about them (or, a ``self`` row, owed to them), ``NOBODY`` otherwise."""
+    if subject == ids.WORLD:
+        return None
+    uid = ids.parse_user_ref(counterpart if subject == ids.SELF else subject)
+    return NOBODY if uid is None else uid
 
 
 @attrs.frozen
@@ -81,6 +97,10 @@ class Admitted:
 
     world: bool
     humans: frozenset[int]
+
+    def admits(self, key: int | None) -> bool:
+        """Whether an open row whose ``row_key`` is ``key`` is visible here."""
+        return self.world if key is None else key in self.humans
 
 
 def admitted(
@@ -100,12 +120,20 @@ def admitted(
         return Admitted(world=False, humans=frozenset())
     if v1_proven and not audience.private:
         return Admitted(world=True, humans=frozenset())
-    humans = frozenset(
-        uid
-        for uid in audience.present
-        if (person := controls.get(uid)) is None or not person.hides_from(persona)
-    )
+    humans = frozenset(uid for uid in audience.present if remembers(persona, controls.get(uid)))
     return Admitted(world=True, humans=humans)
+
+
+def remembers(persona: str, person: UserControls | None) -> bool:
+    """Whether ``persona`` may hold a human in mind — read them or write them — given their
+    switches (``None``: the defaults): not with memory off, not once muted."""
+    return person is None or not person.hides_from(persona)
+
+
+def hears(persona: str, personas: Iterable[str], *, kit: str | None, incognito: bool) -> bool:
+    """Whether ``persona``'s write path may read a line said with these personas in the room:
+    it was there, the room was not incognito (rule 1) and no kit was mounted (design §2)."""
+    return not incognito and kit is None and persona in personas
 
 
 def told_in_confidence(row: MemoryRow) -> bool:
@@ -116,5 +144,4 @@ def told_in_confidence(row: MemoryRow) -> bool:
 
 def may_write_about(persona: str, user_id: int, controls: Mapping[int, UserControls]) -> bool:
     """The write-side twin: a human with memory off, or who muted ``persona``, is not written."""
-    person = controls.get(user_id)
-    return person is None or not person.hides_from(persona)
+    return remembers(persona, controls.get(user_id))

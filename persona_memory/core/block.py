@@ -105,7 +105,7 @@ def candidates(
     note apply the audience rule (``core.audience.admitted``) to a persona's rows."""
     let = admitted(persona, audience, controls, v1_proven=v1_proven)
     groups: tuple[int | None, ...] = (*sorted(audience.present), None)
-    keys = tuple(k for k in groups if (let.world if k is None else k in let.humans))
+    keys = tuple(k for k in groups if let.admits(k))
     return Candidates(let, groups, keys, table.among(keys))
 
 
@@ -219,9 +219,51 @@ def group_order(labels: np.ndarray, scores: np.ndarray, weights: ranking.Weights
     scores' own terms can tell apart (``ranking.EQUAL_WITHIN``). One sort instead of ``lexsort``'s
     two passes: ~10 µs of a cold open at 1,000 rows (measured in place, paired).
     """
+    return np.argsort(group_keys(labels, scores, weights), kind="stable")
+
+
+def group_keys(labels: np.ndarray, scores: np.ndarray, weights: ranking.Weights) -> np.ndarray:
+    """The key ``group_order`` sorts by: ``label · span - score`` (see there)."""
     ceiling = weights.recency + weights.importance + weights.relevance
     span = 2.0 ** math.ceil(math.log2(ceiling + 1.0))
-    return np.argsort(labels * span - scores, kind="stable")
+    return labels * span - scores
+
+
+def top_of_group(
+    members: np.ndarray,
+    keys: np.ndarray,
+    kind_codes: np.ndarray,
+    rides: np.ndarray,
+    *,
+    keep: int,
+    per_kind: int,
+    riders: int,
+) -> np.ndarray:
+    """The first of one group's candidates in ``group_order``'s order — every one that
+    ``best_of_group`` can keep — without sorting the rest.
+
+    ``members``: the group's candidates, ascending; ``keys``, ``kind_codes``, ``rides``: each
+    one's ``group_keys`` key, kind code and whether it rides. Taken: the ``keep`` best and every
+    one tied with the last of them (``np.partition`` finds that key), the same for the
+    ``per_kind`` best of each kind and the ``riders`` best that ride; they are then sorted, stably,
+    as the whole group would be. Everything left out has a larger key than all that is taken
+    of its kind (or of the riders, or overall), so it comes after them in the full order, and
+    ``best_of_group`` over the result keeps what it keeps over the whole group.
+    """
+    if members.size <= keep:
+        return members[np.argsort(keys, kind="stable")]
+    taken = keys <= np.partition(keys, keep - 1)[keep - 1]
+    for wanted, among in ((per_kind, None), (riders, rides)):
+        if not wanted:
+            continue
+        sets = [among] if among is not None else [kind_codes == code for code in np.unique(kind_codes)]
+        for inside in sets:
+            some = keys[inside]
+            if some.size > wanted:
+                inside = inside & (keys <= np.partition(some, wanted - 1)[wanted - 1])
+            taken |= inside
+    chosen = np.flatnonzero(taken)
+    return members[chosen[np.argsort(keys[chosen], kind="stable")]]
 
 
 PRUNE_FACTOR = 2
@@ -285,10 +327,11 @@ def build_from_table(
     seen = candidates(persona, audience, table, controls, v1_proven=rules.v1_proven)
     idx = seen.positions
     candidate_scores = scores_at(table, idx, topic=topic, now=now, weights=shape.weights, among=seen.rows)
-    # One stable sort by group, then score: each group's rows side by side, best first, ties
-    # in table order (as a stable sort of each group alone would give).
-    by_group = group_order(seen.rows.labels, candidate_scores, shape.weights)
-    grouped_positions, grouped_scores = idx[by_group], candidate_scores[by_group]
+    # Each group's candidates, best first, ties in table order, as one stable sort by group
+    # and score gives (``group_order``) — but only as many as can reach the block: each
+    # group is partitioned (``top_of_group``) and only what it keeps is sorted.
+    keys = group_keys(seen.rows.labels, candidate_scores, shape.weights)
+    grouped = seen.rows.grouped
     segment = dict(zip(seen.admitted, seen.rows.segments))
 
     shortest = seen.rows.shortest
@@ -301,12 +344,16 @@ def build_from_table(
             best.append(EMPTY)
             continue
         start, end = segment[key]
-        order, ranked = grouped_positions[start:end], grouped_scores[start:end]
+        members = grouped[start:end]
         if never_fit:  # it can never be taken: it must not take a place the pruning keeps
-            can = table.length_array[order] < rules.char_limit
-            order, ranked = order[can], ranked[can]
+            members = members[table.length_array[idx[members]] < rules.char_limit]
+        where = idx[members]
+        chosen = top_of_group(
+            members, keys[members], table.kind_codes[where], table.rides[where],
+            keep=keep, per_kind=shape.per_kind_first, riders=shape.riders_per_human,
+        )
         best.append(best_of_group(
-            order, ranked, table.kind_codes, table.rides,
+            idx[chosen], candidate_scores[chosen], table.kind_codes, table.rides,
             keep=keep, per_kind=shape.per_kind_first, riders=shape.riders_per_human,
         ))
     groups = [

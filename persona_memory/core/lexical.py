@@ -10,7 +10,11 @@ Rules:
   stem (``stem``), so "interviews", "interviewed" and "interviewing" are one term; an
   irregular form of a common verb is read as its base first ("ran" → "run", "bought" → "buy").
 - A row's terms are counted once, when its table is prepared (``LexicalIndex.from_texts``),
-  from its text and what its transcript lines said (``table.searched``).
+  from its text and what its transcript lines said (``table.searched``). The texts are cut
+  into words all at once (``_words``: one byte table over the joined, lower-cased texts gives
+  exactly the words ``terms`` finds in each), each distinct word is turned into a term once
+  per process (``Vocabulary``), and the postings are counted with numpy, stored as one table
+  of every term's rows (``Postings``) — no per-word Python work on a persona's load.
 - BM25 (Robertson & Zaragoza 2009) with ``k1 = 1.2``, ``b = 0.75`` and the non-negative idf
   ``ln(1 + (N - df + 0.5) / (df + 0.5))``. ``N``, ``df`` and the average length are counted
   over the candidates only — the rows this room may show — so a row the room may not see
@@ -25,8 +29,10 @@ Rules:
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
-from typing import Iterable, Sequence
+from itertools import repeat
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -123,11 +129,118 @@ def terms(text: str) -> list[str]:
         if term == "":
             if len(known) >= STEMS_KEPT:
                 known.clear()
-            skip = len(word) < 2 or word in STOP_WORDS or word.startswith("u:")
-            term = known[word] = None if skip else stem(_IRREGULAR.get(word, word))
+            term = known[word] = _term(word)
         if term is not None:
             out.append(term)
     return out
+
+
+def _term(word: str) -> str | None:
+    """The term of one of ``_WORD``'s words (``None``: it is not searched)."""
+    if len(word) < 2 or word in STOP_WORDS or word.startswith("u:"):
+        return None
+    return stem(_IRREGULAR.get(word, word))
+
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789:")
+_BREAK = "\x01"
+_SEPARATE = bytes(c if c in _WORD_BYTES or c == ord(_BREAK) else ord(" ") for c in range(256))
+"""Bytes of the lower-cased UTF-8 text: the word bytes and ``_BREAK`` kept, all else a space.
+A word of ``_WORD`` never spans another byte (every byte of a non-ASCII character is above
+0x7f), so splitting there gives the runs ``_WORD`` reads one by one."""
+_UNICODE_DIGIT_AFTER_ID = re.compile(r"u:[0-9]*(?![0-9])\d")
+"""Where ``_WORD``'s ``u:\\d+`` would read on past the ASCII bytes (a digit of another script):
+texts with one are cut by ``terms`` itself."""
+NO_TERM, ROW_BREAK, SEVERAL, UNKNOWN = -1, -2, -3, -4
+
+
+class Vocabulary:
+    """Each run of word bytes seen (``_SEPARATE``) and what it counts as, as an int: a term's
+    id (``terms``), ``NO_TERM``, ``ROW_BREAK``, or ``SEVERAL`` for a run holding more than one
+    word (``12:30``), whose term ids are in ``several``. Ids are never reused: a vocabulary
+    that grows past ``TOKENS_KEPT`` is replaced by a new one, not cleared, so a count under
+    way keeps the one it started with. New runs are added under a lock (loads may run on
+    several threads at once); reads take none."""
+
+    def __init__(self) -> None:
+        self.codes: dict[bytes, int] = {_BREAK.encode(): ROW_BREAK}
+        self.terms: list[str] = []
+        self.several: dict[bytes, tuple[int, ...]] = {}
+        self._term_ids: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def learn(self, runs: Iterable[bytes]) -> None:
+        with self._lock:
+            for run in runs:
+                if run in self.codes:
+                    continue
+                found = [t for w in _WORD.findall(run.decode("ascii")) if (t := _term(w)) is not None]
+                ids = tuple(self._term_id(t) for t in found)
+                if len(ids) > 1:
+                    self.several[run] = ids
+                self.codes[run] = ids[0] if len(ids) == 1 else (NO_TERM if not ids else SEVERAL)
+
+    def _term_id(self, term: str) -> int:
+        found = self._term_ids.get(term)
+        if found is None:
+            found = self._term_ids[term] = len(self.terms)
+            self.terms.append(term)
+        return found
+
+
+TOKENS_KEPT = 1 << 18
+"""How many runs of word bytes a ``Vocabulary`` holds before the next count starts a new one."""
+_vocabulary = Vocabulary()
+
+
+def _counted_terms(texts: list[str]) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The terms of every text at once: ``(terms, term, row, count, lengths)`` — each
+    (term, text) pair that occurs, sorted by term, then text (``terms[term[i]]`` is in text
+    ``row[i]`` ``count[i]`` times), and each text's number of terms; ``None`` when the texts
+    must be cut one by one (one of them holds ``_BREAK``, or a digit ``_WORD`` reads
+    differently in bytes)."""
+    global _vocabulary
+    n = len(texts)
+    joined = f" {_BREAK} ".join(texts).lower()
+    if joined.count(_BREAK) != n - 1:
+        return None
+    if not joined.isascii() and _UNICODE_DIGIT_AFTER_ID.search(joined):
+        return None
+    runs = joined.encode().translate(_SEPARATE).split()
+    vocabulary = _vocabulary
+    if len(vocabulary) >= TOKENS_KEPT:
+        vocabulary = _vocabulary = Vocabulary()
+    codes_of = vocabulary.codes
+    found = list(map(codes_of.get, runs, repeat(UNKNOWN, len(runs))))
+    if UNKNOWN in found:  # each distinct new run is learned once, then all are read again
+        vocabulary.learn(set(runs))
+        found = list(map(codes_of.get, runs))
+    codes = np.array(found, dtype=np.int64)
+    rows = np.cumsum(codes == ROW_BREAK)
+    kept = codes >= 0
+    term_ids, term_rows = codes[kept], rows[kept]
+    several = np.flatnonzero(codes == SEVERAL)
+    if several.size:
+        extra = [(t, r) for at, r in zip(several.tolist(), rows[several].tolist()) for t in vocabulary.several[runs[at]]]
+        term_ids = np.concatenate([term_ids, np.array([t for t, _ in extra], dtype=np.int64)])
+        term_rows = np.concatenate([term_rows, np.array([r for _, r in extra], dtype=np.int64)])
+    lengths = np.bincount(term_rows, minlength=n).astype(np.float64)
+    if several.size or len(vocabulary.terms) > np.iinfo(np.uint16).max:
+        keys, counts = np.unique(term_ids * n + term_rows, return_counts=True)
+        term, row = np.divmod(keys, n)
+        return vocabulary.terms, term, row, counts, lengths
+    # The rows are ascending in word order: a stable sort by term alone (a radix sort, on
+    # 16 bits) leaves each term's rows ascending, and equal neighbours are one (term, row).
+    order = np.argsort(term_ids.astype(np.uint16), kind="stable")
+    term, row = term_ids[order], term_rows[order]
+    first = np.ones(term.size, dtype=bool)
+    first[1:] = (term[1:] != term[:-1]) | (row[1:] != row[:-1])
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, term.size))
+    return vocabulary.terms, term[starts], row[starts], counts, lengths
 
 
 @attrs.frozen(eq=False)
@@ -175,6 +288,48 @@ class Counted:
         return self._slots[0][positions]
 
 
+class Postings(Mapping[str, tuple[np.ndarray, np.ndarray]]):
+    """``postings[term]``: ``(positions, counts)``, the texts that hold the term (ascending)
+    and how often each does (float64). Every term's pair lies in two arrays laid term after
+    term (``starts``: where each term's begins), sliced when asked for; ``changed`` holds the
+    pairs of the terms changed since (``LexicalIndex.extended``), which win."""
+
+    __slots__ = ("_at", "_starts", "_positions", "_counts", "_changed")
+
+    def __init__(
+        self,
+        at: Mapping[str, int],
+        starts: Sequence[int],
+        positions: np.ndarray,
+        counts: np.ndarray,
+        changed: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    ) -> None:
+        self._at, self._starts, self._positions, self._counts = at, starts, positions, counts
+        self._changed = changed or {}
+
+    def __getitem__(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        found = self._changed.get(term)
+        if found is not None:
+            return found
+        k = self._at[term]
+        start, end = self._starts[k], self._starts[k + 1]
+        return self._positions[start:end], self._counts[start:end]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._at
+        yield from (term for term in self._changed if term not in self._at)
+
+    def __len__(self) -> int:
+        return len(self._at) + sum(1 for term in self._changed if term not in self._at)
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._changed or term in self._at
+
+    def changed(self, pairs: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> Postings:
+        """These postings with ``pairs`` in place of the terms' own (the arrays shared)."""
+        return Postings(self._at, self._starts, self._positions, self._counts, {**self._changed, **pairs})
+
+
 @attrs.frozen(eq=False)
 class LexicalIndex:
     """Term postings over a sequence of texts, indexed by position; build with ``from_texts``.
@@ -183,11 +338,31 @@ class LexicalIndex:
     and how often each does; ``lengths[i]`` is text ``i``'s number of terms.
     """
 
-    postings: dict[str, tuple[np.ndarray, np.ndarray]]
+    postings: Mapping[str, tuple[np.ndarray, np.ndarray]]
     lengths: np.ndarray
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> LexicalIndex:
+        texts = list(texts)
+        counted = _counted_terms(texts) if texts else None
+        if counted is None:
+            return cls.from_texts_one_by_one(texts)
+        vocabulary, term, row, counts, lengths = counted
+        firsts = np.flatnonzero(np.diff(term, prepend=-1)) if term.size else np.zeros(0, dtype=np.int64)
+        names = [vocabulary[t] for t in term[firsts].tolist()]
+        return cls(
+            postings=Postings(
+                dict(zip(names, range(len(names)))),
+                [*firsts.tolist(), int(term.size)],
+                row,
+                counts.astype(np.float64),
+            ),
+            lengths=lengths,
+        )
+
+    @classmethod
+    def from_texts_one_by_one(cls, texts: Iterable[str]) -> LexicalIndex:
+        """``from_texts``, each text cut by ``terms`` alone (what ``from_texts`` equals)."""
         found: dict[str, tuple[list[int], list[int]]] = {}
         lengths: list[int] = []
         for pos, text in enumerate(texts):
@@ -211,13 +386,17 @@ class LexicalIndex:
     def extended(self, more: LexicalIndex) -> LexicalIndex:
         """This index with ``more``'s texts appended after its own."""
         base = len(self)
-        postings = dict(self.postings)
+        changed = {}
         for term, (positions, counts) in more.postings.items():
-            old = postings.get(term)
+            old = self.postings.get(term)
             if old is None:
-                postings[term] = (positions + base, counts)
+                changed[term] = (positions + base, counts)
             else:
-                postings[term] = (np.concatenate([old[0], positions + base]), np.concatenate([old[1], counts]))
+                changed[term] = (np.concatenate([old[0], positions + base]), np.concatenate([old[1], counts]))
+        if isinstance(self.postings, Postings):
+            postings: Mapping[str, tuple[np.ndarray, np.ndarray]] = self.postings.changed(changed)
+        else:
+            postings = {**self.postings, **changed}
         return LexicalIndex(postings=postings, lengths=np.concatenate([self.lengths, more.lengths]))
 
     def over(self, candidates: np.ndarray) -> Counted:

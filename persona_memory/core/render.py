@@ -18,7 +18,7 @@ Rules:
 from __future__ import annotations
 
 import functools
-import json
+from json.encoder import encode_basestring
 from typing import Mapping, Sequence
 
 import attrs
@@ -50,27 +50,58 @@ def quote(text: str) -> str:
     (U+0085, U+2028, U+2029), which ``str.splitlines`` and many renderers honour; those are
     escaped here too, with ``<`` and ``>``. ``json.loads`` gives the text back unchanged.
     """
-    out = json.dumps(text, ensure_ascii=False)
+    out = encode_basestring(text)  # what ``json.dumps(text, ensure_ascii=False)`` returns
     for char, escape in _ESCAPES:
         out = out.replace(char, escape)
     return out
 
 
+_CUT = "\x00"
+TAGGED = frozenset({"open_loop", "promise"})
+"""The kinds whose lines carry their kind as a tag."""
+
+
+def quote_all(texts: Sequence[str]) -> list[str]:
+    """``[quote(text) for text in texts]``: the texts quoted as one joined by ``_CUT`` and cut
+    apart where its escape stands (escaping is character by character). Texts holding
+    ``_CUT`` or a backslash (whose escape could read as ``_CUT``'s) are quoted one by one."""
+    if not texts:
+        return []
+    joined = _CUT.join(texts)
+    if joined.count(_CUT) != len(texts) - 1 or "\\" in joined:
+        return [quote(text) for text in texts]
+    out = quote(joined)
+    return [f'"{body}"' for body in out[1:-1].split("\\u0000")]
+
+
 def render_line(item: Visible, replaced: MemoryRow | None = None) -> str:
     """One memory line, without the trailing newline."""
     row = item.row
+    return render_fields(row.text, row.kind, row.valid_from, item.confidence, replaced)
+
+
+def render_fields(
+    text: str,
+    kind: str,
+    valid_from: str | None,
+    confidence: bool,
+    replaced: MemoryRow | None = None,
+    quoted: str | None = None,
+) -> str:
+    """``render_line`` of a row given by its fields (a table prepares thousands at a load);
+    ``quoted``: ``quote(text)``, if known."""
     tags: list[str] = []
-    if item.confidence:
+    if confidence:
         tags.append("confidence")
-    if row.kind == "open_loop":
+    if kind == "open_loop":
         tags.append("open loop")
-    elif row.kind == "promise":
+    elif kind == "promise":
         tags.append("promise")
-    if row.valid_from and not says_when(row.text, row.valid_from):
-        tags.append(f"since {row.valid_from}")
+    if valid_from and not says_when(text, valid_from):
+        tags.append(f"since {valid_from}")
     if replaced is not None and replaced.valid_from and replaced.valid_to:
         tags.append(f"was: {quote(replaced.text)} {replaced.valid_from} → {replaced.valid_to}")
-    line = f"- {quote(row.text)}"
+    line = f"- {quote(text) if quoted is None else quoted}"
     return f"{line} · {' · '.join(tags)}" if tags else line
 
 

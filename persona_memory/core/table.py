@@ -12,6 +12,12 @@ Rules:
   length, ``importance / 10``, the POSIX time recency counts from (``last_recalled``, else
   ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
   terms of its text and of what its transcript lines said (``searched``; ``lexical``).
+- A table is prepared from its rows as columns (``RowColumns``): made from ``MemoryRow``
+  values (``from_rows``), or by the store straight from what it read (``from_columns``;
+  ``storage.stored_rows``), so a load of ten thousand rows builds no value per row. The work
+  is per column where it can be: every text quoted in one pass (``render.quote_all``), lines
+  without a tag written without a call, whom a row concerns worked out once per distinct
+  subject and counterpart, the BM25 terms counted at once (``LexicalIndex.from_texts``).
 - What the lines said is searched, never shown: the line the block renders is the row's
   text. A sentence is the speaker's words cut to one fact in the third person — "u:42
   watched a film about lighthouses" — and a question asks in the speaker's words ("the
@@ -54,20 +60,75 @@ import numpy as np
 
 from .. import ids
 from ..rows import KINDS, MemoryRow
-from .audience import Visible, told_in_confidence
+from .audience import NOBODY, row_key
 from .blas import one_thread
 from .lexical import Counted, LexicalIndex
 from .ranking import Topic, normalise
 from .selection import ALWAYS_RIDE
-from .render import render_line
+from .render import TAGGED, quote_all, render_fields
 
 EMPTY = np.zeros(0, dtype=np.int64)
 
 
 def searched(row: MemoryRow, said: Mapping[int, str] | None) -> str:
     """What BM25 reads for ``row``: its text, then what its transcript lines said."""
-    heard = said.get(row.id) if said and row.id is not None else None
-    return f"{row.text}\n{heard}" if heard else row.text
+    return _searched(row.text, said.get(row.id) if said and row.id is not None else None)
+
+
+def _searched(text: str, heard: str | None) -> str:
+    return f"{text}\n{heard}" if heard else text
+
+
+@attrs.frozen(eq=False)
+class RowColumns:
+    """Open rows as columns, in the table's order: what ``RowTable.from_columns`` prepares.
+
+    ``witnessed[i]`` is row ``i``'s witnesses; ``stamps[i]`` the POSIX time its recency counts
+    from (``last_recalled``, else ``created``); ``vectors[embedder]`` is ``(positions,
+    matrix)``: the rows with a vector of that embedder, ascending, and their unit vectors as
+    rows of a float32 matrix. ``from_rows`` makes them from ``MemoryRow`` values; the store
+    makes them straight from its columns (``storage.stored_rows``), without one.
+    """
+
+    ids: Sequence[int]
+    subjects: Sequence[str]
+    counterparts: Sequence[str | None]
+    witnessed: Sequence[frozenset[int]]
+    kinds: Sequence[str]
+    texts: Sequence[str]
+    valid_from: Sequence[str | None]
+    importance: np.ndarray
+    stamps: np.ndarray
+    vectors: Mapping[str, tuple[np.ndarray, np.ndarray]]
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[MemoryRow], vectors: Mapping[int, np.ndarray]) -> RowColumns:
+        """``rows`` (all open, with ids) as columns; ``vectors``: unit vectors by row id (a row
+        with none, or with no embedder, has no vector)."""
+        spaces: dict[str, tuple[list[int], list[np.ndarray]]] = {}
+        for pos, row in enumerate(rows):
+            vector = vectors.get(row.id)  # type: ignore[arg-type]
+            if vector is not None and row.embedder is not None:
+                positions, stack = spaces.setdefault(row.embedder, ([], []))
+                positions.append(pos)
+                stack.append(vector)
+        return cls(
+            ids=[r.id for r in rows],  # type: ignore[misc]
+            subjects=[r.subject for r in rows],
+            counterparts=[r.counterpart for r in rows],
+            witnessed=[r.witnessed for r in rows],
+            kinds=[r.kind for r in rows],
+            texts=[r.text for r in rows],
+            valid_from=[r.valid_from for r in rows],
+            importance=np.fromiter((r.importance for r in rows), np.int64, len(rows)),
+            stamps=np.fromiter(((r.last_recalled or r.created).timestamp() for r in rows), np.float64, len(rows)),
+            vectors={
+                name: (np.asarray(p, dtype=np.int64), np.stack(v).astype(np.float32, copy=False))
+                for name, (p, v) in spaces.items()
+            },
+        )
+
+
 KIND_CODES = {kind: code for code, kind in enumerate(KINDS)}
 SPLIT_FROM = 4096
 """A product over fewer vectors than this is one product over all of them: reading a few
@@ -103,6 +164,7 @@ class Among:
     importance: np.ndarray
     segments: tuple[tuple[int, int], ...] = ()
     longest: int = 0
+    grouped: np.ndarray = EMPTY
     plans: dict[str, Gather] = attrs.field(factory=dict, repr=False)
 
 
@@ -168,41 +230,60 @@ class RowTable:
             said: for a row id, what its transcript lines said (searched, never shown).
         """
         open_rows = [r for r in rows if r.valid_to is None and r.id is not None]
+        return cls.from_columns(RowColumns.from_rows(open_rows, vectors), replaced, said)
+
+    @classmethod
+    def from_columns(
+        cls, columns: RowColumns, replaced: Mapping[int, MemoryRow], said: Mapping[int, str] | None = None
+    ) -> RowTable:
+        """Prepare open rows given as columns (``from_rows``'s arguments otherwise)."""
+        n = len(columns.ids)
+        row_ids = columns.ids
+        groups: dict[tuple[str, str | None], int | None] = {}  # ``row_key`` of each (subject, counterpart)
+        keys = []
+        for pair in zip(columns.subjects, columns.counterparts):
+            if pair not in groups:
+                groups[pair] = row_key(*pair)
+            keys.append(groups[pair])
+        confidence = [  # ``told_in_confidence``: about a human, witnessed by that human alone
+            key is not None and key != NOBODY and subject != ids.SELF and len(seen) == 1 and key in seen
+            for key, subject, seen in zip(keys, columns.subjects, columns.witnessed)
+        ]
+        arcs = [replaced.get(i) for i in row_ids] if replaced else [None] * n
         lines = tuple(
-            render_line(Visible(r, told_in_confidence(r)), replaced.get(r.id)) for r in open_rows
+            render_fields(text, kind, since, told, arc, quoted)
+            if told or since or arc is not None or kind in TAGGED
+            else f"- {quoted}"  # what ``render_fields`` gives a line with no tag
+            for text, kind, since, told, arc, quoted in zip(
+                columns.texts, columns.kinds, columns.valid_from, confidence, arcs, quote_all(columns.texts)
+            )
         )
         about: dict[int | None, list[int]] = {}
-        spaces: dict[str, tuple[list[int], list[np.ndarray]]] = {}
-        for pos, row in enumerate(open_rows):
-            key = None if row.subject == ids.WORLD else row.about_user
-            if key is not None or row.subject == ids.WORLD:
+        for pos, key in enumerate(keys):
+            if key != NOBODY:
                 about.setdefault(key, []).append(pos)
-            vector = vectors.get(row.id)  # type: ignore[arg-type]
-            if vector is not None and row.embedder is not None:
-                positions, stack = spaces.setdefault(row.embedder, ([], []))
-                positions.append(pos)
-                stack.append(vector)
-        grouped = {name: _by_group(p, s, about) for name, (p, s) in spaces.items()}
+        grouped = {name: _by_group(p, m, about) for name, (p, m) in columns.vectors.items()}
         heads = {name: _head(matrix) for name, (_, matrix, _) in grouped.items() if _keeps_head(name, matrix)}
+        lengths = tuple(map(len, lines))
+        texts = list(map(_searched, columns.texts, map(said.get, row_ids))) if said else list(columns.texts)
+        kinds = tuple(columns.kinds)
         return cls(
-            ids=tuple(r.id for r in open_rows),  # type: ignore[misc]
-            kinds=tuple(r.kind for r in open_rows),
+            ids=tuple(row_ids),
+            kinds=kinds,
             lines=lines,
-            lengths=tuple(len(line) for line in lines),
-            length_array=np.fromiter((len(line) for line in lines), np.int64, len(lines)),
-            importance=np.fromiter((r.importance / 10.0 for r in open_rows), np.float64, len(open_rows)),
-            stamps=np.fromiter(
-                ((r.last_recalled or r.created).timestamp() for r in open_rows), np.float64, len(open_rows)
-            ),
+            lengths=lengths,
+            length_array=np.array(lengths, dtype=np.int64) if n else np.zeros(0, dtype=np.int64),
+            importance=np.asarray(columns.importance, dtype=np.int64) / 10.0,
+            stamps=np.asarray(columns.stamps, dtype=np.float64),
             by_about={k: np.asarray(v, dtype=np.int64) for k, v in about.items()},
             spaces={name: (positions, matrix) for name, (positions, matrix, _) in grouped.items()},
-            slices={name: (groups, len(positions)) for name, (positions, _, groups) in grouped.items()},
-            position={row_id: pos for pos, row_id in enumerate(r.id for r in open_rows)},
-            lexical=LexicalIndex.from_texts(searched(r, said) for r in open_rows),
-            kind_codes=np.fromiter((KIND_CODES[r.kind] for r in open_rows), np.int64, len(open_rows)),
-            rides=np.fromiter((r.kind in ALWAYS_RIDE for r in open_rows), bool, len(open_rows)),
+            slices={name: (groups_, len(positions)) for name, (positions, _, groups_) in grouped.items()},
+            position=dict(zip(row_ids, range(n))),
+            lexical=LexicalIndex.from_texts(texts),
+            kind_codes=np.fromiter(map(KIND_CODES.__getitem__, kinds), np.int64, n),
+            rides=np.fromiter((kind in ALWAYS_RIDE for kind in kinds), bool, n),
             heads=heads,
-            rows_of={name: _rows_of(positions, len(open_rows)) for name, (positions, _, _) in grouped.items()},
+            rows_of={name: _rows_of(positions, n) for name, (positions, _, _) in grouped.items()},
         )
 
     def __len__(self) -> int:
@@ -253,7 +334,8 @@ class RowTable:
         ends = np.cumsum([part.size for part in parts]).tolist()
         segments = tuple((ends[n - 1] if n else 0, end) for n, end in enumerate(ends))
         counted = self.lexical.over(positions)
-        return Among(keys, positions, labels, shortest, counted, importance, segments, longest)
+        grouped = np.searchsorted(positions, np.concatenate(parts))
+        return Among(keys, positions, labels, shortest, counted, importance, segments, longest, grouped)
 
     def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
         """``cosine(topic)[positions]``; with ``keys`` (the groups ``positions`` come from),
@@ -446,18 +528,22 @@ class RowTable:
 
 
 def _by_group(
-    positions: list[int], vectors: list[np.ndarray], about: Mapping[int | None, list[int]]
+    positions: np.ndarray, matrix: np.ndarray, about: Mapping[int | None, list[int]]
 ) -> tuple[np.ndarray, np.ndarray, dict[int | None, tuple[int, int]]]:
-    """One space's positions and matrix laid out group by group (in ``about``'s order, each
-    ascending; rows of no group last), and each group's ``(start, end)`` in that layout."""
-    group_of = {pos: n for n, members in enumerate(about.values()) for pos in members}
-    codes = np.fromiter((group_of.get(pos, len(about)) for pos in positions), np.int64, len(positions))
+    """One space's positions (ascending) and matrix (row ``i``: the vector at
+    ``positions[i]``) laid out group by group (in ``about``'s order, each ascending; rows of
+    no group last), and each group's ``(start, end)`` in that layout."""
     where = np.asarray(positions, dtype=np.int64)
-    order = np.lexsort((where, codes))
+    size = int(where[-1]) + 1 if where.size else 0
+    group_at = np.full(size, len(about), dtype=np.int64)
+    for n, members in enumerate(about.values()):
+        inside = np.asarray(members, dtype=np.int64)
+        group_at[inside[inside < size]] = n
+    codes = group_at[where]
+    order = np.argsort(codes, kind="stable")  # positions ascending within a group
     ends = np.cumsum(np.bincount(codes, minlength=len(about) + 1)).tolist()
     groups = {key: (ends[n - 1] if n else 0, ends[n]) for n, key in enumerate(about)}
-    matrix = np.stack(vectors).astype(np.float32, copy=False)[order]
-    return where[order], matrix, groups
+    return where[order], matrix[order], groups
 
 
 @attrs.define(eq=False)

@@ -73,11 +73,13 @@ class Played:
 
 
 def exam_settings(settings: Settings, path: str) -> Settings:
-    """``settings`` for the exam's own memory: the store at ``path``, the group scope on."""
+    """``settings`` for the exam's own memory: the store at ``path``, the group scope on, and
+    no webhooks (the exam's made-up people are nobody the runtime should hear of)."""
     return attrs.evolve(
         settings,
         storage=attrs.evolve(settings.storage, path=path),
         scope=attrs.evolve(settings.scope, v1_proven=False),
+        events=attrs.evolve(settings.events, webhooks=()),
     )
 
 

@@ -18,7 +18,9 @@ from typing import Iterable
 
 import attrs
 
+from ..events.kinds import MemoryDeleted, NoticeUndone
 from ..ids import user_ref
+from . import outbox
 from .dialect import dialect_of
 from .store import TranscriptLine, rows_in
 
@@ -72,6 +74,14 @@ def cited_lines(conn: sqlite3.Connection, room_id: str | None, line_ids: list[in
 def delete_all_about(conn: sqlite3.Connection, user_id: int, persona: str, now: datetime) -> int:
     """Delete every row ``persona`` keeps about the user; return how many went."""
     ref = user_ref(user_id)
+    gone = [r[0] for r in conn.execute(
+        "SELECT id FROM persona_memory WHERE persona = ? AND (subject = ? OR counterpart = ?) ORDER BY id",
+        (persona, ref, ref),
+    )]
+    undone = [r[0] for r in conn.execute(
+        "SELECT id FROM notices WHERE user_id = ? AND persona = ? AND undone IS NULL ORDER BY id",
+        (user_id, persona),
+    )]
     cur = conn.execute(
         "DELETE FROM persona_memory WHERE persona = ? AND (subject = ? OR counterpart = ?)",
         (persona, ref, ref),
@@ -80,6 +90,10 @@ def delete_all_about(conn: sqlite3.Connection, user_id: int, persona: str, now: 
         "UPDATE notices SET undone = ? WHERE user_id = ? AND persona = ? AND undone IS NULL",
         (now.isoformat(), user_id, persona),
     )
+    outbox.record(conn, [
+        *([MemoryDeleted(user_id, persona, gone, "cleared")] if gone else []),
+        *(NoticeUndone(notice_id, user_id, persona) for notice_id in undone),
+    ], now)
     return cur.rowcount
 
 

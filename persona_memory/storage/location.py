@@ -9,6 +9,8 @@ Rules:
   directory, or absolute); ``sqlite:///abs/file.db`` is the URL form of ``/abs/file.db``.
 - Anything else without ``://`` is a plain file path, SQLite's (``memory.db``, ``C:\\pm.db``).
   Any other ``scheme://`` is refused: it is a URL of a store we do not speak.
+- A PostgreSQL URL is checked by psycopg, the optional driver; without it the URL is refused
+  with the extra to install (``postgres_driver``).
 - Errors never repeat a password written into the URL: it is shown as ``***``.
 - Pure: nothing is opened or connected here.
 """
@@ -59,7 +61,7 @@ def parse_location(url: str) -> Location | None:
         return None
     scheme, sep, rest = text.partition(":")
     scheme = scheme.lower()
-    if scheme in POSTGRES_SCHEMES and rest.startswith("//"):
+    if names_postgres(text):
         return _postgres(text)
     if scheme == "sqlite" and sep:
         return SqliteFile(_sqlite_path(text, rest))
@@ -69,6 +71,12 @@ def parse_location(url: str) -> Location | None:
             "sqlite:PATH or a plain file path (empty: the file at storage.path)"
         )
     return SqliteFile(text)
+
+
+def names_postgres(url: str) -> bool:
+    """Whether ``url`` is written as a PostgreSQL URL (checked no further, and without psycopg)."""
+    scheme, _, rest = url.strip().partition(":")
+    return scheme.lower() in POSTGRES_SCHEMES and rest.startswith("//")
 
 
 def _sqlite_path(text: str, rest: str) -> str:
@@ -96,10 +104,15 @@ def _postgres(text: str) -> PostgresServer:
             f"{redacted(text)!r} names no database; add it after the host, like "
             "postgresql://host:5432/persona_memory"
         )
-    from psycopg import conninfo  # only for a PostgreSQL URL; SQLite users never import it
+    from ..errors import ConfigError
+    from .postgres_driver import require_psycopg
 
     try:
-        conninfo.conninfo_to_dict(text)
+        psycopg = require_psycopg()  # only for a PostgreSQL URL; SQLite users never import it
+    except ConfigError as exc:
+        raise BadLocation(f"{redacted(text)!r} names a PostgreSQL database, and {exc}") from None
+    try:
+        psycopg.conninfo.conninfo_to_dict(text)
     except Exception as exc:  # psycopg.ProgrammingError: libpq's own words about the URL
         raise BadLocation(f"{redacted(text)!r} is not a URL libpq accepts: {_without_secrets(exc, text)}") from None
     return PostgresServer(text)

@@ -74,7 +74,7 @@ class Checkup:
 
 def _open_read_only(path: str) -> sqlite3.Connection:
     if not Path(path).is_file():
-        raise InvalidInput(f"there is no store at {path}; pass --db or set storage.path to the file")
+        raise InvalidInput(f"there is no SQLite store file at {path}; pass --db FILE or set storage.path to the file")
     conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
     conn.row_factory = sqlite3.Row
     return conn

@@ -235,6 +235,25 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX web_revocations_by_expiry ON web_revocations (expires_at);
     """,
+    # 12 — the event outbox (``outbox.py``): what changed for a person or the runtime (a memory
+    #      noted, closed or deleted, a notice undone, a person's controls), written in the
+    #      same transaction as the change, ids only — never a memory's text; and how far each
+    #      webhook has been delivered, so a restart or a dead worker loses nothing.
+    """
+    CREATE TABLE outbox (
+        id      INTEGER PRIMARY KEY,
+        kind    TEXT    NOT NULL,
+        user_id INTEGER,
+        persona TEXT,
+        data    TEXT    NOT NULL,
+        created TEXT    NOT NULL
+    );
+    CREATE INDEX outbox_by_created ON outbox (created);
+    CREATE TABLE outbox_cursors (
+        subscriber    TEXT    PRIMARY KEY,
+        last_event_id INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    """,
 )
 
 LATEST = len(MIGRATIONS)

@@ -46,20 +46,24 @@ import os
 import sqlite3
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 import attrs
 import trio
 
 from ..clock import as_utc
+from ..core.audience import hears
 from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice, StorageError
+from ..events.kinds import ControlsChanged, MemoryDeleted
 from ..ids import check_persona, check_user_id, user_ref
 from ..rooms import Presence
 from ..rows import MemoryRow, UserControls, check_note
-from . import revocations, schema
+from . import outbox, revocations, schema
 from .connection import SqliteConnection, open_sqlite
+from .stored_rows import StoredRows
 from .dialect import dialect_of
 from .line_batch import LineBatcher
+from .postgres_driver import require_psycopg
 
 if TYPE_CHECKING:
     from ..settings import StorageSettings
@@ -102,7 +106,7 @@ class TranscriptLine:
         """Whether ``persona``'s write path may read this line: it was in the room, the room
         was not incognito and no kit was mounted."""
         p = self.presence
-        return p is not None and persona in p.personas and p.kit is None and not p.incognito
+        return p is not None and hears(persona, p.personas, kit=p.kit, incognito=p.incognito)
 
     @property
     def humans(self) -> frozenset[int]:
@@ -233,7 +237,10 @@ class Store:
 
     @property
     def changes(self) -> int:
-        """How many writes that may change what ``read_state`` reads have finished so far."""
+        """How many writes that may change what ``read_state`` reads have finished so far —
+        except the humans' switches and notes set through ``set_memory_on``, ``set_muted`` and
+        ``set_memory_note``: whoever calls those tells the actors itself (the facade sends each
+        live actor a ``ControlsChanged``), so no actor polls this count to learn of them."""
         return self._changes
 
     @contextlib.contextmanager
@@ -257,9 +264,11 @@ class Store:
         version, rows, _ = await self.read(lambda conn: _persona_rows(conn, persona, said=False))
         return version, rows
 
-    async def persona_rows_said(self, persona: str) -> tuple[int, list[MemoryRow], dict[int, str]]:
+    async def persona_rows_said(self, persona: str) -> tuple[int, StoredRows, dict[int, str]]:
         """``persona_rows`` and, in the same transaction, what each open row's transcript
-        lines said (``said_of``): what the read path searches a row by, beside its text."""
+        lines said (``said_of``): what the read path searches a row by, beside its text. The
+        rows are a ``StoredRows``: each decoded when read, and their columns decoded in bulk
+        for an actor's load (``RowIndex.load``)."""
         return await self.read(lambda conn: _persona_rows(conn, persona, said=True))
 
     async def read_state(
@@ -351,6 +360,7 @@ class Store:
             if found is None or (persona is not None and found["persona"] != persona):
                 raise NotYourMemory(f"memory {memory_id} does not exist or is not about {ref}")
             conn.execute("DELETE FROM persona_memory WHERE id = ?", (memory_id,))
+            outbox.record(conn, [MemoryDeleted(user_id, found["persona"], [memory_id], "deleted")])
             return MemoryRow.from_row(found)
 
         return await self.write(_fenced(delete, persona, epoch))
@@ -444,30 +454,39 @@ class Store:
         wanted = sorted(set(user_ids))
         return await self.read(lambda conn: _controls(conn, wanted))
 
-    async def set_memory_note(self, user_id: int, note: str) -> None:
+    async def set_memory_note(self, user_id: int, note: str, *, now: datetime | None = None) -> None:
+        """Set the user's note; a ``ControlsChanged`` event (stamped ``now``) commits with it."""
         check_user_id(user_id)
         note = check_note(note)
-        await self.write(
-            lambda conn: conn.execute(
+
+        def update(conn: sqlite3.Connection) -> None:
+            conn.execute(
                 "INSERT INTO users (user_id, memory_note) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_note = excluded.memory_note",
                 (user_id, note),
             )
-        )
+            outbox.record(conn, [ControlsChanged(user_id, "note")], now)
 
-    async def set_memory_on(self, user_id: int, on: bool) -> None:
+        await self._write_unread(update)
+
+    async def set_memory_on(self, user_id: int, on: bool, *, now: datetime | None = None) -> None:
+        """Set the user's memory switch; a ``ControlsChanged`` event commits with it."""
         check_user_id(user_id)
         if not isinstance(on, bool):
             raise_type("on", "True or False", on)
-        await self.write(
-            lambda conn: conn.execute(
+
+        def update(conn: sqlite3.Connection) -> None:
+            conn.execute(
                 "INSERT INTO users (user_id, memory_on) VALUES (?, ?) "
                 "ON CONFLICT (user_id) DO UPDATE SET memory_on = excluded.memory_on",
                 (user_id, on),
             )
-        )
+            outbox.record(conn, [ControlsChanged(user_id, "memory_on", on)], now)
 
-    async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
+        await self._write_unread(update)
+
+    async def set_muted(self, user_id: int, persona: str, muted: bool, *, now: datetime | None = None) -> None:
+        """Mute or unmute a persona for the user; a ``ControlsChanged`` event commits with it."""
         check_user_id(user_id)
         check_persona(persona)
         if not isinstance(muted, bool):
@@ -477,7 +496,12 @@ class Store:
             if muted
             else "DELETE FROM persona_memory_mute WHERE user_id = ? AND persona = ?"
         )
-        await self.write(lambda conn: conn.execute(sql, (user_id, persona)))
+
+        def update(conn: sqlite3.Connection) -> None:
+            conn.execute(sql, (user_id, persona))
+            outbox.record(conn, [ControlsChanged(user_id, "muted", muted, persona)], now)
+
+        await self._write_unread(update)
 
     # ---- the web app's revocations -----------------------------------------------------
 
@@ -492,6 +516,38 @@ class Store:
     async def is_revoked(self, kind: revocations.Kind, secret: str) -> bool:
         """Whether a login link's nonce was used or a session id ended (``revocations``)."""
         return await self.read(lambda conn: revocations.is_revoked(conn, kind, secret))
+
+    # ---- the event outbox --------------------------------------------------------------
+
+    async def events_after(self, last_id: int, limit: int = 100) -> list:
+        """The outbox's events after id ``last_id``, oldest first (``outbox.after``)."""
+        return await self.read(lambda conn: outbox.after(conn, last_id, limit))
+
+    async def newest_event(self) -> int:
+        """The id of the newest event in the outbox (0: none)."""
+        return await self.read(outbox.newest)
+
+    async def event_cursor(self, subscriber: str) -> int:
+        """The last event id delivered to ``subscriber``; a new one starts at the newest."""
+        return await self._write_unread(lambda conn: outbox.cursor(conn, subscriber))
+
+    async def delivered_up_to(self, subscriber: str) -> int:
+        """``subscriber``'s cursor as another worker may have moved it (a read)."""
+        return await self.read(lambda conn: outbox.delivered_up_to(conn, subscriber))
+
+    async def advance_events(self, subscriber: str, to_id: int) -> None:
+        """Record that ``subscriber`` was delivered every event up to ``to_id``."""
+        await self._write_unread(lambda conn: outbox.advance(conn, subscriber, to_id))
+
+    async def prune_events(self, before: datetime, subscribers: Sequence[str] = ()) -> int:
+        """Delete the events older than ``before`` that every one of ``subscribers`` (the
+        webhooks configured) was delivered (``outbox.prune``)."""
+        return await self._write_unread(lambda conn: outbox.prune(conn, before, subscribers))
+
+    async def event_texts(self, event: object) -> dict | None:
+        """The text about a person that ``event`` points at, as the store holds it now
+        (``outbox.texts_of``): for a subscriber configured to get text."""
+        return await self.read(lambda conn: outbox.texts_of(conn, event))
 
     # ---- rooms and the transcript ------------------------------------------------------
 
@@ -624,35 +680,53 @@ def rows_in(conn: sqlite3.Connection, query: str, values: Iterable[object]) -> I
 
 def _persona_rows(
     conn: sqlite3.Connection, persona: str, *, said: bool
-) -> tuple[int, list[MemoryRow], dict[int, str]]:
-    """``Store.persona_rows`` (with ``said``: ``persona_rows_said``) in one transaction."""
+) -> tuple[int, Sequence[MemoryRow], dict[int, str]]:
+    """``Store.persona_rows`` (with ``said``: ``persona_rows_said``, its rows a ``StoredRows``)
+    in one transaction."""
+    query = "SELECT * FROM persona_memory WHERE persona = ? AND (valid_to IS NULL OR closed_by IS NOT NULL)"
     conn.execute("BEGIN")
     try:
         version = persona_version(conn, persona)
-        cur = conn.execute(
-            "SELECT * FROM persona_memory WHERE persona = ? AND (valid_to IS NULL OR closed_by IS NOT NULL)",
-            (persona,),
-        )
-        rows = MemoryRow.from_rows(cur)
-        return version, rows, said_of(conn, [r for r in rows if r.valid_to is None]) if said else {}
+        if not said:
+            return version, MemoryRow.from_rows(conn.execute(query, (persona,))), {}
+        cur = _plain_cursor(conn).execute(query, (persona,))
+        values = cur.fetchall()
+        if values and type(values[0]) is not tuple:
+            values = [tuple(v) for v in values]
+        rows = StoredRows([d[0] for d in cur.description], values)
+        return version, rows, _said(conn, rows.evidence())
     finally:
         conn.execute("COMMIT")
+
+
+def _plain_cursor(conn: sqlite3.Connection) -> Any:
+    """Something to ``execute`` on ``conn`` whose rows are plain tuples when it is SQLite's
+    (a PostgreSQL session's rows are turned into tuples by the caller)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    return cursor
 
 
 def said_of(conn: sqlite3.Connection, rows: Iterable[MemoryRow]) -> dict[int, str]:
     """For each row, the text of the transcript lines it cites (its evidence), in line order,
     joined by newlines; a row whose lines are all gone is left out."""
-    rows = [r for r in rows if r.id is not None and r.evidence]
+    return _said(conn, [(r.id, r.evidence) for r in rows if r.id is not None and r.evidence])
+
+
+def _said(conn: sqlite3.Connection, cited: list[tuple[int, Sequence[int]]]) -> dict[int, str]:
+    """``said_of`` for ``(row id, evidence)`` pairs."""
     texts = {
         r["id"]: r["text"]
         for r in rows_in(conn, "SELECT id, text FROM transcript_lines WHERE id IN ({})",
-                         (line for row in rows for line in row.evidence))
+                         (line for _, evidence in cited for line in evidence))
     }
     out = {}
-    for row in rows:
-        said = [texts[line] for line in sorted(set(row.evidence)) if line in texts]
+    for row_id, evidence in cited:
+        said = [texts[line] for line in sorted(set(evidence)) if line in texts]
         if said:
-            out[row.id] = "\n".join(said)
+            out[row_id] = "\n".join(said)
     return out
 
 
@@ -844,11 +918,13 @@ async def open_postgres_store(
     for a lock (PostgreSQL's ``lock_timeout``, as ``busy_timeout_ms`` is SQLite's).
 
     Raises:
+        ConfigError: psycopg, the driver (the ``postgres`` extra), is not installed.
         ForeignDatabase: the database holds another program's tables, or a newer schema.
         StorageError: the server could not be reached or refused the connection.
     """
     _check_readers(read_connections)
-    from .postgres_connection import open_postgres  # psycopg only for a PostgreSQL store
+    require_psycopg()  # psycopg only for a PostgreSQL store, and a clear error without it
+    from .postgres_connection import open_postgres
     from .postgres_session import session_of
 
     async def connection(name: str, *, migrate: bool):  # type: ignore[no-untyped-def]

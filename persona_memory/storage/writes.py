@@ -12,6 +12,11 @@ Rules:
 - A write for a persona may carry the ``epoch`` of the lease its worker holds (PostgreSQL,
   several workers: ``leases.py``); it is checked first, in the same transaction, and a lost
   lease raises ``LeaseLost`` before anything is written. No epoch: no check, nothing extra.
+- ``post_plan`` re-checks, inside its transaction, what the plan may still write: a human
+  may have deleted a row or switched memory off (or muted the persona) while the model read
+  the slice. The plan is narrowed to what is still allowed (``plan.narrowed``): a deleted row
+  is not brought back in new words, and nothing about — or said by — a human who hides from
+  the persona is stored. The cursor still moves past the slice.
 - Undo deletes exactly the rows its notice announced that are about its user, reopens what
   they had closed, and marks the notice undone. It is the human's delete: physical.
 """
@@ -26,12 +31,13 @@ from datetime import datetime
 import attrs
 
 from ..errors import NotYourMemory, NotYourNotice
-from ..ids import user_ref
+from ..events.kinds import MemoryDeleted, MemoryNoted, NoticeUndone
+from ..ids import SELF, parse_user_ref, user_ref
 from ..rows import MemoryRow, ids_json
-from ..write.plan import WritePlan
-from . import leases
+from ..write.plan import WritePlan, narrowed
+from . import leases, outbox
 from .dialect import dialect_of
-from .store import StoredRoom, insert_memories_on, persona_version, said_of
+from .store import StoredRoom, controls_of, insert_memories_on, persona_version, rows_in, said_of
 
 
 @attrs.frozen
@@ -100,6 +106,7 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime, *, epoch
         leases.check_held(conn, plan.persona, epoch)
     if not _moved_cursor(conn, plan):
         return Posted((), (), replay=True)
+    plan = still_allowed(conn, plan)
     before = persona_version(conn, plan.persona)
     rows = insert_memories_on(conn, plan.inserts)
     closed = []
@@ -129,9 +136,38 @@ def post_plan(conn: sqlite3.Connection, plan: WritePlan, now: datetime, *, epoch
         ],
     )
     versions = (before, persona_version(conn, plan.persona))
+    outbox.record(conn, [
+        *(MemoryNoted(notice_id, draft.user_id, plan.persona, plan.room_id, [rows[i].id for i in draft.inserts])
+          for notice_id, draft in zip(notice_ids, plan.notices)),
+        *outbox.closings(conn, plan.persona, ((c.row_id, c.valid_to, c.closed_by) for c in closed)),
+    ], now)
     return Posted(
         tuple(rows), tuple(notice_ids), closed=tuple(closed), versions=versions, said=said_of(conn, rows)
     )
+
+
+def still_allowed(conn: sqlite3.Connection, plan: WritePlan) -> WritePlan:
+    """``plan`` narrowed to what its commit may still write (``plan.narrowed``), from what
+    the caller's transaction reads now: the rows it closes, who said the lines its rows cite,
+    and those humans' switches."""
+    if not plan.inserts and not plan.closings:
+        return plan
+    targets = {c.row_id for c in plan.closings}
+    about: dict[int, int | None] = {}
+    for row_id, subject, counterpart in rows_in(
+        conn, "SELECT id, subject, counterpart FROM persona_memory WHERE id IN ({})", targets
+    ):
+        about[row_id] = parse_user_ref(counterpart if subject == SELF else subject)
+    cited = {line_id for row in plan.inserts for line_id in row.evidence}
+    speakers: dict[int, int] = {}
+    for line_id, speaker in rows_in(conn, "SELECT id, speaker FROM transcript_lines WHERE id IN ({})", cited):
+        uid = parse_user_ref(speaker)
+        if uid is not None:
+            speakers[line_id] = uid
+    humans = {*speakers.values(), *(u for u in about.values() if u is not None)}
+    humans.update(u for row in plan.inserts if (u := row.about_user) is not None)
+    hidden = {u for u, c in controls_of(conn, humans).items() if c.hides_from(plan.persona)}
+    return narrowed(plan, gone=targets - about.keys(), hidden=hidden, about=about, speakers=speakers)
 
 
 def _moved_cursor(conn: sqlite3.Connection, plan: WritePlan) -> bool:
@@ -241,7 +277,7 @@ def notice_persona(conn: sqlite3.Connection, user_id: int, notice_id: int) -> st
 
 def undo(conn: sqlite3.Connection, user_id: int, notice_id: int, now: datetime) -> list[int]:
     """Undo a notice (inside the caller's transaction); return the ids deleted."""
-    notice_persona(conn, user_id, notice_id)
+    persona = notice_persona(conn, user_id, notice_id)
     memory_ids = json.loads(
         conn.execute("SELECT memory_ids FROM notices WHERE id = ?", (notice_id,)).fetchone()[0]
     )
@@ -261,6 +297,10 @@ def undo(conn: sqlite3.Connection, user_id: int, notice_id: int, now: datetime) 
         conn.execute("DELETE FROM persona_memory WHERE id = ?", (memory_id,))
         deleted.append(memory_id)
     conn.execute("UPDATE notices SET undone = ? WHERE id = ?", (now.isoformat(), notice_id))
+    outbox.record(conn, [
+        *([MemoryDeleted(user_id, persona, deleted, "undone")] if deleted else []),
+        NoticeUndone(notice_id, user_id, persona),
+    ], now)
     return deleted
 
 

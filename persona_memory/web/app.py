@@ -23,6 +23,7 @@ from http import HTTPStatus
 from pathlib import Path
 
 import jinja2
+import trio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -34,11 +35,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..clock import WallClock
 from ..errors import MemoryClosed
 from ..memory import Memory
-from ..settings import WebSettings
+from ..settings import EventsSettings, WebSettings, load_settings
 from .api import Api
 from .operations import AccessLog, operation_routes
 from .cluster_routes import ClusterRoutes
 from .runtime import RuntimeApi
+from .event_stream import EventStream
 from .auth import Auth, WebSecrets
 from .hosts import PublicOrigin, TrustedHost, allowed_hosts
 from .pages import Pages
@@ -146,6 +148,7 @@ def build_app(
     *,
     clock: WallClock | None = None,
     also_hosts: Iterable[str] = (),
+    events: EventsSettings | None = None,
 ) -> Starlette:
     """The ASGI app for ``memory``.
 
@@ -156,6 +159,8 @@ def build_app(
         clock: the wall clock links and sessions expire by (tests inject a ``ManualClock``).
         also_hosts: more names the ``Host`` header may carry (``hosts.allowed_hosts``): a
             cluster worker's advertised address.
+        events: the ``[events]`` settings of the ``/api/events`` stream (the defaults if
+            ``None``); ``app.state.events_ending`` ends its streams when set (``serve_web``).
     """
     auth = Auth(secrets, web, clock, revocations=memory.revocations)
     env = templates()
@@ -163,6 +168,8 @@ def build_app(
     pages = Pages(memory, auth, env, public)
     api = Api(memory, auth)
     runtime = RuntimeApi(memory, auth)
+    events_ending = trio.Event()
+    stream = EventStream(memory, auth, events or load_settings(None).events, events_ending)
 
     def render_error(request: Request, status: int, message: str, headers: dict[str, str] | None = None) -> Response:
         if request.url.path.startswith("/api/"):
@@ -198,6 +205,7 @@ def build_app(
             *operation_routes(memory),
             *Reference(env).routes(),
             *runtime.routes(),
+            *stream.routes(),
             *api.routes(),
             *pages.routes(),
             Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"),
@@ -210,6 +218,7 @@ def build_app(
     app.add_middleware(AccessLog, routes=app.routes)
     app.state.auth = auth
     app.state.memory = memory
+    app.state.events_ending = events_ending
     return app
 
 

@@ -67,7 +67,7 @@ async def serve_web(
         OSError: the address is taken or cannot be bound.
     """
     secrets = secrets or WebSecrets.from_env(settings.web)
-    app = build_app(memory, settings.web, secrets, clock=clock, also_hosts=also_hosts)
+    app = build_app(memory, settings.web, secrets, clock=clock, also_hosts=also_hosts, events=settings.events)
     config = hypercorn_config(settings.web.host, settings.web.port)
     stop = trio.Event()
     server_scope = trio.CancelScope(shield=True)
@@ -84,6 +84,7 @@ async def serve_web(
         try:
             await trio.sleep_forever()
         finally:
+            app.state.events_ending.set()  # open event streams end; their clients reconnect
             stop.set()
             server_scope.deadline = trio.current_time() + GRACE_SECONDS + 1.0
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .guards import name_regex
-from .plain import plain
+from ..text.names import name_regex
+from ..text.plain import plain
 
 _CALLED = r"(?P<who>u:\d+|[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*)?)"
 _GREETING = (

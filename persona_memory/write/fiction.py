@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .folded import Folded
-from .plain import plain
+from ..text.folded import Folded
+from ..text.plain import plain
 
 _HEAD = r"(?:^|[\[.!?:;,*(]\s*|\b(?:ok|okay|now|so|just|and|then|please)\s+)"
 _WHO = r"(?:I|I'm|I am|you|you're|you are|we|we're|we are|u:\d+|the persona|(?:he|she|they) (?:is|are))"

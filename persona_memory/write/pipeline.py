@@ -34,11 +34,13 @@ Rules:
   the store; a later slice of the same run reads the index with what the slices before it
   posted taken in, and the report carries the last one (``routing``) for the actor to keep —
   except the actor's own index with only this run's posts left to take in: the actor takes
-  them in itself as it applies the report (each post is taken in once).
+  them in itself as it applies the report (each post is taken in once). An index the write
+  path builds reads its rows' slots with ``slots`` (``slot_reader``), which the composition
+  root picks.
 - The mind's answers are checked in code (``validation``, ``guards``, ``routing``) before
   anything is stored; every dropped candidate is logged with its reason and counted in the
-  report. The extraction check is pure: given ``offload`` (the offline reader's worker
-  processes) it runs there when they choose it (up, and other slices under way), beside the
+  report. The extraction check is pure: given ``offload`` (``workers.Workers``: the offline
+  reader's worker processes) it runs there when they choose it (up, and other slices under way), beside the
   event loop's core — the same check, the same answer — and the kept candidates are embedded
   in the same job when the embedder has a ``portable`` twin (``offloaded``). When the mind
   can read in a worker too (``portable_extract``) and the names the check needs can be found
@@ -56,6 +58,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -68,7 +71,6 @@ from ..core.audience import may_write_about
 from ..embedding import Embedder
 from ..errors import ProviderError, ProviderInputTooLong, ProviderNonsense
 from ..ids import parse_user_ref
-from ..minds.offline.processes import ReaderProcesses
 from ..minds.port import ExtractionRequest, Line, Mind, Neighbour, Person, RoutingRequest
 from ..rooms import RoomState
 from ..rows import UserControls
@@ -81,7 +83,9 @@ from .plan import Vector, WritePlan, make_plan
 from .quantized import quantize_rows
 from .route_index import RouteIndex, RouteSource
 from .routing import Decision, Event, RoutingRefused, exact_duplicate, interpret, neighbours
+from .slot_reader import SlotReader
 from .validation import Candidate, Dropped, SliceFacts, check_candidates
+from .workers import Workers
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +106,11 @@ class WriteReport:
 
 
 class WritePipeline:
-    """The write path as the actors call it: ``await pipeline(persona, room, archiving=...)``."""
+    """The write path as the actors call it: ``await pipeline(persona, room, archiving=...)``.
+
+    ``slots`` reads which slots a row fills, for the route indexes it builds (the composition
+    root's ``make_slot_reader``); ``offload``: worker processes for the slice's pure steps.
+    """
 
     def __init__(
         self,
@@ -112,11 +120,13 @@ class WritePipeline:
         clock: WallClock,
         settings: WriteSettings,
         *,
+        slots: SlotReader,
         on_report: Callable[[WriteReport], None] | None = None,
         fence: leases.Fence = leases.unfenced,
-        offload: ReaderProcesses | None = None,
+        offload: Workers | None = None,
     ) -> None:
         self._store = store
+        self._slots = slots
         self._offload = offload
         self._fence = fence
         self._mind = mind
@@ -346,10 +356,12 @@ class WritePipeline:
         vectors = {i: Vector(blob, scale, embedder.name) for i, (blob, scale) in enumerate(quantized)}
         index = known.current()
         if index is None and known.source is not None:
-            index = known.loaded(await trio.to_thread.run_sync(known.source.build))
+            index = known.loaded(await trio.to_thread.run_sync(known.source.build, self._slots))
         if index is None:
             version, rows = await self._store.persona_rows(persona)
-            index = known.loaded(await trio.to_thread.run_sync(RouteIndex.from_rows, version, rows))
+            index = known.loaded(
+                await trio.to_thread.run_sync(functools.partial(RouteIndex.from_rows, version, rows, reader=self._slots))
+            )
         near = neighbours(
             candidates,
             matrix,

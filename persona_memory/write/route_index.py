@@ -15,8 +15,10 @@ Rules:
 - ``texts``: per subject and counterpart, the normalised text of each open row (the key of an
   exact duplicate, ``validation.normalise_text``) → the ids of the open rows saying it,
   ascending.
-- ``slots``: per subject and counterpart, each slot an open row fills (``write.slots``) → the
-  ids of the open rows filling it, ascending. Self and world rows fill no slot.
+- ``slots``: per subject and counterpart, each slot an open row fills → the ids of the open
+  rows filling it, ascending. Self and world rows fill no slot. The slots are what the index's
+  ``reader`` (``write.slot_reader``) reads in each row's text; ``neighbours`` looks a
+  candidate's up with the same reader, so the two always agree.
 - ``spaces``: per embedder, chunks of float32 unit vectors with their row ids and a code of
   each row's subject and counterpart. A chunk may still hold rows closed since it was made;
   their ids are in ``dead`` and they are skipped. ``applied`` adds a chunk for the new
@@ -30,14 +32,15 @@ Rules:
   wherever they lie: tested), so routing offers what it would over the compacted rows.
 - ``from_rows`` decodes the vectors itself, in one batch per dimension; ``from_spaces`` takes
   vectors already decoded (the read path's table), without copying them. Making one reads every
-  row's slots (about 25 µs a row the first time a text is seen), so the actor hands the write
-  path a ``RouteSource`` — a snapshot of what the index is made from — whose ``build`` is pure
-  and runs on a worker thread.
+  row's slots, the costly part, so the actor hands the write path a ``RouteSource`` — a
+  snapshot of what the index is made from — whose ``build`` is pure and runs on a worker
+  thread. The write path gives ``build`` the reader (its own, from the composition root);
+  ``applied`` keeps the index's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -46,7 +49,7 @@ from .. import ids
 from ..core.table import GROWTH, Room, appended
 from ..embedding.vectors import unit_rows
 from ..rows import MemoryRow
-from .slots import Slot, readings
+from .slot_reader import SlotReader
 from .validation import normalise_text
 
 MAX_CHUNKS = 8
@@ -149,20 +152,22 @@ class RouteIndex:
     version: int | None
     rows: Layered  # row id -> open MemoryRow
     texts: Layered  # (subject, counterpart, normalised text) -> row ids, ascending
-    slots: Layered  # (subject, counterpart, Slot) -> row ids, ascending
+    slots: Layered  # (subject, counterpart, slot) -> row ids, ascending
     spaces: Mapping[str, tuple[Chunk, ...]]
     pairs: Mapping[Pair, int]
+    reader: SlotReader  # what ``slots`` was read with, and a candidate's slots are read with
     dead: np.ndarray = attrs.field(factory=lambda: np.zeros(0, dtype=np.int64))  # ids in chunks, closed
 
     @classmethod
-    def empty(cls, version: int | None = None) -> RouteIndex:
-        return cls(version, Layered(), Layered(), Layered(), {}, {})
+    def empty(cls, version: int | None = None, *, reader: SlotReader) -> RouteIndex:
+        return cls(version, Layered(), Layered(), Layered(), {}, {}, reader)
 
     @classmethod
-    def from_rows(cls, version: int | None, rows: Iterable[MemoryRow]) -> RouteIndex:
-        """The index of the open ones of ``rows`` (with ids), their vectors decoded here."""
+    def from_rows(cls, version: int | None, rows: Iterable[MemoryRow], *, reader: SlotReader) -> RouteIndex:
+        """The index of the open ones of ``rows`` (with ids), their vectors decoded here, their
+        slots read by ``reader``."""
         open_rows = [r for r in rows if r.valid_to is None and r.id is not None]
-        return cls.empty(version)._with(open_rows, _decoded(open_rows), ())
+        return cls.empty(version, reader=reader)._with(open_rows, _decoded(open_rows), ())
 
     @classmethod
     def from_spaces(
@@ -170,10 +175,13 @@ class RouteIndex:
         version: int | None,
         rows: Mapping[int, MemoryRow],
         spaces: Mapping[str, tuple[Sequence[int], np.ndarray]],
+        *,
+        reader: SlotReader,
     ) -> RouteIndex:
         """The index of the open ``rows`` (by id), with their unit vectors already decoded:
         per embedder, the row id of each line of a float32 matrix. Ids not in ``rows`` (rows
-        closed since) are kept in the chunk and skipped when read."""
+        closed since) are kept in the chunk and skipped when read. The rows' slots are read
+        by ``reader``."""
         pairs: dict[Pair, int] = {}
         chunks: dict[str, tuple[Chunk, ...]] = {}
         for name, (row_ids, matrix) in spaces.items():
@@ -184,7 +192,7 @@ class RouteIndex:
             chunks[name] = (Chunk(id_array, codes, matrix),)
         in_chunks = np.concatenate([c.ids for cs in chunks.values() for c in cs] or [np.zeros(0, np.int64)])
         dead = np.unique(in_chunks[np.fromiter((i not in rows for i in in_chunks.tolist()), bool, len(in_chunks))])
-        index = cls(version, Layered(), Layered(), Layered(), chunks, pairs, dead)
+        index = cls(version, Layered(), Layered(), Layered(), chunks, pairs, reader, dead)
         return index._with(list(rows.values()), {}, (), vectors_known=True)
 
     def applied(
@@ -219,13 +227,13 @@ class RouteIndex:
                 continue
             row_changes[row_id] = _GONE
             _drop(self.texts, text_changes, _text_key(row), row_id)
-            for slot in _slots_of(row):
+            for slot in self._slots_of(row):
                 _drop(self.slots, slot_changes, (row.subject, row.counterpart, slot), row_id)
         for row in sorted(added, key=lambda r: r.id):  # type: ignore[arg-type, return-value]
             assert row.id is not None
             row_changes[row.id] = row
             _add(self.texts, text_changes, _text_key(row), row.id)
-            for slot in _slots_of(row):
+            for slot in self._slots_of(row):
                 _add(self.slots, slot_changes, (row.subject, row.counterpart, slot), row.id)
         rows = self.rows.updated(row_changes)
         texts = self.texts.updated(text_changes)
@@ -244,10 +252,20 @@ class RouteIndex:
         if dead.size and any(len(spaces[name]) == 1 and len(self.spaces.get(name, ())) > 1 for name in vectors):
             held = np.concatenate([c.ids for cs in spaces.values() for c in cs])
             dead = dead[np.isin(dead, held)]  # a merge dropped the closed rows it held
-        return RouteIndex(self.version, rows, texts, slots, spaces, pairs, dead)
+        return RouteIndex(self.version, rows, texts, slots, spaces, pairs, self.reader, dead)
 
     def pair_code(self, subject: str, counterpart: str | None) -> int | None:
         return self.pairs.get((subject, counterpart))
+
+    def slots_of(self, subject: str, text: str) -> tuple[Hashable, ...]:
+        """The slots a sentence about ``subject`` fills, as this index reads them: none for
+        a self or world row, else what its ``reader`` reads in ``text``."""
+        if subject in (ids.SELF, ids.WORLD):
+            return ()
+        return self.reader.slots(text)
+
+    def _slots_of(self, row: MemoryRow) -> tuple[Hashable, ...]:
+        return self.slots_of(row.subject, row.text)
 
 
 @attrs.frozen(eq=False)
@@ -259,9 +277,9 @@ class RouteSource:
     rows: Mapping[int, MemoryRow]
     spaces: Mapping[str, tuple[np.ndarray, np.ndarray]]
 
-    def build(self) -> RouteIndex:
-        """The index (pure: safe on a worker thread)."""
-        return RouteIndex.from_spaces(self.version, self.rows, self.spaces)
+    def build(self, reader: SlotReader) -> RouteIndex:
+        """The index, its rows' slots read by ``reader`` (pure: safe on a worker thread)."""
+        return RouteIndex.from_spaces(self.version, self.rows, self.spaces, reader=reader)
 
 
 def _held(mapping: Layered, changes: dict, key: object) -> tuple[int, ...]:
@@ -282,16 +300,6 @@ def _add(mapping: Layered, changes: dict, key: object, row_id: int) -> None:
 
 def _text_key(row: MemoryRow) -> tuple[str, str | None, str]:
     return (row.subject, row.counterpart, normalise_text(row.text))
-
-
-def _slots_of(row: MemoryRow) -> tuple[Slot, ...]:
-    if row.subject in (ids.SELF, ids.WORLD):
-        return ()
-    found: list[Slot] = []
-    for reading in readings(row.text):
-        if reading.slot not in found:
-            found.append(reading.slot)
-    return tuple(found)
 
 
 def _code(pairs: dict[Pair, int], row: MemoryRow) -> int:

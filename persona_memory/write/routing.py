@@ -7,9 +7,9 @@ Rules:
   was made by the same embedder as the candidate's and whose cosine is at least
   ``min_cosine``; the best ``limit`` of them, best first (ties by id). Vectors of two models
   are never compared. Beside them come the open rows of the same subject (and counterpart)
-  that fill a slot the candidate fills (``write.slots``: where someone works, lives, …),
-  however unlike the sentences are: those not already offered, newest first, at most
-  ``limit``. So a router sees at most ``2 × limit`` rows.
+  that fill a slot the candidate fills (where someone works, lives, …: read by the index's
+  slot reader, ``write.slot_reader``), however unlike the sentences are: those not already
+  offered, newest first, at most ``limit``. So a router sees at most ``2 × limit`` rows.
 - Both are read from the persona's ``RouteIndex`` (``write.route_index``): a lookup for the
   duplicate, one matrix product per slice for the cosines, a lookup for the slot.
 - No neighbour: ADD, without asking the mind.
@@ -28,11 +28,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .. import ids
 from ..core.blas import one_thread
 from ..rows import MemoryRow
 from .route_index import Chunk, RouteIndex
-from .slots import readings
 from .validation import Candidate, normalise_text
 
 
@@ -125,8 +123,8 @@ def neighbours(
     for i, candidate in enumerate(candidates):
         taken = {row.id for row in offered[i]}
         extra: list[MemoryRow] = []
-        for reading in readings(candidate.text) if candidate.subject not in (ids.SELF, ids.WORLD) else ():
-            for row_id in reversed(index.slots.get((candidate.subject, candidate.counterpart, reading.slot), ())):
+        for slot in index.slots_of(candidate.subject, candidate.text):
+            for row_id in reversed(index.slots.get((candidate.subject, candidate.counterpart, slot), ())):
                 if row_id not in taken and len(extra) < limit:
                     taken.add(row_id)
                     extra.append(index.rows[row_id])

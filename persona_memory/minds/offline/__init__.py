@@ -15,6 +15,9 @@ Modules, one concept each:
 - ``identity`` — an answer whose "it" is named by what follows ("It's a map of…").
 - ``shape`` — one sentence of at most 200 characters.
 - ``stems`` — lexical likeness of two sentences.
+- ``slots`` and ``states`` — which one-value slot a memory sentence fills (where someone works,
+  lives, their relationship status, diet, …); ``slots.EnglishSlots`` is also the write path's
+  slot reader (``write.slot_reader``), for every mind.
 - ``lexicon`` — the closed word lists all of the above read English by.
 - ``extract`` — call A; ``route`` — call B; ``mind`` — ``OfflineMind``, the port's adapter.
 """

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 
-from ...write.folded import Folded
+from ...text.folded import Folded
 from .lexicon import STOPWORDS, VAGUE
 from .references import dangling, opens_on_dummy_it
 from .shape import LIMIT

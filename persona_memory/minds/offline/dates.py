@@ -37,7 +37,7 @@ from typing import Literal
 
 import attrs
 
-from ...write.folded import Folded
+from ...text.folded import Folded
 from .lexicon import NUMBER_WORDS, STOPWORDS
 
 Tense = Literal["past", "present", "future"]

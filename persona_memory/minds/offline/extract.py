@@ -97,7 +97,7 @@ import attrs
 from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
-from ...write.folded import Folded
+from ...text.folded import Folded
 from .answers import Thing, antecedent, answer_row, name_the_pronoun
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ...write.folded import Folded
+from ...text.folded import Folded
 from .dates import Tense
 from .lexicon import ADVERBS, IRREGULAR_PAST, RELATIONS, STOPWORDS, VAGUE
 

@@ -115,7 +115,7 @@ _SECOND_PERSON = re.compile(
 _YOU_MANY = re.compile(r"\b(?:you|your) (?:two|both|guys|all|folks|lot)\b|\by'all\b", re.I)
 _TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)*|\s+|.", re.DOTALL)
 _HABITUAL = re.compile(
-    r"\b(every|each|often|usually|always|a lot|daily|weekly|regularly|sometimes)\b", re.I
+    r"\b(every|each(?! (?:way|other|one|of)\b)|often|usually|always|a lot|daily|weekly|regularly|sometimes)\b", re.I
 )
 
 _ELIDED_PAST = (

@@ -1,7 +1,7 @@
 """Call B without a model: ADD, UPDATE, CLOSE or NONE, by slots, word overlap and change cues.
 
 Rules, first that applies:
-0. Slots (``write.slots``) — the candidate fills a slot that holds one value at a time, and a
+0. Slots (``slots``) — the candidate fills a slot that holds one value at a time, and a
    neighbour fills the same slot with another value: UPDATE that neighbour ("u:42 now works at
    Globex" after "u:42 works at Acme Corp", "u:42 hates opera now" after "u:42 loves opera"),
    or CLOSE it when the candidate only says the value ended with nothing in its place ("u:42
@@ -45,10 +45,10 @@ import functools
 import re
 from typing import Any
 
-from ...write.folded import Folded
-from ...write.slots import Reading, about_someone_else, conflicts, readings, same_value
-from ...write.states import ATTRIBUTES
+from ...text.folded import Folded
 from ..port import Neighbour, RoutingRequest
+from .slots import Reading, about_someone_else, conflicts, readings, same_value
+from .states import ATTRIBUTES
 from .stems import content_stems, likeness
 
 SAME = 0.7
@@ -126,7 +126,7 @@ def route_candidate(request: RoutingRequest) -> dict[str, Any]:
 
 
 def _same_state(mine: tuple[Reading, ...], theirs: tuple[Reading, ...]) -> bool:
-    """Whether the two give one of ``write.states``' attributes the same value: "u:42 has been
+    """Whether the two give one of ``states``' attributes the same value: "u:42 has been
     vegetarian since 2016" says "u:42 is vegetarian" better, though it shares one word."""
     return any(
         a.slot == b.slot and a.slot.name in ATTRIBUTES and not a.ends and not b.ends and same_value(a.slot.name, a.value, b.value)

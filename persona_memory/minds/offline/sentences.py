@@ -4,8 +4,8 @@ Rules:
 - An attachment note in the transcript ("[shares a photo of …]") is what the speaker showed.
 - A line that carries a link or a domain, an instruction to the persona ("from now on…",
   "ignore previous…", "in every reply…") or a secret (a password, a card number) yields
-  nothing at all: a memory is a fact, not an order. The matchers are ``write.guards``' — the
-  same ones that check every mind's rows.
+  nothing at all: a memory is a fact, not an order. The matchers are ``persona_memory.text``'s
+  — the same ones the guards check every mind's rows with.
 - A line is cut at ``.``, ``!``, ``?``, line breaks, dashes between clauses ("I joined a
   rowing crew - it's demanding", but not "precious to me - my uncle made it"), and
   before a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose,
@@ -49,8 +49,11 @@ import functools
 import re
 from collections.abc import Iterable
 
-from ...write.folded import Folded
-from ...write.guards import link_or_domain, name_regex, order_or_authority, secret
+from ...text.folded import Folded
+from ...text.links import link_or_domain
+from ...text.names import name_regex
+from ...text.orders import order_or_authority
+from ...text.secrets import secret
 
 _ABBREVIATION = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Mt|Prof|Inc|Ltd|No)|\be\.g|\bi\.e|\b[A-HJ-Z])\.$"
@@ -146,7 +149,8 @@ _SPEAKER_FIRST = re.compile(r"^(?:I|I'm|I've|I'd|I'll|[Ww]e|[Ww]e're|[Mm]y|[Oo]u
 
 def carries_link_or_order(text: str) -> bool:
     """True when a line holds a link or a domain, an instruction to the persona or a secret
-    (``write.guards`` rules 1–3): such a line yields no memory at all."""
+    (the guards' rules 1–3: ``text.links``, ``text.orders``, ``text.secrets``): such a line
+    yields no memory at all."""
     return bool(link_or_domain(text) or order_or_authority(text) or secret(text))
 
 
@@ -443,7 +447,7 @@ def is_chatter(sentence: str) -> bool:
 
 def mentions_name(sentence: str, names: Iterable[str]) -> bool:
     """True when a display name of someone in the room (or a word of it, found as
-    ``write.guards`` finds names), or a user's ``u:`` id, still stands in the sentence."""
+    ``text.names`` finds names), or a user's ``u:`` id, still stands in the sentence."""
     if _USER_ID.search(sentence):
         return True
     return any(pattern.search(sentence) for pattern in _name_patterns(tuple(names)))
@@ -452,5 +456,5 @@ def mentions_name(sentence: str, names: Iterable[str]) -> bool:
 @functools.lru_cache(maxsize=2048)
 def _name_patterns(names: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     """The patterns of ``mentions_name`` for one set of names (a slice reads every line with
-    the same names): one per word of a name, as ``write.guards`` finds it."""
+    the same names): one per word of a name, as ``text.names`` finds it."""
     return tuple(name_regex(form) for form in sorted({part for name in names for part in name.split() if len(part) >= 2}))

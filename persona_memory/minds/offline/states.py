@@ -6,7 +6,7 @@ attribute a value ("u:42 got engaged", "u:42 started eating meat again") replace
 value it held ("u:42 is single", "u:42 has been vegetarian for ten years"), however few words
 the two sentences share. This module holds those attributes as data — ``TABLE``: attribute →
 its values → the words and phrasings that set each — and compiles the table, once, at import,
-into one pattern per attribute that ``write.slots`` tries on a clause.
+into one pattern per attribute that ``slots`` tries on a clause.
 
 Rules:
 - A value is set in two ways. ``be``: a word or phrase said after a copula, a verb of being or
@@ -14,7 +14,7 @@ Rules:
   "turned", "is back to being", …): "is single", "has been vegetarian", "went vegan", "got
   engaged to Sam", "became a vegetarian". ``say``: a phrasing with its own verb: "tied the
   knot", "broke up with Robin", "started eating meat". Only a clause that begins with one of
-  these sets a value (``write.slots`` has already dropped the subject and leading adverbs):
+  these sets a value (``slots`` has already dropped the subject and leading adverbs):
   "went to a wedding", "ate a steak at a barbecue", "wants to go vegan" set nothing.
 - A ``be`` word ends as an ending: "is no longer vegan", "is not vegan anymore", "stopped
   being vegan", "used to be vegan" end that value with nothing in its place; ``ends`` adds
@@ -27,7 +27,7 @@ Rules:
   every day" — and never a noun ("a vegan chef", "a single room", "got a vegan cookbook"). A
   value may name words that may not follow it (``not_before``: "engaged in a lawsuit" is no
   betrothal).
-- ``{who}`` in a phrasing is the other person ("engaged to {who}"); ``write.slots`` keeps the
+- ``{who}`` in a phrasing is the other person ("engaged to {who}"); ``slots`` keeps the
   name beside the value ("engaged sam") and compares statuses exactly and names loosely.
 - Phrasing syntax, one token per word: ``a|an`` for alternatives, ``[ … ]`` around optional
   words (a first word alone in them takes its space along), ``{who}`` for a person,
@@ -307,7 +307,7 @@ ATTRIBUTES = frozenset(a.name for a in TABLE)
 def read_state(clause: str) -> Match | None:
     """The value ``clause`` gives one of the table's attributes, or ``None``.
 
-    ``clause`` is lower case and begins with its verb (``write.slots`` drops the subject and
+    ``clause`` is lower case and begins with its verb (``slots`` drops the subject and
     leading adverbs): ``"got engaged to sam last june"`` gives ``Match("relationship",
     "engaged", who="sam")``.
     """

@@ -4,7 +4,8 @@
 works — with two values, so the second replaces the first, however unlike the two sentences
 are. This module reads which slot a third-person memory sentence fills; the router decides
 what to do with it (``minds.offline.route``), and the neighbour search offers the rows that
-fill the same slot (``write.routing``).
+fill the same slot (``write.routing``, which asks through its port, ``write.slot_reader``:
+``EnglishSlots`` is this module's adapter, the one the composition root gives every mind).
 
 Rules:
 - A *slot* is a name and a key. The names, a closed set: ``employer`` (where someone works),
@@ -15,7 +16,7 @@ Rules:
   (keyed by the object: "owns a flat" / "sold the flat") and ``stance`` (love or like against
   hate or dislike, keyed by the object). Slots without a key hold one value per person. The
   states among them — relationship status and diet, whose values are a closed set of words
-  that exclude each other — are read from the table in ``write.states``; the others by the
+  that exclude each other — are read from the table in ``states``; the others by the
   grammar below.
 - A *reading* is a slot, the value the sentence gives it, and whether the sentence says the
   old value ended with nothing in its place (``ends``: "quit smoking", "sold the flat", "left
@@ -82,6 +83,19 @@ def slot_of(text: str) -> Slot | None:
     """The first slot ``text`` fills, or ``None``."""
     found = readings(text)
     return found[0].slot if found else None
+
+
+@attrs.frozen
+class EnglishSlots:
+    """The slot reader of English memory sentences (``write.slot_reader.SlotReader``): the
+    slots of ``readings(text)``, each once, in the order the sentence says them."""
+
+    def slots(self, text: str) -> tuple[Slot, ...]:
+        found: list[Slot] = []
+        for reading in readings(text):
+            if reading.slot not in found:
+                found.append(reading.slot)
+        return tuple(found)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -418,7 +432,7 @@ def _left(match: re.Match[str]) -> list[Reading | None]:
 
 
 def _state(compiled: Compiled) -> Callable[[re.Match[str]], list[Reading | None]]:
-    """The reading of a match of one of ``write.states``' attributes: the value, and the
+    """The reading of a match of one of ``states``' attributes: the value, and the
     other person's name after it for a relationship ("engaged sam")."""
 
     def make(match: re.Match[str]) -> list[Reading | None]:
@@ -590,7 +604,7 @@ _SECTIONS: tuple[tuple[re.Pattern[str], tuple[Rule, ...]], ...] = (
      lambda m: _home(m, ends=True)),
     (re.compile(r"(?:left|has\s+left)\s+(?P<what>[^,;]+)", _I), _left),
     )),
-    # -- relationship, diet: the one-value states of ``write.states``' table
+    # -- relationship, diet: the one-value states of ``states``' table
     *((compiled.gate, ((compiled.pattern, _state(compiled)),)) for compiled in COMPILED),
     # -- a diet the table does not name
     (re.compile(r"diet", _I), (
