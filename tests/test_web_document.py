@@ -98,6 +98,13 @@ async def test_every_documented_status_is_reached_and_every_answer_is_documented
     await d.hit(413, "POST", RECALL, "/api/rooms/doc-room/personas/warren/recall", content=BIG)
     await d.hit(422, "POST", RECALL, "/api/rooms/%20%20/personas/warren/recall", json=ask)
 
+    site.app.state.events_ending.set()  # so the stream ends after its first line and can be read whole
+    stream = await d.hit(200, "GET", "/api/events")
+    assert stream.text.startswith(": events after ")
+    await d.hit(400, "GET", "/api/events", params={"after": "yesterday"})
+    await d.hit(400, "GET", "/api/events", params={"kinds": "memory.forgotten"})
+    await d.hit(401, "GET", "/api/events", token={})
+
     await d.hit(200, "POST", DRAIN)
     await d.hit(400, "POST", DRAIN, headers=ELSEWHERE)
     await d.hit(401, "POST", DRAIN, token={})
@@ -157,6 +164,7 @@ async def test_every_documented_status_is_reached_and_every_answer_is_documented
         ("GET", BLOCK, "/api/rooms/doc-room/personas/warren/block", {}),
         ("POST", RECALL, "/api/rooms/doc-room/personas/warren/recall", {"json": ask}),
         ("POST", DRAIN, DRAIN, {}),
+        ("GET", "/api/events", "/api/events", {}),
         ("GET", USER + "/memories", "/api/users/42/memories", {}),
         ("DELETE", USER + "/memories", "/api/users/42/memories", {}),
         ("GET", USER + "/memories/{memory_id}", f"/api/users/42/memories/{still[1].id}", {}),

@@ -1,13 +1,14 @@
 """Property-based: schemathesis drives the live server from the document it serves.
 
 Every route of the document — the runtime API, the human-control API, the document and its
-page — is driven with the token its ``security`` names (``runtime`` or ``controls``), bounded
-(``MAX_EXAMPLES`` generated requests per route and mode, valid and invalid), against a real
-``persona-memory serve`` process. Every answer must be a documented status with a documented
-body and content type, a route that needs a token must refuse a request without it or with a
-wrong one, and no request may crash the server (no 500), whatever the input. (schemathesis's
-own pytest plugin does not load under pytest 9 yet, so the test draws cases from its Hypothesis
-strategies directly.)
+page; all but the event stream, whose answer lasts until the server stops (its statuses are
+reached in ``test_web_document``) — is driven with the token its ``security`` names
+(``runtime`` or ``controls``), bounded (``MAX_EXAMPLES`` generated requests per route and mode,
+valid and invalid), against a real ``persona-memory serve`` process. Every answer must be a
+documented status with a documented body and content type, a route that needs a token must
+refuse a request without it or with a wrong one, and no request may crash the server (no 500),
+whatever the input. (schemathesis's own pytest plugin does not load under pytest 9 yet, so the
+test draws cases from its Hypothesis strategies directly.)
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def test_every_answer_of_every_route_is_documented(served_schema, live_server: s
     assert labels >= {
         "POST /api/rooms/{room_id}/lines", "POST /api/rooms/{room_id}/events",
         "GET /api/rooms/{room_id}/personas/{persona}/block", "POST /api/rooms/{room_id}/personas/{persona}/recall",
-        "POST /api/drain",
+        "POST /api/drain", "GET /api/events",
         "POST /api/users/{user_id}/login-link", "GET /api/users/{user_id}/memories",
         "DELETE /api/users/{user_id}/memories", "GET /api/users/{user_id}/memories/{memory_id}",
         "DELETE /api/users/{user_id}/memories/{memory_id}", "GET /api/users/{user_id}/notices",
@@ -69,6 +70,8 @@ def test_every_answer_of_every_route_is_documented(served_schema, live_server: s
     }
     for operation in operations:
         raw = operation.definition.raw
+        if any("text/event-stream" in answer.get("content", {}) for answer in raw["responses"].values()):
+            continue  # a stream that lasts until the server stops: a call would wait for its end
         if mode is GenerationMode.NEGATIVE and not raw.get("parameters") and "requestBody" not in raw \
                 and not raw.get("security"):
             continue  # nothing to make invalid: no parameter, no body, no token

@@ -253,7 +253,7 @@ async def test_the_document_describes_every_route_under_api_the_server_has(runti
     }
     documented = {(path, method.upper()) for path, item in document["paths"].items() for method in item}
     assert served == documented
-    assert len(documented) == 19  # 5 runtime routes, 12 human-control routes, the document and its page
+    assert len(documented) == 20  # 6 runtime routes, 12 human-control routes, the document and its page
     for path, item in document["paths"].items():
         for operation in item.values():
             if path.startswith("/api/users/"):

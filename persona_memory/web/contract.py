@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from ..events.kinds import KINDS as EVENT_KINDS
 from ..ids import MAX_USER_ID
 from .json_body import MAX_DEPTH
 
@@ -151,7 +152,7 @@ class Operation:
 
     ``errors`` are the error statuses the route can answer with; ``meanings`` replaces
     ``STATUS_MEANINGS`` for a status this route has its own reasons for. ``query`` holds its
-    optional query parameters' schemas. ``security`` names the token it needs (a
+    optional query parameters' schemas, ``headers`` its optional request headers'. ``security`` names the token it needs (a
     ``SECURITY_SCHEMES`` key), ``None`` for none. ``tag`` groups it in the document.
     """
 
@@ -164,6 +165,7 @@ class Operation:
     errors: tuple[int, ...] = (400, 401, 404, 413, 503)
     meanings: Mapping[int, str] = attrs.field(factory=dict)
     query: Mapping[str, dict[str, Any]] = attrs.field(factory=dict)
+    headers: Mapping[str, dict[str, Any]] = attrs.field(factory=dict)
     security: str | None = "runtime"
     tag: str = RUNTIME_TAG
 
@@ -281,5 +283,34 @@ RUNTIME_OPERATIONS = (
         {200: Answer("every queued write has landed", object_schema({"drained": {"const": True}}, ("drained",)))},
         errors=(400, 401, 503),
         meanings={400: HOST_REFUSED, 401: "no bearer token, or not the runtime's token"},
+    ),
+)
+
+EVENT_ID = {"type": "integer", "minimum": 0, "maximum": MAX_USER_ID}
+
+# The outbox as Server-Sent Events (``web.event_stream``): a runtime route, served apart from
+# ``web.runtime`` because its answer is a stream that lasts until the server shuts down.
+STREAM_OPERATIONS = (
+    Operation(
+        "events", "GET", "/api/events",
+        "The outbox as Server-Sent Events: each message's id is the event id, its event the kind "
+        f"({', '.join(EVENT_KINDS)}), its data the event's JSON (ids and switches, never text about "
+        "a person). Resume with Last-Event-ID or ?after=; with neither, the stream starts at the "
+        "newest event. The stream lasts until the server shuts down; a comment line is sent when "
+        "it is idle.",
+        {200: Answer("the stream", {"type": "string"}, media_type="text/event-stream")},
+        errors=(400, 401, 503),
+        meanings={
+            400: "Last-Event-ID or ?after= is not an event id (a whole number >= 0), or ?kinds= names "
+                 f"a kind there is not; or {HOST_REFUSED}",
+            401: "no bearer token, or not the runtime's token",
+            503: "the memory is shutting down; reconnect with Last-Event-ID",
+        },
+        query={
+            "after": EVENT_ID | {"description": "the events after this id; 0: from the oldest kept"},
+            "kinds": {"type": "string", "description": "only these kinds, comma-separated: "
+                                                       + ",".join(EVENT_KINDS)},
+        },
+        headers={"Last-Event-ID": EVENT_ID | {"description": "resume after this event (EventSource sends it)"}},
     ),
 )

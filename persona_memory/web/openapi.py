@@ -1,6 +1,6 @@
 """The one OpenAPI 3.1 document of every route under ``/api/``, rendered from the tables. Pure.
 
-``OPERATIONS`` is every table: the runtime API's (``contract``), the human-control API's
+``OPERATIONS`` is every table: the runtime API's and its event stream's (``contract``), the human-control API's
 (``controls_contract``) and the reference's own two routes (``REFERENCE_OPERATIONS``: this
 document and the page that shows it). The routes are built from the same tables, so a route
 and its description cannot drift apart; ``web.reference`` serves both.
@@ -24,6 +24,7 @@ from .contract import (
     RUNTIME_OPERATIONS,
     RUNTIME_TAG,
     SECURITY_SCHEMES,
+    STREAM_OPERATIONS,
     Answer,
     Operation,
 )
@@ -48,11 +49,11 @@ REFERENCE_OPERATIONS = (
     ),
 )
 
-OPERATIONS = (*RUNTIME_OPERATIONS, *CONTROL_OPERATIONS, *REFERENCE_OPERATIONS)
+OPERATIONS = (*RUNTIME_OPERATIONS, *STREAM_OPERATIONS, *CONTROL_OPERATIONS, *REFERENCE_OPERATIONS)
 
 TAGS = (
     {"name": RUNTIME_TAG, "description": "The chat runtime's calls: transcript lines, room events, blocks, "
-                                         "recall notes, drain. Token: runtime."},
+                                         "recall notes, drain, and the stream of what changed. Token: runtime."},
     {"name": CONTROLS_TAG, "description": "A person's controls, called by the runtime for that person: "
                                           "their lines, notices, note, switches, export. Token: controls."},
     {"name": REFERENCE_TAG, "description": "This document and its page."},
@@ -93,6 +94,8 @@ def _operation(op: Operation) -> dict[str, Any]:
                   for name in op.path_params]
     parameters += [{"name": name, "in": "query", "required": False, "schema": schema}
                    for name, schema in op.query.items()]
+    parameters += [{"name": name, "in": "header", "required": False, "schema": schema}
+                   for name, schema in op.headers.items()]
     entry: dict[str, Any] = {
         "operationId": op.id,
         "summary": op.summary,
