@@ -517,3 +517,22 @@ def test_forgetting_a_persona_never_met_is_refused_and_shown(server, page):
     expect(page.locator("#mute-switches .name")).to_have_text(names)
     shot(page, "mute-refused")
     assert server.call(server.memory.user_controls, KIM).muted == frozenset()
+
+
+def test_the_api_reference_page_shows_every_route_from_this_server_alone(server, page):
+    document = json.loads(page.request.get(server.url + "/api/openapi.json").text())
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto(server.url + "/api/docs")
+    expect(page.get_by_role("heading", name="persona-memory HTTP API")).to_be_visible()
+    routes = page.locator("article.route")
+    expect(routes).to_have_count(sum(len(item) for item in document["paths"].values()))
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            route = page.locator(f"article#{operation['operationId']}")
+            expect(route.locator(".route-head")).to_have_text(f"{method.upper()} {path}")
+            expect(route.locator("td.status")).to_have_count(len(operation["responses"]))
+    # the packaged stylesheet applied (the page is wider than the others), nothing from elsewhere
+    assert page.evaluate("getComputedStyle(document.querySelector('main')).maxWidth") == "1024px"
+    assert fetched and all(url.startswith(server.url + "/") for url in fetched), fetched
+    page.screenshot(path=str(SHOTS / "api-docs.png"))  # the first screen: the page is long

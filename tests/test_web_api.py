@@ -160,9 +160,9 @@ async def test_malformed_bodies_answer_400(site, path, body):
 @pytest.mark.parametrize(
     ("path", "body", "named"),
     [
-        ("/api/users/42/note", {"note": "Call me Dan.", "notes": "again"}, "unknown field 'notes'; this route takes only 'note'"),
+        ("/api/users/42/note", {"note": "Call me Dan.", "notes": "again"}, "body: unknown field 'notes'; the fields are note"),
         ("/api/users/42/memory-on", {"on": False, "forever": True}, "unknown field 'forever'"),
-        ("/api/users/42/muted/warren", {"mute": True}, "unknown field 'mute'; this route takes only 'muted'"),
+        ("/api/users/42/muted/warren", {"mute": True}, "body: unknown field 'mute'; the fields are muted"),
     ],
 )
 async def test_an_unknown_field_is_refused_by_name_and_nothing_changes(site, path, body, named):
@@ -197,7 +197,7 @@ async def test_a_body_nested_too_deep_is_a_400_that_says_so_and_changes_nothing(
     assert deep.json() == {"error": "the body nests arrays and objects more than 32 deep; send the flat "
                                     "object this route takes (its fields are in /api/openapi.json or API.md)"}
     at_the_limit = await api(site, "PUT", path, content=b"[" * 32 + b"]" * 32)
-    assert at_the_limit.status_code == 400 and at_the_limit.json() == {"error": "the body must be a JSON object"}
+    assert at_the_limit.status_code == 400 and at_the_limit.json() == {"error": "body: must be an object, got an array"}
     assert await site.memory.user_controls(DAN) == before
 
 

@@ -37,7 +37,7 @@ import persona_memory as pm
 from persona_memory.demo import FIRST_CHAT, LATER_CHAT
 from persona_memory.embedding import HashingEmbedder
 from persona_memory.rows import MemoryRow
-from persona_memory.web import Auth, WebSecrets, build_app
+from persona_memory.web import Auth, WebSecrets, build_app, shapes
 
 DAN, CARA, ANA, EVE = 42, 17, 43, 66
 KIM, LENA = 77, 18
@@ -210,6 +210,26 @@ async def seed_kim(memory: pm.Memory, clock: pm.ManualClock) -> None:
     ])
 
 
+def conforms(document: dict[str, Any], method: str, template: str, response: httpx.Response) -> None:
+    """Assert ``response`` is one the document gives for that route: a documented status, and a
+    body of the documented media type and schema (none where the document gives none)."""
+    operation = document["paths"][template][method.lower()]
+    documented = operation["responses"]
+    assert str(response.status_code) in documented, (method, template, response.status_code, response.text)
+    content = documented[str(response.status_code)].get("content")
+    if content is None:
+        assert response.content == b"", (method, template, response.status_code)
+        return
+    (media_type, described), = content.items()
+    assert response.headers["content-type"].split(";")[0] == media_type
+    if media_type != "application/json":
+        return
+    schema = described["schema"]
+    if "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    shapes.check(schema, response.json(), "answer")
+
+
 def csrf_of(html: str) -> str:
     """The CSRF token in a page's forms."""
     match = re.search(r'name="csrf" value="([^"]+)"', html)
@@ -269,17 +289,23 @@ async def site(make_settings: Callable[..., pm.Settings], clock: pm.ManualClock)
 
 @pytest.fixture(scope="module")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``persona-memory serve`` on a free port; yields its base URL."""
+    """``persona-memory serve`` on a free port; yields its base URL.
+
+    Its log (an access line per request) goes to a file: a pipe nobody reads fills after a
+    thousand or so requests, and the server then blocks on its next log line.
+    """
     home = tmp_path_factory.mktemp("serve")
     config = home / "config.toml"
     config.write_text('[embedder]\nkind = "hashing"\ndim = 64\n[web]\nport = 0\n', encoding="utf-8")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "persona_memory.cli", "serve", "--config", str(config), "--db", str(home / "m.db")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **SECRET_ENV},
-    )
+    log_path = home / "serve.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "persona_memory.cli", "serve", "--config", str(config), "--db", str(home / "m.db")],
+            stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, **SECRET_ENV},
+        )
     try:
         first = proc.stdout.readline()  # type: ignore[union-attr]
-        assert first.startswith("persona-memory: serving http://127.0.0.1:"), first + proc.stderr.read()  # type: ignore[union-attr]
+        assert first.startswith("persona-memory: serving http://127.0.0.1:"), first + log_path.read_text()
         port = int(first.split(":")[3].split(" ")[0])
         yield f"http://127.0.0.1:{port}"
     finally:

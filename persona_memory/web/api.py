@@ -1,22 +1,27 @@
-"""The JSON API under ``/api/``: the human's controls, for the chat runtime.
+"""The human-control JSON API under ``/api/users/{user_id}``, for the chat runtime.
 
 Rules:
+- The routes are built from ``controls_contract.CONTROL_OPERATIONS``: each operation's id is
+  the name of its handler here, and its body is checked against the operation's schema
+  (``web.shapes``, after ``json_body.parse``) before the handler sees it — a body that is not
+  JSON, nests more than ``json_body.MAX_DEPTH`` deep, misses a field, has a field of the wrong
+  type or one the route does not take is a 400 that names it, and nothing changes.
 - Only the chat runtime calls it, with ``Authorization: Bearer <token>`` (the token is in the
   environment variable named by ``web.api_token_env``). No cookie is read here, so the API
-  needs no CSRF token; without the right bearer every route answers 401.
-- The runtime acts for one person at a time: every route is under ``/api/users/{user_id}``
-  and every query is scoped to that id. Another person's memory or notice id answers 404.
-- Errors are ``{"error": "..."}`` with 400 (malformed request, or a body nested more than
-  ``json_body.MAX_DEPTH`` deep: refused before it is parsed), 401, 404 or 422 (a value
-  the facade refused, e.g. a note over 400 characters; nothing was stored).
+  needs no CSRF token; without the right bearer every route answers 401, before its body is read.
+- The runtime acts for one person at a time: every query is scoped to the path's user id.
+  Another person's memory or notice id answers 404.
+- Errors are ``{"error": "..."}`` with the statuses the table lists for the route: 400, 401,
+  404, 413, 422 (a note the facade refused: nothing was stored), 503 (the memory is shutting
+  down, or its storage failed).
 - Muting names a persona the person has met (it keeps lines about them, shared a room with
   them, or was muted by them); any other slug is a 404 that says so, and nothing changes — a
   typo must not look like success while the real persona keeps remembering.
-- The shapes are documented in ``API.md`` beside this module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -24,13 +29,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from ..errors import InvalidInput, NotYourMemory, NotYourNotice
-from ..ids import check_persona, check_user_id
+from ..errors import InvalidInput, NotYourMemory, NotYourNotice, StorageError
+from ..ids import MAX_USER_ID, check_persona
 from ..memory import Memory
-from . import json_body, views
+from . import json_body, shapes, views
 from .auth import Auth
+from .contract import Operation
+from .controls_contract import CONTROL_OPERATIONS
 
-MAX_ID = 2**63 - 1
+Handler = Callable[[Request, int, Any], Awaitable[Response]]
 
 
 class Api:
@@ -41,42 +48,37 @@ class Api:
         self.auth = auth
 
     def routes(self) -> list[BaseRoute]:
-        user = "/api/users/{user_id:int}"
-        return [
-            Route(f"{user}/login-link", self.login_link, methods=["POST"]),
-            Route(f"{user}/memories", self.memories, methods=["GET"]),
-            Route(f"{user}/memories", self.clear, methods=["DELETE"]),
-            Route(f"{user}/memories/{{memory_id:int}}", self.memory_line, methods=["GET"]),
-            Route(f"{user}/memories/{{memory_id:int}}", self.delete, methods=["DELETE"]),
-            Route(f"{user}/notices", self.notices, methods=["GET"]),
-            Route(f"{user}/notices/{{notice_id:int}}/undo", self.undo, methods=["POST"]),
-            Route(f"{user}/controls", self.controls, methods=["GET"]),
-            Route(f"{user}/note", self.set_note, methods=["PUT"]),
-            Route(f"{user}/memory-on", self.set_memory_on, methods=["PUT"]),
-            Route(f"{user}/muted/{{persona}}", self.set_muted, methods=["PUT"]),
-            Route(f"{user}/export", self.export, methods=["GET"]),
-        ]
+        return [Route(op.route_path, self._endpoint(op), methods=[op.method], name=op.id)
+                for op in CONTROL_OPERATIONS]
+
+    def _endpoint(self, op: Operation) -> Callable[[Request], Awaitable[Response]]:
+        handler: Handler = getattr(self, op.id)
+
+        async def endpoint(request: Request) -> Response:
+            uid = self.user(request)
+            body = await _body(request, op.body) if op.body is not None else None
+            try:
+                return await handler(request, uid, body)
+            except StorageError:
+                raise HTTPException(503, "the memory's storage failed; try again in a moment") from None
+
+        endpoint.__name__ = op.id
+        return endpoint
 
     def user(self, request: Request) -> int:
         """The user id of the route, once the bearer token is checked."""
         if not self.auth.bearer_ok(request.headers.get("authorization")):
             raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
-        user_id = request.path_params["user_id"]
-        if not 1 <= user_id <= MAX_ID:
-            raise HTTPException(404, f"no user {user_id}")
-        return check_user_id(user_id)
+        return _id(request.path_params["user_id"], "user")
 
-    async def login_link(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def login_link(self, request: Request, uid: int, _body: None) -> Response:
         return JSONResponse({"url": self.auth.login_url(uid), "expires_in": self.auth.link_seconds}, status_code=201)
 
-    async def memories(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def memories(self, request: Request, uid: int, _body: None) -> Response:
         rows = await self.memory.memories_about(uid)
         return JSONResponse({"memories": [views.row_json(r) for r in rows]})
 
-    async def memory_line(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def memory_line(self, request: Request, uid: int, _body: None) -> Response:
         memory_id = _id(request.path_params["memory_id"], "memory")
         row = next((r for r in await self.memory.memories_about(uid) if r.id == memory_id), None)
         if row is None:
@@ -87,8 +89,7 @@ class Api:
             raise _not_found("memory", memory_id, uid) from None
         return JSONResponse({"memory": views.row_json(row), "evidence": [views.line_json(x) for x in lines]})
 
-    async def delete(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def delete_memory(self, request: Request, uid: int, _body: None) -> Response:
         memory_id = _id(request.path_params["memory_id"], "memory")
         try:
             await self.memory.delete_memory(uid, memory_id)
@@ -96,20 +97,17 @@ class Api:
             raise _not_found("memory", memory_id, uid) from None
         return Response(status_code=204)
 
-    async def clear(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def clear_memories(self, request: Request, uid: int, _body: None) -> Response:
         persona = request.query_params.get("persona")
         if persona is not None:
             persona = _persona(persona)
         deleted = await self.memory.clear_memories(uid, persona)
         return JSONResponse({"deleted": deleted})
 
-    async def notices(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def notices(self, request: Request, uid: int, _body: None) -> Response:
         return JSONResponse({"notices": [views.notice_json(n) for n in await self.memory.notices(uid)]})
 
-    async def undo(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def undo_notice(self, request: Request, uid: int, _body: None) -> Response:
         notice_id = _id(request.path_params["notice_id"], "notice")
         try:
             deleted = await self.memory.undo(uid, notice_id)
@@ -117,8 +115,7 @@ class Api:
             raise _not_found("notice", notice_id, uid) from None
         return JSONResponse({"deleted": deleted})
 
-    async def controls(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def controls(self, request: Request, uid: int, _body: None) -> Response:
         return JSONResponse(await self._controls(uid))
 
     async def _controls(self, uid: int) -> dict[str, Any]:
@@ -127,31 +124,19 @@ class Api:
         meters = {p: await self.memory.meter(uid, p) for p in personas}
         return views.controls_json(controls, personas, meters)
 
-    async def set_note(self, request: Request) -> Response:
-        uid = self.user(request)
-        note = (await _body(request, "note")).get("note")
-        if not isinstance(note, str):
-            raise HTTPException(400, 'send {"note": "..."} (a string; "" clears the note)')
+    async def set_note(self, request: Request, uid: int, body: dict[str, Any]) -> Response:
         try:
-            await self.memory.set_memory_note(uid, note)
+            await self.memory.set_memory_note(uid, body["note"])
         except InvalidInput as exc:
             raise HTTPException(422, str(exc)) from None
         return JSONResponse(await self._controls(uid))
 
-    async def set_memory_on(self, request: Request) -> Response:
-        uid = self.user(request)
-        on = (await _body(request, "on")).get("on")
-        if not isinstance(on, bool):
-            raise HTTPException(400, 'send {"on": true} or {"on": false}')
-        await self.memory.set_memory_on(uid, on)
+    async def set_memory_on(self, request: Request, uid: int, body: dict[str, Any]) -> Response:
+        await self.memory.set_memory_on(uid, body["on"])
         return JSONResponse(await self._controls(uid))
 
-    async def set_muted(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def set_muted(self, request: Request, uid: int, body: dict[str, Any]) -> Response:
         persona = _persona(request.path_params["persona"])
-        muted = (await _body(request, "muted")).get("muted")
-        if not isinstance(muted, bool):
-            raise HTTPException(400, 'send {"muted": true} or {"muted": false}')
         met = await self.memory.personas_for(uid)
         if persona not in met:
             raise HTTPException(
@@ -159,36 +144,24 @@ class Api:
                 f"persona {persona!r} keeps no lines about u:{uid} and has never been in a room with "
                 f"them; nothing was changed (their personas: {', '.join(met) or 'none yet'})",
             )
-        await self.memory.set_muted(uid, persona, muted)
+        await self.memory.set_muted(uid, persona, body["muted"])
         return JSONResponse(await self._controls(uid))
 
-    async def export(self, request: Request) -> Response:
-        uid = self.user(request)
+    async def export(self, request: Request, uid: int, _body: None) -> Response:
         return JSONResponse(await self.memory.export(uid))
 
 
-async def _body(request: Request, field: str) -> dict[str, Any]:
-    """The JSON object of a request that takes exactly one ``field``; anything else is a 400
-    that says so (an unknown field is named, never silently ignored)."""
+async def _body(request: Request, schema: dict[str, Any]) -> Any:
+    """The request's JSON body, once it has the shape ``schema`` gives; else a 400 that says
+    what is wrong (an unknown field is named, never silently ignored)."""
     try:
-        data = json_body.parse(await request.body())
-    except json_body.TooDeep as exc:
+        return shapes.check(schema, json_body.parse(await request.body()))
+    except shapes.ShapeRefused as exc:
         raise HTTPException(400, str(exc)) from None
-    except json_body.NotJson:
-        raise HTTPException(400, "the body must be a JSON object") from None
-    if not isinstance(data, dict):
-        raise HTTPException(400, "the body must be a JSON object")
-    unknown = sorted(set(data) - {field})
-    if unknown:
-        raise HTTPException(
-            400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                 f"this route takes only {field!r}"
-        )
-    return data
 
 
 def _id(value: int, what: str) -> int:
-    if not 1 <= value <= MAX_ID:
+    if not 1 <= value <= MAX_USER_ID:
         raise HTTPException(404, f"no {what} {value}")
     return value
 

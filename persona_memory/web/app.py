@@ -44,6 +44,7 @@ from .event_stream import EventStream
 from .auth import Auth, WebSecrets
 from .hosts import PublicOrigin, TrustedHost, allowed_hosts
 from .pages import Pages
+from .reference import Reference
 
 HERE = Path(__file__).parent
 MAX_BODY_BYTES = 64 * 1024
@@ -202,6 +203,7 @@ def build_app(
         routes=[
             *cluster,
             *operation_routes(memory),
+            *Reference(env).routes(),
             *runtime.routes(),
             *stream.routes(),
             *api.routes(),
@@ -233,7 +235,7 @@ def _api_plain(request: Request, exc: HTTPException) -> str:
         return f"{request.method} is not allowed on {request.url.path}; it takes {allowed or 'no method'}"
     if exc.detail and exc.detail != _default_phrase(404):
         return exc.detail
-    return f"there is no route {request.url.path}; the routes are in /api/openapi.json"
+    return f"there is no route {request.url.path}; the routes are in /api/openapi.json and on /api/docs"
 
 
 def _plain(status: int) -> str:

@@ -1,5 +1,7 @@
 """``GET /api/events``: the outbox as Server-Sent Events, for the chat runtime.
 
+The route is ``contract.STREAM_OPERATIONS``'s, described with the others at ``/api/openapi.json``.
+
 Rules:
 - The runtime's bearer token (``web.runtime_token_env``), as the rest of the runtime API;
   without it, 401.
@@ -32,6 +34,7 @@ from ..events.kinds import KINDS, Delivered, check_kinds
 from ..memory import Memory
 from ..settings import EventsSettings
 from .auth import Auth
+from .contract import STREAM_OPERATIONS
 
 MAX_ID = 2**63 - 1
 
@@ -52,7 +55,7 @@ class EventStream:
         self.ending = ending
 
     def routes(self) -> list[BaseRoute]:
-        return [Route("/api/events", self.stream, methods=["GET"], name="events")]
+        return [Route(op.route_path, self.stream, methods=[op.method], name=op.id) for op in STREAM_OPERATIONS]
 
     async def stream(self, request: Request) -> Response:
         if not self.auth.runtime_bearer_ok(request.headers.get("authorization")):

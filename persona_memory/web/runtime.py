@@ -1,4 +1,4 @@
-"""The runtime's calls over HTTP: the routes of ``web.contract``, over one ``Memory``.
+"""The runtime's calls over HTTP: the routes of ``web.contract``'s table, over one ``Memory``.
 
 Rules:
 - Each route is built from its ``contract.Operation``; its body is checked against the
@@ -32,7 +32,6 @@ from ..errors import (
     UnknownRoom,
 )
 from ..memory import Memory
-from ..version import installed_version
 from . import contract, json_body, shapes
 from ..event_json import event_of
 from .auth import Auth
@@ -80,16 +79,8 @@ class RuntimeApi:
         self.auth = auth
 
     def routes(self) -> list[BaseRoute]:
-        routes: list[BaseRoute] = [
-            Route("/api/openapi.json", self.openapi, methods=["GET"]),
-        ]
-        for op in contract.OPERATIONS:
-            path = op.path.replace("{room_id}", "{room_id:room_id}")
-            routes.append(Route(path, self._endpoint(op), methods=[op.method], name=op.id))
-        return routes
-
-    async def openapi(self, request: Request) -> Response:
-        return JSONResponse(contract.openapi_document(installed_version()))
+        return [Route(op.route_path, self._endpoint(op), methods=[op.method], name=op.id)
+                for op in contract.RUNTIME_OPERATIONS]
 
     def _endpoint(self, op: contract.Operation) -> Callable[[Request], Awaitable[Response]]:
         handler: Handler = getattr(self, op.id)

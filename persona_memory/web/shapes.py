@@ -1,8 +1,8 @@
 """Checking a JSON body against the contract's schema, with messages that name the field. Pure.
 
-The runtime API's schemas (``web.contract``) use a small subset of JSON Schema 2020-12, and
-this module checks exactly that subset, so the document the API publishes and the checks the
-routes make cannot drift apart:
+The request bodies' schemas (``web.contract``, ``web.controls_contract``) use a small subset of
+JSON Schema 2020-12, and this module checks exactly that subset, so the document the API
+publishes and the checks the routes make cannot drift apart:
 
 ``type`` (one name or a list) · ``properties`` · ``required`` · ``additionalProperties``
 (``false`` or a schema) · ``propertyNames`` · ``items`` · ``minItems`` / ``maxItems`` ·
