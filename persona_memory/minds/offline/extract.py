@@ -31,7 +31,7 @@ Rules:
 - A sentence led by a thing only the chat showed ("The colours make me calm", "That pic
   takes me back") is no fact about the speaker: a reader of the row could not say which thing.
   A thing the sentence names as the speaker's ("The maps in my attic…", "This ring is special
-  to me - a gift from my aunt") or the line's photo shows is kept.
+  to me - my aunt left it") or the line's photo shows is kept.
 - A row names its subject: one that opens on an adverb and a verb ("Really got u:42
   wondering…") lost its subject in the chat and is not offered; a capitalised word in -ly
   before "is", "was", "has" or "means" is a subject, not an adverb ("Family is everything
@@ -207,7 +207,7 @@ _POINTED_SUBJECT = re.compile(
     r"seemed|blows?|blew|symboli[sz]es|represents?|belong(?:s|ed)?|will|would|can|could)\b)"
 )
 _OWN_IN_IT = re.compile(r"\b(?:my|our|I|we|us)\b")
-# "This ring is special to me - a gift from my aunt": what the sentence says makes it theirs.
+# "This ring means the world to me - my aunt left it": what the sentence says makes it theirs.
 _SPEAKERS_THING = re.compile(r"\b(?:to me|for me|mine|of mine|gift from my|from my|belonged to my|my own)\b", re.IGNORECASE)
 _VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
 _ORDER_OPENER = re.compile(
