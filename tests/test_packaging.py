@@ -82,7 +82,7 @@ def test_the_package_says_it_is_typed() -> None:
 
 def _make_dry_run(target: str, venv: Path) -> str:
     done = subprocess.run(
-        ["make", "--dry-run", "--always-make", target, f"VENV={venv}"],
+        ["make", "--no-print-directory", "--dry-run", "--always-make", target, f"VENV={venv}"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 0, done.stderr
