@@ -12,11 +12,11 @@ Rules:
   ``jsonb`` in PostgreSQL. A literal brace is doubled (``'{{}}'``).
 - Where the two cannot share one text, the step is ``Apart(sqlite=…, postgresql=…)``: both
   variants side by side, each in its own dialect's SQL as it is run, with the reason beside
-  it. Today that is the version trigger (a trigger body in SQLite, a PL/pgSQL function in
+  it. Two steps are so: the version trigger (a trigger body in SQLite, a PL/pgSQL function in
   PostgreSQL) and the registry's generation sequence (PostgreSQL only).
 - What a step renders to in SQLite is the text SQLite keeps as the file's schema
   (``sqlite_master``), indentation included: a template is never re-laid out, so a file made
-  now has the schema text of a file made by any earlier version.
+  now has the schema text of a file made by any earlier version (``tests/schema_v12.sql``).
 - Migration 1 is the design's §1 to the letter: ``persona_memory`` with every listed column,
   ``users`` (``memory_note`` ≤ 400, ``memory_on`` default on) and ``persona_memory_mute``.
   Constraints both backends can hold are in the table (the six kinds, importance 1..10, text
