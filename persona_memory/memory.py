@@ -35,7 +35,7 @@ from .errors import InvalidInput, MemoryClosed, NotInRoom, NotOnTrio, NotYourMem
 from .metrics import Metrics, TimedEmbedder, TimedMind
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
-from .rooms import Presence, RoomState
+from .rooms import Presence
 from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import writes
@@ -152,10 +152,8 @@ class Memory:
     async def _hearers(self, room_id: str) -> tuple[Presence | None, bool | None]:
         """Who hears a line in ``room_id`` now (``None``: not open) and, when it is not open,
         whether the room id was opened incognito (``None``: never opened)."""
-        room = self._supervisor.rooms.get(room_id)
-        if room is not None:
-            return room.presence, room.incognito
-        return None, self._supervisor.recorder.incognito(room_id)
+        rooms = self._supervisor.rooms
+        return rooms.presence(room_id), rooms.incognito(room_id)
 
     # ---- room events -------------------------------------------------------------------
 
@@ -480,17 +478,7 @@ class Memory:
                 continue
             room = self._supervisor.rooms.get(item.room.room_id)
             if room is None or item.persona not in room.personas:
-                room = RoomState(
-                    room_id=item.room.room_id,
-                    personas=item.room.personas,
-                    present=item.room.humans,
-                    private=item.room.private,
-                    incognito=item.room.incognito,
-                    kit=item.room.kit,
-                    topic=item.room.topic,
-                    names=item.room.names,
-                    generation=0,
-                )
+                room = item.room  # as last recorded (generation 0: not open here)
             await self._supervisor.queue_write(item.persona, room)
         return min(later, default=None)
 

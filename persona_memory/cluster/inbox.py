@@ -8,7 +8,7 @@ Rules:
 - The inbox serves the personas it was told it ``gained`` (their lease is held) until it is
   told it ``lost`` them. A gained persona is *settled* before any event of it is taken:
   ``room_registry.settle`` drops its queued events and gives the state of every open room it
-  is in; each is delivered as an open (``registry.opened_again``), so its actor builds the
+  is in; each is delivered as an open (``RoomState.opening``), so its actor builds the
   room's block now; then ``catch_up`` queues the write path wherever its cursor is behind —
   the lines its last owner had not written, resumed from the stored cursor. A settle that
   fails on the database is tried again at the next round.
@@ -42,7 +42,7 @@ from ..errors import MemoryClosed, StorageError
 from ..storage import room_registry
 from ..storage.store import Store
 from ..supervisor import Supervisor
-from .registry import opened_again, queued_of, room_of
+from .registry import queued_of, room_of
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ class Inbox:
             return  # lost meanwhile
         for text in states:
             room = room_of(text)
-            await self._supervisor.deliver_applied(persona, opened_again(room), room)
+            await self._supervisor.deliver_applied(persona, room.opening(), room)
         await self._catch_up(persona)
         if persona in self._to_settle:
             self._to_settle.discard(persona)
