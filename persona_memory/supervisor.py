@@ -1,26 +1,16 @@
 """The supervisor: one actor per persona, spawned when needed, restarted when it crashes, and
-the supervision tree they run in. What it routes and to whom comes from the room registry
-(``rooms.RoomRegistry``); the plumbing lives beside it: ordered intake (``actors/intake.py``),
-outboxes and drain (``actors/outbox.py``), retirement (``actors/retirement.py``).
+the supervision tree they run in. What reaches the actors, and which persona hears what, is the
+router's (``actors/router.py``), reading the room registry (``rooms.RoomRegistry``).
 
 Rules:
-- It owns the root nursery of the actors and every mailbox, outbox and writer lane: it
-  creates them and it closes them. Each is bounded: the intake and the mailboxes hold
-  ``actors.mailbox_size`` messages; a persona's outbox takes a new delivery only while it holds
-  fewer than that — the sender waits, before anything is recorded, so a full one is
-  backpressure, never loss; a writer lane holds ``actors.write_queue_size`` jobs and merges a
-  room's writes past that (``lane.WriteLane``).
-- It spawns a persona's actor on the first message for that persona, and retires an actor that
-  has no open room, nothing queued and nothing to do for ``actors.idle_retire_seconds``.
-- A room event is checked against the registry first (``RoomRegistry.accept``): a refused
-  event raises to the sender and changes nothing. An accepted one goes, in intake order, to the
-  mailbox of every persona that hears it (``rooms.hearings``), with the room's new state; and
-  an open or an archive to the room recorder (``room_recorder``), which writes the rooms table
-  in the background: no write stands between ``RoomOpened`` and its block.
-- A caller waiting for an actor's answer (a recall note, an edit, a meter) waits on the answer
-  alone; when the actor ends first, it wakes every such caller, which then raises
-  ``MemoryClosed`` (or ``PersonaFailed``). A human's edit and a switch change go to the actor
-  as messages and are handled in turn with room events, never behind its writer.
+- It owns the root nursery of the actors, the intake task, the room recorder and every
+  mailbox, outbox and writer lane: it creates them and it closes them. Each is bounded: the
+  intake and the mailboxes hold ``actors.mailbox_size`` messages, and so does an outbox before
+  its senders wait (``actors/outbox.py``); a writer lane holds ``actors.write_queue_size`` jobs
+  and merges a room's writes past that (``lane.WriteLane``).
+- It spawns a persona's actor on the first message for that persona (``running``), and
+  retires an actor that has no open room, nothing queued and nothing to do for
+  ``actors.idle_retire_seconds`` (``actors/retirement.py``).
 - A writer that raises is restarted with capped exponential backoff (``restart.RestartPolicy``)
   and performs the same job again. After ``supervisor.max_restarts`` crashes in the period the
   job is a poison job: it is parked with its error (a slice goes to ``parked_slices``) and the
@@ -28,6 +18,7 @@ Rules:
 - An actor whose own loop raises is restarted the same way, as a fresh actor with an empty
   cache that builds the blocks of its open rooms again and handles the envelope its
   predecessor crashed on (a caller waiting for that one's answer gets the error instead).
+  When an actor ends, every caller waiting for its answer is woken.
 - Escalation is per persona, never the whole supervisor: an actor past the restart intensity,
   a writer whose storage is broken past it, or ``supervisor.max_restarts`` + 1 jobs parked in
   a row (no room's write succeeding between them) mark that persona failed. Its actor and
@@ -37,8 +28,7 @@ Rules:
 - A writer that meets ``LeaseLost`` (a cluster worker no longer holds the persona's lease)
   is not restarted: the persona's actor is let go, as ``let_go`` does when the worker's lease
   loop says the persona is lost or handed over — cancelled at once, its queued work left to
-  the stored cursors for the next owner. In a cluster worker, events arrive already checked
-  and applied by the shared registry (``deliver_applied``, from ``cluster/inbox.py``).
+  the stored cursors for the next owner.
 - Shutdown: ``aclose`` refuses new messages, closes every mailbox, and waits while the actors
   drain their mailboxes and then their lanes, and the recorder its rooms. The caller puts the
   deadline around it.
@@ -48,41 +38,21 @@ from __future__ import annotations
 
 import logging
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from typing import AsyncIterator, Mapping
 
 import attrs
-import numpy as np
 import outcome
 import trio
 
 from .actors import outbox
-from .actors.envelopes import (
-    CatchUp,
-    Closing,
-    ControlsChanged,
-    Delivered,
-    EditRequested,
-    Envelope,
-    MeterRequested,
-    RecallRequested,
-    Wake,
-)
-from .actors.intake import Intake
-from .actors.lane import HumanEdit, QuietJob, Reply, WriteLane, run_writer
+from .actors.envelopes import Closing, ControlsChanged, EditRequested, Envelope, MeterRequested, RecallRequested, Wake
+from .actors.lane import QuietJob, WriteLane, run_writer
 from .actors.outbox import Delivery, Running
-from .actors.persona import ActorContext, PersonaActor, meter_from_store, run_edit
+from .actors.persona import ActorContext, PersonaActor
 from .actors.retirement import run_retirement, to_retire
 from .actors.room_recorder import RoomRecorder, run_room_recorder
-from .core.ranking import Topic
-from .errors import (
-    LeaseLost,
-    MemoryClosed,
-    PersonaFailed,
-    ProviderError,
-    StorageError,
-    WriterCrashedTooOften,
-)
-from .messages import RoomEvent
+from .actors.router import Router
+from .errors import LeaseLost, PersonaFailed, StorageError, WriterCrashedTooOften
 from .rooms import RoomRegistry, RoomState
 from .restart import RestartPolicy
 from .settings import ActorSettings, SupervisorSettings
@@ -91,8 +61,8 @@ log = logging.getLogger(__name__)
 
 
 class Supervisor:
-    """The actors of one open memory, and the room registry they hear from. ``open_memory``
-    creates it and closes it; the facade reads the registry (``rooms``) too."""
+    """The actors of one open memory. ``open_memory`` creates it and closes it; the facade
+    reaches the actors through its ``router`` and reads its room registry (``rooms``)."""
 
     def __init__(
         self,
@@ -112,213 +82,23 @@ class Supervisor:
         self._actor_settings = actor_settings
         self._settings = supervisor_settings
         self._actors: dict[str, Running] = {}
-        self._intake: Intake[list[tuple[Running, Delivery]]] = Intake(
-            actor_settings.mailbox_size, self._route, self._check_open
-        )
         self._closed = False
         self._shut_down = False
         self.restarts = 0  # writer restarts
         self.actor_restarts = 0
         self.parked_jobs = 0
         self.failed: dict[str, PersonaFailed] = {}  # personas escalated: their calls raise this
-        nursery.start_soon(self._intake.run, name="intake")
-
-    # ---- room events -------------------------------------------------------------------
-
-    async def send(self, event: RoomEvent) -> None:
-        """Check ``event`` against the registry, record it, and deliver it to the room's actors.
-
-        Events are taken one at a time, in order (``actors/intake.py``); ``send`` returns once
-        every actor that hears it has the event in its mailbox. Cancelled while waiting for a
-        place in the intake, it changes nothing; once taken, it is delivered in full and the
-        cancellation is felt after.
-
-        Raises:
-            UnknownRoom, NotInRoom, InvalidInput: the event cannot happen; nothing changed.
-            MemoryClosed: the memory is shutting down.
-        """
-        self._check_open()
-        await self._room_for(self.rooms.may_hear(event))
-        for running, delivery in await self._intake.submit(event):
-            await self._delivered(running, delivery)
-
-    def _route(self, event: RoomEvent) -> list[tuple[Running, Delivery]]:
-        """Accept ``event`` in the registry, hand it to the recorder, and put it in the
-        outboxes of the personas that hear it (never waits: so it runs whole, between two
-        checkpoints). An escalated persona is skipped: the room goes on without it."""
-        change = self.rooms.accept(event)
-        self.recorder.record(change, self._ctx.clock.now())
-        deliveries = []
-        for heard in change.hearings:
-            if heard.persona not in self.failed:
-                running = self._running(heard.persona)
-                deliveries.append((running, self._deliver(running, Delivered(heard.event, heard.room))))
-        return deliveries
-
-    async def deliver_applied(self, persona: str, event: RoomEvent, room: RoomState, *, gone: bool = False) -> None:
-        """Deliver to ``persona``'s actor an event that was checked and applied elsewhere (a
-        cluster worker's shared registry: ``cluster/inbox.py``), with the room's state after
-        it; the registry here adopts that state (``RoomRegistry.adopt``). Returns once the
-        event is in the actor's mailbox."""
-        self._check_open()
-        self.rooms.adopt(event, room, gone=gone)
-        if persona in self.failed:
-            return
-        await self._room_for((persona,))
-        running = self._running(persona)
-        await self._delivered(running, self._deliver(running, Delivered(event, room)))
-
-    def _deliver(self, running: Running, envelope: Envelope) -> Delivery:
-        return outbox.deliver(running, envelope, self.failed)
-
-    async def _delivered(self, running: Running, delivery: Delivery) -> None:
-        await outbox.delivered(running, delivery, self.failed)
-
-    async def _room_for(self, personas) -> None:
-        await outbox.wait_for_room(self._actors, personas, self._actor_settings.mailbox_size)
-
-    # ---- calls answered by an actor ----------------------------------------------------
-
-    async def block(self, persona: str, room_id: str) -> str:
-        """The block ``persona`` has for ``room_id`` with its current cast."""
-        room = self.room_of(persona, room_id)
-        running = self._running(persona)
-        try:
-            return await running.actor.block(room_id, room.generation)
-        except MemoryClosed:
-            raise self._undelivered(running) from None
-
-    async def built_block(self, persona: str, room_id: str) -> tuple[int, str, int]:
-        """``block`` with the room generation it was built for (the runtime's cache key) and
-        its meter's characters used."""
-        room = self.room_of(persona, room_id)
-        running = self._running(persona)
-        try:
-            return await running.actor.built_block(room_id, room.generation)
-        except MemoryClosed:
-            raise self._undelivered(running) from None
-
-    def room_of(self, persona: str, room_id: str) -> RoomState:
-        """The open room ``room_id`` as it stands, with ``persona`` in it."""
-        self._check_open()
-        return self.rooms.room_of(persona, room_id)
-
-    async def recall(self, persona: str, room_id: str, text: str) -> str:
-        """``persona``'s recall note for the message ``text`` in ``room_id`` with its current
-        cast, made by its actor after every event sent before (so against the block built for
-        the people present now). The message is embedded here, off the actor; if the embedder
-        fails, the note ranks by its words alone.
-
-        Raises:
-            MemoryClosed: the memory closed before the note was made.
-        """
-        room = self.room_of(persona, room_id)
-        if room.incognito:
-            return ""
-        embedder = self._ctx.embedder
-        try:
-            query = Topic.of(text, (await embedder.embed([text]))[0], embedder.name)
-        except ProviderError as exc:
-            log.warning("%s: could not embed a message in room %r (%s); recalling by its words",
-                        persona, room_id, exc)
-            query = Topic.of(text, np.zeros(1, dtype=np.float32), "")
-        await self._room_for((persona,))
-        room = self.room_of(persona, room_id)  # as it stands after the embedding
-        return await self._ask(persona, lambda reply: RecallRequested(room, query, reply), "recall note was made")
-
-    async def _ask(self, persona: str, make, what: str):
-        """Send ``persona``'s actor the request ``make(reply)`` and return its answer.
-
-        Raises:
-            MemoryClosed: the memory closed before the answer (``what``).
-            PersonaFailed: the persona was escalated before the answer.
-        """
-        await self._room_for((persona,))
-        running = self._running(persona)
-        reply = Reply()
-        await self._delivered(running, self._deliver(running, make(reply)))
-        await outbox.answer(running, reply.done)
-        if not reply.result:
-            if persona in self.failed:
-                raise self.failed[persona]
-            raise MemoryClosed(f"the memory closed before {persona}'s {what}")
-        return reply.result[0].unwrap()
-
-    async def drain(self) -> None:
-        """Return when every message sent before this call has been handled and written
-        (``outbox.drain``), and the rooms opened and archived are recorded.
-
-        Raises:
-            MemoryClosed: the memory closed before those writes landed.
-            StorageError: the rooms could not be recorded (they are tried again).
-        """
-        self._check_open()
-        await outbox.drain(self._actors, self.failed, self._actor_settings.mailbox_size)
-        await self.recorder.flush()
-
-    async def edit(self, persona: str, edit: HumanEdit) -> object:
-        """Have ``persona``'s actor run a human's edit of its rows (``DeleteMemory``,
-        ``UndoNotice``, ``ClearMemories``) now — never behind its writer, whatever that is
-        doing; return the result once the actor's blocks no longer show what it deleted, or
-        raise the edit's error. A persona that was escalated has no actor: its edit runs on
-        the store directly (the human's delete never waits for a repair).
-
-        Raises:
-            MemoryClosed: the memory closed before the edit ran.
-        """
-        self._check_open()
-        if persona in self.failed:
-            return await run_edit(self._ctx.store, self._ctx.clock, persona, edit)
-        return await self._ask(persona, lambda reply: EditRequested(edit, reply), "edit ran")
-
-    async def controls_changed(self, user_id: int, persona: str | None = None) -> None:
-        """A human's switches or note changed (already stored): have every live actor — or only
-        ``persona``'s — rebuild the cached blocks of the rooms the human is in; return once
-        they did. A privacy edit is the one change that reaches a live block at once."""
-        self._check_open()
-        waits = []
-        for running in list(self._actors.values()):
-            if running.closing or (persona is not None and running.actor.persona != persona):
-                continue
-            await self._room_for((running.actor.persona,))
-            done = trio.Event()
-            try:
-                self._deliver(running, ControlsChanged(user_id, done))
-            except (MemoryClosed, PersonaFailed):
-                continue
-            waits.append((running, done))
-        for running, done in waits:
-            await outbox.first_of(done, running.finished)
-
-    async def meter(self, persona: str, user_id: int) -> tuple[int, int, frozenset[int]]:
-        """(chars used, limit, ids loaded) of the block ``persona``'s actor would build for a
-        private chat with ``user_id`` now. Reads only; a stopped persona's is read from the
-        store, so the human's page still shows it."""
-        self._check_open()
-        if persona in self.failed:  # no actor to ask: read it once from the store
-            return await meter_from_store(self._ctx, persona, user_id)
-        return await self._ask(persona, lambda reply: MeterRequested(user_id, reply), "meter was read")
-
-    async def queue_write(self, persona: str, room: RoomState) -> None:
-        """Have ``persona``'s actor queue the write path for ``room`` (the sweep's catch-up).
-        An escalated persona is skipped: its cursor stays where it is."""
-        self._check_open()
-        if persona in self.failed:
-            return
-        await self._room_for((persona,))
-        running = self._running(persona)
-        await self._delivered(running, self._deliver(running, CatchUp(room)))
-
-    def _undelivered(self, running: Running) -> MemoryClosed | PersonaFailed:
-        return outbox.undelivered(running, self.failed)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise MemoryClosed("the memory is closed; open it again with open_memory()")
+        self.router = Router(self, rooms, recorder, self._ctx, actor_settings.mailbox_size)
+        nursery.start_soon(self.router.run_intake, name="intake")
 
     # ---- actors ------------------------------------------------------------------------
 
-    def _running(self, persona: str) -> Running:
+    @property
+    def actors(self) -> Mapping[str, Running]:
+        """The running actors, by persona."""
+        return self._actors
+
+    def running(self, persona: str) -> Running:
         """``persona``'s running actor, spawned if it has none.
 
         Raises:
@@ -508,11 +288,6 @@ class Supervisor:
         return retired
 
     @property
-    def rules(self):
-        """The read path's rules every actor builds with."""
-        return self._ctx.rules
-
-    @property
     def live_personas(self) -> frozenset[str]:
         """The personas that have an actor right now."""
         return frozenset(self._actors)
@@ -543,8 +318,7 @@ class Supervisor:
         """Refuse new messages, then wait while every actor drains its mailbox and lane, and
         the recorder writes the rooms."""
         self._closed = True
-        self._intake.close()
-        await self._intake.wait_closed()
+        await self.router.close_intake()
         for running in self._actors.values():
             self._close_actor(running)
         for running in list(self._actors.values()):
