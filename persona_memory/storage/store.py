@@ -54,18 +54,16 @@ from ..clock import as_utc
 from ..errors import ForeignDatabase, InvalidInput, NotYourMemory, NotYourNotice, StorageError
 from ..events.kinds import ControlsChanged, MemoryDeleted
 from ..ids import check_persona, check_user_id, user_ref
-from ..rooms import Presence
+from ..rooms import Presence, RoomState, incognito_is_fixed
 from ..rows import MemoryRow, UserControls, check_note
 from . import outbox, revocations, schema
 from .connection import SqliteConnection, open_sqlite
 from .stored_rows import StoredRows
 from .line_batch import LineBatcher
 from .postgres_driver import require_psycopg
-from .queries import (  # the store's face also names the room value its callers pass it
-    StoredRoom,
+from .queries import (
     TranscriptLine,
     controls_in,
-    incognito_is_fixed,
     insert_memories_on,
     lines_after,
     names_among,
@@ -489,7 +487,7 @@ class Store:
 
     # ---- rooms and the transcript ------------------------------------------------------
 
-    async def save_room(self, room: StoredRoom, when: datetime) -> None:
+    async def save_room(self, room: RoomState, when: datetime) -> None:
         """Record a room as opened (again): its flags, cast, topic and display names.
 
         Raises:
@@ -509,7 +507,7 @@ class Store:
 
     async def record_rooms(
         self,
-        opened: Sequence[tuple[StoredRoom, datetime]],
+        opened: Sequence[tuple[RoomState, datetime]],
         archived: Sequence[tuple[str, datetime]],
         names: Mapping[int, tuple[str, datetime]],
     ) -> list[str]:
