@@ -7,6 +7,7 @@ Run it::
     .venv/bin/python bench/block_bench.py --sizes 1000 10000 50000
     .venv/bin/python bench/block_bench.py --embedder hashing   # HashingEmbedder(256), as before
     .venv/bin/python bench/block_bench.py --url postgresql://…/any_db   # on PostgreSQL (see below)
+    .venv/bin/python bench/block_bench.py --sizes 10000 --first-load-runs 5 --first-load-only
 
 For each size it seeds one persona (``warren``) with that many open rows (``seed_rows``) in a
 fresh SQLite file in a temporary directory — their vectors from the default configuration's
@@ -18,10 +19,14 @@ embedded in batches and int8-quantised — then, through the real ``open_memory`
   ``RoomOpened``; the actor reads every row, prepares its table, then builds. Timed from
   ``send`` to ``block`` returning (imports and opening the store are not counted), beside the
   CPU seconds the process spent meanwhile (every thread): on a shared machine the wall time
-  also holds the waits for a core. ``open_memory`` starts the offline reader's worker
-  processes, which import and warm up (about half a second of CPU each) on the same cores
-  while this first load runs; so the same is timed again in other new processes that wait
-  for those workers to be up before sending.
+  also holds the waits for a core. The offline reader's worker processes start only when
+  slices first overlap, so none warms up beside this load; the same is timed again in other
+  new processes that start them and wait for them to be up before sending.
+- first writes, in the same fresh process right after its first load: the room goes quiet
+  after 20 lines, ``RoomWentQuiet`` → ``drain()`` (the first quiet slice, alone); then four
+  other personas' private rooms go quiet at once (the first burst: overlapping slices start
+  the workers, and are read on this side while they warm up). ``--first-load-only`` prints
+  the fresh-process figures alone, without the workers-up runs.
 - first load, in process: the same on a fresh ``open_memory`` in this process (it also warms
   the actor for what follows).
 - cold block build: ``send(RoomOpened(new room id))`` → ``block()`` returning, with the row
