@@ -507,9 +507,10 @@ async def test_a_pool_starts_its_workers_only_when_a_job_would_go_to_them():
 
 
 async def test_rooms_that_go_quiet_right_after_open_write_every_row_by_default(open_test_memory, tmp_path):
-    """The default configuration's workers (started when first wanted, half a second or more
-    of warm-up each): rooms of three personas go quiet together the moment the memory opens;
-    every row is written, as with no worker at all, and no worker outlives the memory."""
+    """The default configuration's workers, started when slices first overlap and read on
+    this side while they warm up: rooms of three personas go quiet together the moment the
+    memory opens; every row is written, as with no worker at all, and no worker outlives the
+    memory."""
     expected = await _written_on_a_thread(open_test_memory, tmp_path)
     before = _children()
     default = pm.load_settings(None).mind.offline_processes

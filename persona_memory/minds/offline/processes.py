@@ -30,8 +30,8 @@ Rules:
   ``chosen()`` that would send its job to them (another caller is under way, or ``alone``),
   at the first ``run``, or at ``start()``. A worker's warm-up — a fresh interpreter under
   ``spawn`` importing everything, then its ``warm`` calls (the bundled embedder's table) —
-  is about half a second of CPU; started with the pool, it would compete for the cores with
-  a persona's first load. A memory whose slices never overlap never starts them.
+  is heavy CPU work: started with the pool, it would compete for the cores with a persona's
+  first load. A memory whose slices never overlap never starts them.
 - A worker says it is up once it has imported the reader and made its ``warm`` calls, and
   ``ready`` says whether all have, without waiting: until then ``chosen()`` says "do it
   yourself", so a slice that comes while the workers start is read on this side, never held
