@@ -7,6 +7,7 @@ Run it::
     .venv/bin/python bench/block_bench.py --sizes 1000 10000 50000
     .venv/bin/python bench/block_bench.py --embedder hashing   # HashingEmbedder(256), as before
     .venv/bin/python bench/block_bench.py --url postgresql://…/any_db   # on PostgreSQL (see below)
+    .venv/bin/python bench/block_bench.py --sizes 10000 --first-load-runs 5 --first-load-only
 
 For each size it seeds one persona (``warren``) with that many open rows (``seed_rows``) in a
 fresh SQLite file in a temporary directory — their vectors from the default configuration's
@@ -18,10 +19,14 @@ embedded in batches and int8-quantised — then, through the real ``open_memory`
   ``RoomOpened``; the actor reads every row, prepares its table, then builds. Timed from
   ``send`` to ``block`` returning (imports and opening the store are not counted), beside the
   CPU seconds the process spent meanwhile (every thread): on a shared machine the wall time
-  also holds the waits for a core. ``open_memory`` starts the offline reader's worker
-  processes, which import and warm up (about half a second of CPU each) on the same cores
-  while this first load runs; so the same is timed again in other new processes that wait
-  for those workers to be up before sending.
+  also holds the waits for a core. The offline reader's worker processes start only when
+  slices first overlap, so none warms up beside this load; the same is timed again in other
+  new processes that start them and wait for them to be up before sending.
+- first writes, in the same fresh process right after its first load: the room goes quiet
+  after 20 lines, ``RoomWentQuiet`` → ``drain()`` (the first quiet slice, alone); then four
+  other personas' private rooms go quiet at once (the first burst: overlapping slices start
+  the workers, and are read on this side while they warm up). ``--first-load-only`` prints
+  the fresh-process figures alone, without the workers-up runs.
 - first load, in process: the same on a fresh ``open_memory`` in this process (it also warms
   the actor for what follows).
 - cold block build: ``send(RoomOpened(new room id))`` → ``block()`` returning, with the row
@@ -219,41 +224,72 @@ async def seed(path: Path | str, count: int) -> None:
             await memory.set_memory_note(uid, f"Call me {NAMES[uid]}. I'm vegetarian.")
 
 
-async def first_open(path: Path | str, *, reader_up: bool = False) -> tuple[float, float]:
-    """Time the first ``RoomOpened`` → ``block()`` of a fresh ``open_memory``: the seconds,
-    and the CPU seconds the process spent meanwhile (every thread: on a shared machine the
-    wall time also counts the waits for a core). With ``reader_up``, only once the offline
-    reader's worker processes (which ``open_memory`` starts) are up: until then they start
-    beside the load, on the same cores."""
+QUIET_PERSONAS = ("nolan", "mara", "iris", "oskar")  # the burst's personas, rowless
+
+
+async def first_open(path: Path | str, *, reader_up: bool = False) -> dict[str, float]:
+    """Time the first ``RoomOpened`` → ``block()`` of a fresh ``open_memory`` (``seconds``),
+    and the CPU seconds the process spent meanwhile (``cpu``: every thread; on a shared
+    machine the wall time also counts the waits for a core). With ``reader_up``, only once the
+    offline reader's worker processes are up (started and waited for before the first send).
+
+    Then, right after it, the first writes: the room goes quiet after 20 lines and
+    ``RoomWentQuiet`` → ``drain()`` is timed (``quiet``: one slice, alone); then four other
+    personas' private rooms go quiet at once after 10 lines each (``burst``: the slices
+    overlap, which is when the write path hands them to the workers if they are up)."""
     settings = settings_for(path)
     mind = make_mind(settings) if reader_up else None
     processes = getattr(mind, "processes", None)
     async with open_memory(settings, clock=ManualClock(NOW), embedder=bench_embedder(), mind=mind) as memory:
+        if processes is not None:
+            getattr(processes, "start", lambda: None)()
         while processes is not None and not processes.ready:
             await trio.sleep(0.01)
         start, cpu = time.perf_counter(), time.process_time()
         await memory.send(opened("first-load"))
         await memory.block(PERSONA, "first-load")
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+
+        for n in range(20):
+            line = WRITE_LINES[n % len(WRITE_LINES)].format(n=f"q{n}")
+            await memory.post_line("first-load", f"u:{sorted(PRESENT)[n % len(PRESENT)]}", line)
+        start = time.perf_counter()
+        await memory.send(RoomWentQuiet(room_id="first-load"))
+        await memory.drain()
+        quiet = time.perf_counter() - start
+
+        for k, persona in enumerate(QUIET_PERSONAS):
+            uid = sorted(PRESENT)[k % len(PRESENT)]
+            await memory.send(RoomOpened(
+                room_id=f"burst-{k}", personas=(persona,), humans={uid}, private=True, names={uid: NAMES[uid]}
+            ))
+            for n in range(10):
+                line = WRITE_LINES[(n + k) % len(WRITE_LINES)].format(n=f"b{k}-{n}")
+                await memory.post_line(f"burst-{k}", f"u:{uid}", line)
+        start = time.perf_counter()
+        for k in range(len(QUIET_PERSONAS)):
+            await memory.send(RoomWentQuiet(room_id=f"burst-{k}"))
+        await memory.drain()
+        burst = time.perf_counter() - start
         await memory.send(RoomArchived(room_id="first-load"))
     if mind is not None:
         await mind.aclose()
-    return elapsed, cpu
+    return {"seconds": elapsed, "cpu": cpu, "quiet": quiet, "burst": burst}
 
 
-def first_load_fresh_process(path: Path | str, runs: int, *, reader_up: bool = False) -> list[tuple[float, float]]:
-    """Run ``first_open`` in ``runs`` new Python processes; each prints its seconds and CPU seconds."""
+def first_load_fresh_process(path: Path | str, runs: int, *, reader_up: bool = False) -> list[dict[str, float]]:
+    """Run ``first_open`` in ``runs`` new Python processes; each prints its figures as JSON."""
     out = []
     for _ in range(runs):
         done = subprocess.run(
             [sys.executable, __file__, "--embedder", EMBEDDER["kind"], "--first-load-child", str(path)]
             + (["--first-load-reader-up"] if reader_up else []),
-            check=True,
             capture_output=True,
             text=True,
         )
-        found = json.loads(done.stdout)
-        out.append((found["seconds"], found["cpu"]))
+        if done.returncode:
+            raise RuntimeError(f"the first-load process failed ({done.returncode}):\n{done.stderr}")
+        out.append(json.loads(done.stdout))
     return out
 
 
@@ -268,6 +304,10 @@ class SizeResult:
     first_fresh: list[float] = attrs.field(factory=list)
     first_fresh_cpu: list[float] = attrs.field(factory=list)
     first_up: list[tuple[float, float]] = attrs.field(factory=list)  # (seconds, CPU), reader's workers up
+    first_quiet: list[float] = attrs.field(factory=list)  # one room quiet right after the first load
+    first_burst: list[float] = attrs.field(factory=list)  # four personas' rooms quiet at once, then
+    up_quiet: list[float] = attrs.field(factory=list)  # the same two, the reader's workers up
+    up_burst: list[float] = attrs.field(factory=list)
     first_inproc: float = 0.0
     cold: list[float] = attrs.field(factory=list)
     floor: list[float] = attrs.field(factory=list)
@@ -600,6 +640,51 @@ def shown_argv() -> list[str]:
     return [redacted(a) if a.startswith(POSTGRES_SCHEMES) else a for a in sys.argv]
 
 
+def runs_of(samples: list[float]) -> str:
+    return ", ".join(fmt(x) for x in samples)
+
+
+def first_load_lines(results: list[SizeResult], args: argparse.Namespace) -> None:
+    """The fresh-process figures: the first load, then the first writes right after it."""
+    if not any(r.first_fresh for r in results):
+        return
+    print(
+        f"  first load (new proc): the median over {args.first_load_runs} fresh process(es); "
+        "the actor reads and decodes every row once"
+    )
+    for r in results:
+        if r.first_fresh_cpu:
+            print(
+                f"  {r.rows:>6,} rows: first load (new proc) {fmt(float(np.median(r.first_fresh)))}, "
+                f"CPU {fmt(float(np.median(r.first_fresh_cpu)))} (process, every thread; runs: "
+                + ", ".join(f"{fmt(w)}/{fmt(c)}" for w, c in zip(r.first_fresh, r.first_fresh_cpu))
+                + ")"
+            )
+        if r.first_quiet:
+            print(
+                f"  {r.rows:>6,} rows: then its room quiet after 20 lines → drained "
+                f"{fmt(float(np.median(r.first_quiet)))} (runs: {runs_of(r.first_quiet)}); "
+                f"then {len(QUIET_PERSONAS)} personas' rooms quiet at once → drained "
+                f"{fmt(float(np.median(r.first_burst)))} (runs: {runs_of(r.first_burst)})"
+            )
+        if r.first_up:
+            print(
+                f"  {r.rows:>6,} rows: the same once the offline reader's worker processes are up "
+                f"{fmt(float(np.median([w for w, _ in r.first_up])))}, "
+                f"CPU {fmt(float(np.median([c for _, c in r.first_up])))} (runs: "
+                + ", ".join(f"{fmt(w)}/{fmt(c)}" for w, c in r.first_up)
+                + f"); quiet {fmt(float(np.median(r.up_quiet)))}, burst {fmt(float(np.median(r.up_burst)))}"
+            )
+
+
+def report_first_loads(results: list[SizeResult], args: argparse.Namespace) -> None:
+    """``--first-load-only``: the machine, the command and the fresh-process figures."""
+    print("persona-memory read-path benchmark: first loads in fresh processes")
+    print(f"machine : {machine()}")
+    print(f"command : {' '.join([Path(sys.executable).name, *shown_argv()])}")
+    first_load_lines(results, args)
+
+
 def report(results: list[SizeResult], args: argparse.Namespace, postgres: str | None = None) -> None:
     """Print the figures; ``postgres`` is the server's version when the run was on ``--url``."""
     print("persona-memory read-path benchmark (issues 2 and 8)" + (" on PostgreSQL" if postgres else ""))
@@ -722,27 +807,7 @@ def report(results: list[SizeResult], args: argparse.Namespace, postgres: str | 
             p99_ok = pct(r.cold, 99) <= TARGET_COLD_P99
             line += f"; cold p50 {'met' if p50_ok else 'MISSED'}; cold p99 {'met' if p99_ok else 'MISSED'}"
         print(line)
-    if any(r.first_fresh for r in results):
-        print(
-            f"  first load (new proc): the median over {args.first_load_runs} fresh process(es); "
-            "the actor reads and decodes every row once"
-        )
-        for r in results:
-            if r.first_fresh_cpu:
-                print(
-                    f"  {r.rows:>6,} rows: first load (new proc) {fmt(float(np.median(r.first_fresh)))}, "
-                    f"CPU {fmt(float(np.median(r.first_fresh_cpu)))} (process, every thread; runs: "
-                    + ", ".join(f"{fmt(w)}/{fmt(c)}" for w, c in zip(r.first_fresh, r.first_fresh_cpu))
-                    + ")"
-                )
-            if r.first_up:
-                print(
-                    f"  {r.rows:>6,} rows: the same once the offline reader's worker processes are up "
-                    f"{fmt(float(np.median([w for w, _ in r.first_up])))}, "
-                    f"CPU {fmt(float(np.median([c for _, c in r.first_up])))} (runs: "
-                    + ", ".join(f"{fmt(w)}/{fmt(c)}" for w, c in r.first_up)
-                    + ")"
-                )
+    first_load_lines(results, args)
 
     for r in results:
         if r.rows not in args.parts_for:
@@ -815,11 +880,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "(the user needs CREATEDB); default: SQLite in a temp dir",
     )
     parser.add_argument("--json", metavar="FILE", help="also write the headline figures to FILE as JSON")
+    parser.add_argument(
+        "--first-load-only",
+        action="store_true",
+        help="only the fresh-process figures (first load, then the first quiet slice and burst); "
+        "the workers-up runs and the in-process figures are skipped",
+    )
     parser.add_argument("--first-load-child", metavar="DB", help=argparse.SUPPRESS)
     parser.add_argument("--first-load-reader-up", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.parts_for is None:
         args.parts_for = args.sizes
+    if args.first_load_only and not args.first_load_runs:
+        parser.error("--first-load-only needs --first-load-runs of at least 1")
     if args.url is not None and not args.url.startswith(POSTGRES_SCHEMES):
         parser.error(f"--url takes a postgresql://host/database URL, got {redacted(args.url)!r}")
     return args
@@ -848,6 +921,8 @@ def headline(results: list[SizeResult], args: argparse.Namespace, postgres: str 
                 "first_load_fresh": float(np.median(r.first_fresh)) if r.first_fresh else None,
                 "first_load_fresh_cpu": float(np.median(r.first_fresh_cpu)) if r.first_fresh_cpu else None,
                 "first_load_reader_up": float(np.median([w for w, _ in r.first_up])) if r.first_up else None,
+                "first_quiet_fresh": float(np.median(r.first_quiet)) if r.first_quiet else None,
+                "first_burst_fresh": float(np.median(r.first_burst)) if r.first_burst else None,
                 "first_load_inproc": r.first_inproc,
                 "after_write_reps": len(r.after_write),
                 "after_write_p50": p(r.after_write, 50),
@@ -872,8 +947,15 @@ def run_size(place: Path | str, size: int, args: argparse.Namespace) -> SizeResu
     result.seed_seconds = time.perf_counter() - start
     if args.first_load_runs:
         runs = first_load_fresh_process(place, args.first_load_runs)
-        result.first_fresh, result.first_fresh_cpu = [w for w, _ in runs], [c for _, c in runs]
-        result.first_up = first_load_fresh_process(place, args.first_load_runs, reader_up=True)
+        result.first_fresh, result.first_fresh_cpu = [r["seconds"] for r in runs], [r["cpu"] for r in runs]
+        result.first_quiet, result.first_burst = [r["quiet"] for r in runs], [r["burst"] for r in runs]
+        if not args.first_load_only:
+            up = first_load_fresh_process(place, args.first_load_runs, reader_up=True)
+            result.first_up = [(r["seconds"], r["cpu"]) for r in up]
+            result.up_quiet, result.up_burst = [r["quiet"] for r in up], [r["burst"] for r in up]
+    if args.first_load_only:
+        print(f"  done: {size:,} rows", file=sys.stderr)
+        return result
     trio.run(
         functools.partial(
             measure,
@@ -896,8 +978,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.first_load_child:
         child = args.first_load_child
         place = child if child.startswith(POSTGRES_SCHEMES) else Path(child)
-        seconds, cpu = trio.run(functools.partial(first_open, place, reader_up=args.first_load_reader_up))
-        print(json.dumps({"seconds": seconds, "cpu": cpu}))
+        found = trio.run(functools.partial(first_open, place, reader_up=args.first_load_reader_up))
+        print(json.dumps(found))
         return
     results = []
     postgres = None
@@ -912,6 +994,9 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory(prefix="pm-bench-") as tmp:
             for size in args.sizes:
                 results.append(run_size(Path(tmp) / f"bench-{size}.db", size, args))
+    if args.first_load_only:
+        report_first_loads(results, args)
+        return
     if args.json:  # first: a reader of the report that stops early (``| head``) loses no figure
         Path(args.json).write_text(json.dumps(headline(results, args, postgres), indent=1))
     report(results, args, postgres)

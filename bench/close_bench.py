@@ -8,11 +8,12 @@ Every run opens a memory on the default settings (the bundled WordLlama embedder
 reader in its worker processes) on a fresh file in a temporary directory:
 
 - close right after open: ``open_memory`` entered, then left at once — the reader's workers
-  are still importing;
+  are not started (they start when slices first overlap);
 - close after one write: a private room opened, one line posted, the room gone quiet and the
   write drained, then left;
-- close after one write, workers up: the same once every worker has said it is up (they end
-  by themselves when their job pipes close, rather than being terminated while importing);
+- close after one write, workers up: the same once the workers were started and every one has
+  said it is up (they end by themselves when their job pipes close, rather than being
+  terminated while importing);
 - asyncio enter / exit stall: an asyncio loop runs a heartbeat (``asyncio.sleep(0.001)`` in a
   loop) while a task enters ``open_memory_in_asyncio`` (``open_memory_in_thread`` where the
   package has no asyncio form), does the same write through it, and leaves; the figure is the
@@ -57,6 +58,8 @@ async def close_after(write: bool, workers_up: bool = False) -> float:
         opened = pm.open_memory(settings, mind=mind)
         memory = await opened.__aenter__()
         try:
+            if workers_up:
+                mind.processes.start()
             with trio.fail_after(60):
                 while workers_up and not mind.processes.ready:
                     await trio.sleep(0.02)

@@ -171,6 +171,8 @@ async def run_size(count: int, reps: int, profile: bool, digest: bool = False) -
         events: Counter[str] = Counter()
         mind = make_mind(settings)
         async with open_memory(settings, clock=clock, mind=mind) as memory:
+            if getattr(mind, "processes", None) is not None:
+                mind.processes.start()  # else they start at the first overlapping slices
             while getattr(mind, "processes", None) is not None and not mind.processes.ready:
                 await trio.sleep(0.01)  # the reader's workers import it and load the embedder once
             if count:

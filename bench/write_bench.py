@@ -295,6 +295,8 @@ async def run(args: argparse.Namespace) -> tuple[list[Evening], Timers, int, dic
             async with pm.open_memory(settings, clock=clock, embedder=embedder, mind=mind,
                                       on_report=on_report) as memory:
                 started = time.perf_counter()
+                if mind.processes is not None:
+                    mind.processes.start()  # else they start at the first overlapping slices
                 while mind.processes is not None and not mind.processes.ready:
                     await trio.sleep(0.01)  # the workers import the reader and load the embedder once
                 warm_up.append(time.perf_counter() - started)

@@ -1,6 +1,7 @@
 """The offline reader in worker processes (``mind.offline_processes``): the same rows as on a
-thread, a worker that dies is replaced, a slice whose worker keeps dying is parked, and the
-processes end with the memory."""
+thread, the workers started only when first wanted, a worker that dies is replaced, a slice
+whose worker keeps dying is parked, and the processes end with the memory — even while they
+are still starting."""
 
 from __future__ import annotations
 
@@ -71,6 +72,7 @@ def _mind_in(processes: int, tmp_path: Path) -> OfflineMind:
 
 
 async def _up(processes: ReaderProcesses) -> None:
+    processes.start()
     while not processes.ready:
         await trio.sleep(0.01)
 
@@ -317,6 +319,7 @@ async def test_closing_the_pool_under_a_job_fails_the_job_and_starts_no_worker()
 
 async def test_closing_while_the_workers_start_ends_them_without_waiting_for_their_imports():
     processes = ReaderProcesses(2)
+    processes.start()
     workers = [w.process for w in processes._all]
     await processes.aclose()
     # Still importing when the pool closed: terminated, not waited for.
@@ -329,7 +332,9 @@ async def test_closing_while_the_workers_start_ends_them_without_waiting_for_the
 async def test_a_memory_left_while_its_workers_start_still_lands_its_queued_write(open_test_memory, tmp_path):
     mind = _mind_in(2, tmp_path)
     async with open_test_memory(mind=mind) as memory:
+        mind.processes.start()
         pids = mind.processes.pids()
+        assert len(pids) == 2
         await memory.send(pm.RoomOpened(**DM))
         for speaker, text in PRIVATE_LINES:
             await memory.post_line("dm", speaker, text)
@@ -404,7 +409,8 @@ async def test_a_lone_job_is_done_on_this_side_and_concurrent_ones_go_to_the_wor
     processes = ReaderProcesses(1)
     try:
         with processes.chosen() as to_workers:
-            assert not to_workers  # not up yet
+            assert not to_workers  # alone, and not started: a lone job does not start them
+        assert not processes.started and processes.pids() == ()
         await _up(processes)
         with processes.chosen() as to_workers:
             assert not to_workers  # alone: quicker here
@@ -432,3 +438,117 @@ def test_a_bad_process_count_is_refused_with_the_key(tmp_path: Path, value) -> N
 
 def test_the_default_reads_in_two_worker_processes() -> None:
     assert pm.load_settings(None).mind.offline_processes == 2
+
+
+QUIET_ROOMS = (("dm-warren", "warren", DAN), ("dm-nolan", "nolan", CARA), ("dm-mara", "mara", DAN))
+QUIET_LINES = {
+    DAN: ("I signed up for a pottery class that meets on Thursday evenings.",
+          "My landlord finally fixed the boiler after three weeks."),
+    CARA: ("I'm driving to Galway next weekend to see my grandmother.",
+           "I switched from coffee to green tea and I sleep much better."),
+}
+
+
+def _children() -> set[int]:
+    """This process's children that are still there — a zombie too (one that exited and was
+    never waited for) — leaving out ``multiprocessing``'s resource tracker, which a process
+    that has started one keeps for the rest of its life."""
+    me, found = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:  # ended meanwhile
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == me and b"resource_tracker" not in cmdline:
+            found.add(int(entry))
+    return found
+
+
+async def _rooms_go_quiet_at_once(memory: pm.Memory) -> None:
+    """Three personas' private rooms open, hear two lines each and go quiet together."""
+    for room_id, persona, human in QUIET_ROOMS:
+        names = {DAN: "Dan", CARA: "Cara"}
+        await memory.send(pm.RoomOpened(
+            room_id=room_id, personas=(persona,), humans={human}, private=True, names={human: names[human]}
+        ))
+        for text in QUIET_LINES[human]:
+            await memory.post_line(room_id, f"u:{human}", text)
+    for room_id, _, _ in QUIET_ROOMS:
+        await memory.send(pm.RoomWentQuiet(room_id=room_id))
+
+
+async def _written_on_a_thread(open_test_memory, tmp_path: Path) -> list[tuple]:
+    async with open_test_memory({"storage.path": str(tmp_path / "thread.db")}) as memory:
+        await _rooms_go_quiet_at_once(memory)
+        await memory.drain()
+        return await _rows(memory)
+
+
+async def test_a_pool_starts_its_workers_only_when_a_job_would_go_to_them():
+    processes = ReaderProcesses(2)
+    try:
+        assert not processes.started and not processes.ready and processes.pids() == ()
+        with processes.chosen() as lone:
+            assert not lone  # a lone job is done on this side and starts nothing
+        assert processes.pids() == ()
+        with processes.chosen() as first:
+            with processes.chosen() as second:  # another caller under way: now they are wanted
+                assert processes.started and len(processes.pids()) == 2
+                assert not first and not second  # just started: done here until they are up
+        await _up(processes)
+        assert await processes.run(dying_reader.pid) in processes.pids()
+    finally:
+        await processes.aclose()
+    with pytest.raises(RuntimeError, match="closed"):
+        processes.start()
+
+
+async def test_rooms_that_go_quiet_right_after_open_write_every_row_by_default(open_test_memory, tmp_path):
+    """The default configuration's workers, started when slices first overlap and read on
+    this side while they warm up: rooms of three personas go quiet together the moment the
+    memory opens; every row is written, as with no worker at all, and no worker outlives the
+    memory."""
+    expected = await _written_on_a_thread(open_test_memory, tmp_path)
+    before = _children()
+    default = pm.load_settings(None).mind.offline_processes
+    assert default > 0
+    overrides = {"storage.path": str(tmp_path / "default.db"), "mind.offline_processes": default}
+    async with open_test_memory(overrides) as memory:
+        await _rooms_go_quiet_at_once(memory)
+        await memory.drain()
+        written = await _rows(memory)
+    assert {row[0] for row in expected} == {"warren", "nolan", "mara"}
+    assert written == expected
+    assert _children() <= before
+
+
+async def test_closing_the_memory_while_its_workers_start_lands_the_writes_and_leaves_no_child(
+    open_test_memory, tmp_path
+):
+    expected = await _written_on_a_thread(open_test_memory, tmp_path)
+    before = _children()
+    mind = make_mind(settings_for(tmp_path, {"mind.offline_processes": 2}))
+    async with open_test_memory({"storage.path": str(tmp_path / "left.db")}, mind=mind) as memory:
+        mind.processes.start()  # as overlapping slices would; their imports take a while
+        pids = mind.processes.pids()
+        assert len(pids) == 2 and set(pids) <= _children()
+        await _rooms_go_quiet_at_once(memory)  # left at once, with the writes queued
+    assert _children() <= before
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    async with open_test_memory({"storage.path": str(tmp_path / "left.db")}) as memory:
+        assert await _rows(memory) == expected
+
+
+async def test_a_memory_opened_and_closed_at_once_starts_no_process(open_test_memory, tmp_path):
+    before = _children()
+    mind = make_mind(settings_for(tmp_path, {"mind.offline_processes": 2}))
+    async with open_test_memory(mind=mind) as memory:
+        await memory.send(pm.RoomOpened(**DM))
+        assert _children() <= before
+    assert not mind.processes.started
+    assert _children() <= before

@@ -26,10 +26,16 @@ Rules:
 - A job sent to a worker is waited for even if the caller is cancelled meanwhile (as
   ``trio.to_thread.run_sync`` does): the pipes never hold half an exchange, and the
   cancellation is delivered when the answer is in.
-- Workers start when the pool does (not at the first slice); a worker says it is up once it
-  has imported the reader and made its ``warm`` calls (under ``spawn`` a fresh interpreter
-  imports everything, and loading the bundled embedder adds to that), and ``ready`` says
-  whether all have, without waiting — so a caller may do the work itself until then.
+- Workers start when they are first wanted, not when the pool is made: at the first
+  ``chosen()`` that would send its job to them (another caller is under way, or ``alone``),
+  at the first ``run``, or at ``start()``. A worker's warm-up — a fresh interpreter under
+  ``spawn`` importing everything, then its ``warm`` calls (the bundled embedder's table) —
+  is heavy CPU work: started with the pool, it would compete for the cores with a persona's
+  first load. A memory whose slices never overlap never starts them.
+- A worker says it is up once it has imported the reader and made its ``warm`` calls, and
+  ``ready`` says whether all have, without waiting: until then ``chosen()`` says "do it
+  yourself", so a slice that comes while the workers start is read on this side, never held
+  back for them. ``run`` on workers still starting waits for them to be up.
 - The workers pay when the event loop has other work: a lone job (one 20-line slice) costs
   its pickling and two wake-ups across processes on top of the work, and waits for the
   worker to be scheduled, which on a loaded machine can outweigh the slice's own work. So
@@ -312,7 +318,7 @@ class ReaderProcesses:
         self._closed = False
         self._context = multiprocessing.get_context("spawn")
         self._warm = tuple(warm)
-        self._all = [_Worker(self._context, self._warm) for _ in range(processes)]
+        self._all: list[_Worker] = []  # empty until ``start``
         self._slots = trio.Semaphore(processes * DEPTH)
 
     @staticmethod
@@ -321,27 +327,52 @@ class ReaderProcesses:
         return hasattr(trio.lowlevel, "FdStream") and hasattr(signal, "pthread_sigmask")
 
     @property
+    def started(self) -> bool:
+        """Whether the workers were started (``start``); they may still be warming up."""
+        return bool(self._all)
+
+    @property
     def ready(self) -> bool:
-        """Whether every worker has said it is up (imported the reader). Does not wait."""
-        return all(w.poll_up() for w in self._all)
+        """Whether the workers were started and every one has said it is up (imported the
+        reader). Does not wait."""
+        return bool(self._all) and all(w.poll_up() for w in self._all)
+
+    def start(self) -> None:
+        """Start the workers now, unless they were started already; does not wait for them
+        to be up (``ready``). ``chosen`` and ``run`` call it when the workers are first wanted.
+
+        Raises:
+            RuntimeError: the pool was closed.
+        """
+        if self._closed:
+            raise RuntimeError("the offline reader's worker processes were closed")
+        if not self._all:
+            self._all = [_Worker(self._context, self._warm) for _ in range(self.processes)]
 
     @contextlib.contextmanager
     def chosen(self) -> Iterator[bool]:
         """Count the caller in while it works; yields whether its job should go to the
-        workers (``run``): they are up and another caller is under way (or ``alone``)."""
+        workers (``run``): they are up and another caller is under way (or ``alone``).
+        The first time they would be chosen, they are started (the job is done on this side
+        while they warm up)."""
         self.callers += 1
         try:
-            yield self.ready and (self._alone or self.callers > 1)
+            wanted = self._alone or self.callers > 1
+            if wanted and not self._all and not self._closed:
+                self.start()
+            yield wanted and self.ready
         finally:
             self.callers -= 1
 
     def pids(self) -> tuple[int, ...]:
-        """The process ids of the current workers (for tests and operators)."""
+        """The process ids of the current workers (for tests and operators); none before
+        ``start``."""
         return tuple(w.process.pid for w in self._all if w.process.pid is not None)
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)`` in a worker process; ``fn`` and its arguments must pickle
-        (a module-level function and plain data).
+        (a module-level function and plain data). Starts the workers if they were not, and
+        waits for the one it chose to be up.
 
         Raises:
             ReaderProcessDied: the worker died running it, ``tries`` times.
@@ -352,8 +383,7 @@ class ReaderProcesses:
         if len(payload) >= _MAX_FRAME:
             raise ValueError(f"a job of {len(payload):,} bytes is too large to send to a worker")
         for attempt in range(1, self._tries + 1):
-            if self._closed:
-                raise RuntimeError("the offline reader's worker processes were closed")
+            self.start()  # raises once the pool is closed
             async with self._slots:
                 worker = min(self._all, key=lambda w: len(w.waiting))
                 try:
