@@ -95,13 +95,13 @@ async def test_a_bad_duration_is_refused(store: Store) -> None:
 
 async def test_the_known_personas_are_those_with_rows_or_rooms(store: Store) -> None:
     assert await store.read(membership.known_personas) == []
-    await store.insert_memories([MemoryRow(
+    await store.memories.insert([MemoryRow(
         persona="marlow", subject="u:12", kind="fact", text="Keeps bees on the roof of the bakery.",
         importance=5, witnessed={12}, created=AT,
     )])  # fmt: skip
-    await store.save_room(StoredRoom("porch", False, False, None, "evening", ("hazel", "marlow"), frozenset({12})), AT)
-    await store.save_room(StoredRoom("loft", False, False, None, "records", ("quill",), frozenset({12})), AT)
-    await store.archive_room("loft", AT)
+    await store.rooms.save(StoredRoom("porch", False, False, None, "evening", ("hazel", "marlow"), frozenset({12})), AT)
+    await store.rooms.save(StoredRoom("loft", False, False, None, "records", ("quill",), frozenset({12})), AT)
+    await store.rooms.archive("loft", AT)
 
     assert await store.read(membership.known_personas) == ["hazel", "marlow", "quill"]
 

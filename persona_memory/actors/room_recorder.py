@@ -4,7 +4,7 @@ the path to the block.
 Rules:
 - The supervisor's intake hands it every accepted ``RoomOpened`` and ``RoomArchived``
   (``record``) without waiting; its own task writes whatever is pending in one transaction
-  (``Store.record_rooms``). So ``send(RoomOpened)`` → ``block()`` never waits on a write, and a
+  (``store.rooms.record``). So ``send(RoomOpened)`` → ``block()`` never waits on a write, and a
   store that refuses writes still serves blocks from what the actors hold.
 - What is pending is kept per room and per user, the latest winning: a reopen replaces the
   room's pending record, an archive marks it, and each user keeps the display name given
@@ -211,7 +211,7 @@ class RoomRecorder:
         ]
         archived = [(room_id, p.archived) for room_id, p in rooms.items() if p.archived is not None]
         try:
-            refused = await self._store.record_rooms(opened, archived, names)
+            refused = await self._store.rooms.record(opened, archived, names)
         except StorageError as exc:
             for room_id, pending in rooms.items():
                 newer = self._rooms.get(room_id)
@@ -241,6 +241,6 @@ class RoomRecorder:
 async def run_room_recorder(store: Store, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Read the room ids the file knows, report the recorder with ``task_status.started``,
     and run it until it is closed (or cancelled)."""
-    recorder = RoomRecorder(store, await store.room_flags())
+    recorder = RoomRecorder(store, await store.rooms.flags())
     task_status.started(recorder)
     await recorder.run()

@@ -105,17 +105,17 @@ async def run_webhook(
 ) -> None:
     """Deliver the outbox to one webhook until cancelled; ``task_status`` gets its cursor."""
     hook = target.hook
-    position = await store.event_cursor(hook.name)
+    position = await store.outbox.cursor(hook.name)
     task_status.started(position)
     while True:
-        position = max(position, await store.delivered_up_to(hook.name))  # another worker's progress
-        batch = await store.events_after(position, BATCH)
+        position = max(position, await store.outbox.delivered_up_to(hook.name))  # another worker's progress
+        batch = await store.outbox.after(position, BATCH)
         if not batch:
             await trio.sleep(events.poll_seconds)
             continue
         for one in batch:
             if one.kind in hook.kinds:
-                texts = await store.event_texts(one.event) if hook.include_text else None
+                texts = await store.outbox.texts_of(one.event) if hook.include_text else None
                 body = one.body(texts)
                 failures = 0
                 while (why := await deliver(client, target, body, one, clock.now().timestamp())) is not None:
@@ -124,11 +124,11 @@ async def run_webhook(
                     log.warning("webhook %s did not take event %d (%s); trying again in %.1f s",
                                 hook.name, one.id, why, wait)
                     await trio.sleep(wait)
-                    if await store.delivered_up_to(hook.name) >= one.id:
+                    if await store.outbox.delivered_up_to(hook.name) >= one.id:
                         break  # another worker delivered it meanwhile
             position = one.id
             if one.kind in hook.kinds or one is batch[-1]:
-                await store.advance_events(hook.name, position)
+                await store.outbox.advance(hook.name, position)
 
 
 async def run_webhooks(
@@ -181,7 +181,7 @@ async def _prune(store: Store, events: EventsSettings, clock: WallClock, names: 
     """Every hour, delete the events older than ``keep_days`` that every webhook has."""
     task_status.started()
     while True:
-        gone = await store.prune_events(clock.now() - timedelta(days=events.keep_days), names)
+        gone = await store.outbox.prune(clock.now() - timedelta(days=events.keep_days), names)
         if gone:
             log.info("deleted %d delivered events older than %g days", gone, events.keep_days)
         await trio.sleep(3600)
