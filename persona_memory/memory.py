@@ -644,7 +644,7 @@ async def open_memory_as(
                 metrics.watch(supervisor)
                 memory = make(supervisor, store, clock, metrics)
                 async with trio.open_nursery() as nursery:
-                    await nursery.start(partial(run_webhooks, store, settings.events, clock, targets=hooks))
+                    await nursery.start(partial(run_webhooks, store.outbox, settings.events, clock, targets=hooks))
                     nursery.start_soon(
                         memory.run_sweeps,
                         settings.write.sweep_interval_seconds,

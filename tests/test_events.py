@@ -132,7 +132,7 @@ async def test_a_change_whose_transaction_fails_after_it_leaves_neither_change_n
         (notice,) = await memory.notices(DAN)
         (row,) = await memory.memories_about(DAN)
         before = await memory.newest_event()
-        store = memory.revocations  # the memory's store
+        store = memory._store
         seen_inside = []
 
         def undo_then_fail(conn):
@@ -310,7 +310,7 @@ async def test_on_postgresql_the_events_commit_with_their_change_and_read_back_i
             ControlsChanged(CARA, "memory_on", False),
         ]
         assert [one.id for one in happened] == sorted(one.id for one in happened)
-        store = memory.revocations
+        store = memory._store
         assert await store.outbox.cursor("hook") == happened[-1].id  # a new subscriber starts at the newest
         await store.outbox.advance("hook", happened[0].id)  # never back
         assert await store.outbox.cursor("hook") == happened[-1].id
