@@ -114,8 +114,6 @@ try:  # the two-stage recall note, if present
         recall_note = None
 except ImportError:
     recall_note = None
-from persona_memory.storage.store import StoredRoom
-
 from persona_memory.storage.location import redacted
 from seed_rows import PERSONA, PRESENT, TOPIC, make_rows
 

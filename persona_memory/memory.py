@@ -35,7 +35,7 @@ from .errors import InvalidInput, MemoryClosed, NotInRoom, NotOnTrio, NotYourMem
 from .metrics import Metrics, TimedEmbedder, TimedMind
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 from .minds.port import Mind
-from .rooms import Presence, RoomState
+from .rooms import Presence
 from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import writes
@@ -72,6 +72,7 @@ class Memory:
 
     def __init__(self, supervisor: Supervisor, store: Store, clock: WallClock, metrics: Metrics | None = None) -> None:
         self._supervisor = supervisor
+        self._router = supervisor.router  # room events and the calls an actor answers
         self._store = store
         self._clock = clock
         self.metrics = metrics or Metrics()  # what /metrics exposes (``metrics.py``)
@@ -153,10 +154,8 @@ class Memory:
     async def _hearers(self, room_id: str) -> tuple[Presence | None, bool | None]:
         """Who hears a line in ``room_id`` now (``None``: not open) and, when it is not open,
         whether the room id was opened incognito (``None``: never opened)."""
-        room = self._supervisor.rooms.get(room_id)
-        if room is not None:
-            return room.presence, room.incognito
-        return None, self._supervisor.recorder.incognito(room_id)
+        rooms = self._router.rooms
+        return rooms.presence(room_id), rooms.incognito(room_id)
 
     # ---- room events -------------------------------------------------------------------
 
@@ -177,8 +176,8 @@ class Memory:
         await self._take(event)
 
     async def _take(self, event: RoomEvent) -> None:
-        """Check ``event``, record it and deliver it (here: the supervisor's registry)."""
-        await self._supervisor.send(event)
+        """Check ``event``, record it and deliver it (here: the router, to the registry in memory)."""
+        await self._router.send(event)
 
     async def block(self, persona: str, room_id: str) -> str:
         """The memory block for ``persona``'s system prompt in ``room_id`` (cached).
@@ -189,7 +188,7 @@ class Memory:
         ids.check_persona(persona)
         ids.check_room_id(room_id)
         self._check_open()
-        return await self._supervisor.block(persona, room_id)
+        return await self._router.block(persona, room_id)
 
     async def built_block(self, persona: str, room_id: str) -> BuiltBlock:
         """``block`` with what a runtime needs to place it: the generation of the room it was
@@ -198,8 +197,8 @@ class Memory:
         ids.check_persona(persona)
         ids.check_room_id(room_id)
         self._check_open()
-        generation, text, used = await self._supervisor.built_block(persona, room_id)
-        return BuiltBlock(persona, room_id, text, generation, self._supervisor.rules.char_limit, used)
+        generation, text, used = await self._router.built_block(persona, room_id)
+        return BuiltBlock(persona, room_id, text, generation, self._router.rules.char_limit, used)
 
     async def recall(self, persona: str, room_id: str, text: str) -> str:
         """The recall note for a human's message (design §3, retrieval on demand).
@@ -225,15 +224,15 @@ class Memory:
             )
         self._check_open()
         if not text.strip():
-            self._supervisor.room_of(persona, room_id)
+            self._router.room_of(persona, room_id)
             return ""
         with self.metrics.recall.time():
-            return await self._supervisor.recall(persona, room_id, text)
+            return await self._router.recall(persona, room_id, text)
 
     async def drain(self) -> None:
         """Wait until every queued write has landed."""
         self._check_open()
-        await self._supervisor.drain()
+        await self._router.drain()
 
     # ---- events ------------------------------------------------------------------------
 
@@ -264,7 +263,7 @@ class Memory:
         The live blocks of the rooms they are in show it when this returns."""
         self._check_open()
         await self._store.controls.set_note(user_id, note, now=self._clock.now())
-        await self._supervisor.controls_changed(user_id)
+        await self._router.controls_changed(user_id)
 
     async def set_memory_on(self, user_id: int, on: bool) -> None:
         """The 'Personas remember me' switch. Off: no persona reads or writes about them — the
@@ -272,14 +271,14 @@ class Memory:
         way stores nothing about them or from their lines."""
         self._check_open()
         await self._store.controls.set_memory_on(user_id, on, now=self._clock.now())
-        await self._supervisor.controls_changed(user_id)
+        await self._router.controls_changed(user_id)
 
     async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
         """'This persona forgets me': stops that persona's reads and writes about them, in its
         live blocks and in a write under way too, when this returns."""
         self._check_open()
         await self._store.controls.set_muted(user_id, persona, muted, now=self._clock.now())
-        await self._supervisor.controls_changed(user_id, persona)
+        await self._router.controls_changed(user_id, persona)
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
         """Every row, open and closed, that any persona keeps about ``user_id``."""
@@ -341,7 +340,7 @@ class Memory:
         ids.check_user_id(user_id)
         ids.check_persona(persona)
         self._check_open()
-        return await self._supervisor.meter(persona, user_id)
+        return await self._router.meter(persona, user_id)
 
     async def room_facts(self, room_ids: Iterable[str]) -> dict[str, RoomFacts]:
         """What the human's page says about these rooms: each known one's title (``None`` if
@@ -449,7 +448,7 @@ class Memory:
     async def _edit(self, persona: str, edit: HumanEdit) -> object:
         """Run a human's edit at ``persona``'s actor, in turn with its writes (it purges the
         blocks it caches of what went)."""
-        return await self._supervisor.edit(persona, edit)
+        return await self._router.edit(persona, edit)
 
     async def sweep(self, *, parked_only: bool = False, personas: Iterable[str] | None = None) -> datetime | None:
         """Queue the write path wherever a persona's cursor fell behind its room's transcript
@@ -481,20 +480,10 @@ class Memory:
                 continue
             if parked_only and item.parked_until is None:
                 continue
-            room = self._supervisor.rooms.get(item.room.room_id)
+            room = self._router.rooms.get(item.room.room_id)
             if room is None or item.persona not in room.personas:
-                room = RoomState(
-                    room_id=item.room.room_id,
-                    personas=item.room.personas,
-                    present=item.room.humans,
-                    private=item.room.private,
-                    incognito=item.room.incognito,
-                    kit=item.room.kit,
-                    topic=item.room.topic,
-                    names=item.room.names,
-                    generation=0,
-                )
-            await self._supervisor.queue_write(item.persona, room)
+                room = item.room  # as last recorded (generation 0: not open here)
+            await self._router.queue_write(item.persona, room)
         return min(later, default=None)
 
     async def run_sweeps(self, interval: float, parked_check: float) -> None:

@@ -484,7 +484,7 @@ async def test_an_idle_actor_is_retired_and_a_later_message_respawns_it(open_tes
         await memory.send(private("r1"))
         await settle(memory, "r1")
         # Straight to the supervisor: the facade would also mark the room archived.
-        await memory.supervisor.send(RoomArchived(room_id="r1"))
+        await memory.supervisor.router.send(RoomArchived(room_id="r1"))
         await memory.drain()
         await trio.testing.wait_all_tasks_blocked()
         assert memory.supervisor.live_personas == {"warren"}
@@ -607,7 +607,7 @@ async def test_a_sender_cancelled_while_the_mailbox_is_full_leaves_no_half_deliv
 
             async def send_r3() -> None:
                 with scope:
-                    await memory.supervisor.send(private("r3"))
+                    await memory.supervisor.router.send(private("r3"))
 
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(send_r3)
@@ -629,7 +629,7 @@ async def test_a_sender_blocked_on_an_actor_that_was_stopped_hears_why(
 
     async def send_r4(memory) -> None:
         try:
-            await memory.supervisor.send(private("r4"))
+            await memory.supervisor.router.send(private("r4"))
         except Exception as exc:
             outcome.append(exc)
 
@@ -638,10 +638,10 @@ async def test_a_sender_blocked_on_an_actor_that_was_stopped_hears_why(
         async with open_test_memory(overrides, embedder=embedder, write_path=writes) as memory:
             await memory.send(private("r1"))
             await settle(memory, "r1")
-            await memory.supervisor.send(RoomWentQuiet(room_id="r1"))  # the writer starts failing
-            await memory.supervisor.send(private("r2", topic=SLOW_TOPIC))  # the actor sticks
+            await memory.supervisor.router.send(RoomWentQuiet(room_id="r1"))  # the writer starts failing
+            await memory.supervisor.router.send(private("r2", topic=SLOW_TOPIC))  # the actor sticks
             await embedder.entered.wait()
-            await memory.supervisor.send(private("r3"))  # the mailbox is full
+            await memory.supervisor.router.send(private("r3"))  # the mailbox is full
             outer.start_soon(send_r4, memory)
             while not outcome:
                 await trio.sleep(1)
@@ -871,7 +871,7 @@ async def test_an_actor_that_keeps_crashing_stops_its_persona_alone(
         await settle(memory, "r1")
         faulty_apply[0] = 1000
         for crashes in range(6):  # each report crashes it again, past max_restarts = 5
-            await memory.supervisor.queue_write("warren", memory.supervisor.rooms["r1"])
+            await memory.supervisor.router.queue_write("warren", memory.supervisor.rooms["r1"])
             while memory.supervisor.actor_restarts == crashes and "warren" not in memory.supervisor.failed:
                 await trio.sleep(0.1)
         assert memory.supervisor.actor_restarts == 5 and "warren" in memory.supervisor.failed

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from persona_memory.rooms import RoomState
 from persona_memory.storage.line_batch import insert_lines
-from persona_memory.storage.queries import StoredRoom, insert_memories_on
+from persona_memory.storage.queries import insert_memories_on
 from persona_memory.storage.store import open_postgres_store
 
 from rowfactory import make_row
@@ -24,9 +25,8 @@ def line(room: str, text: str):
     return (room, "u:7", text, AT.isoformat(), "[7]", '["otto"]', None)
 
 
-def secret_room(room_id: str) -> StoredRoom:
-    return StoredRoom(room_id, private=True, incognito=True, kit=None, topic=None,
-                      personas=("otto",), humans=frozenset({7}))
+def secret_room(room_id: str) -> RoomState:
+    return RoomState(room_id, personas=("otto",), present=frozenset({7}), private=True, incognito=True, kit=None, topic=None)
 
 
 class Counting:

@@ -25,9 +25,10 @@ from persona_memory.cluster.worker import (
     ACQUIRED, HANDED_OVER, LEFT, LOST, OwnershipChange, Worker, open_worker, personas_of,
 )
 from persona_memory.errors import InvalidInput
+from persona_memory.rooms import RoomState
 from persona_memory.settings import ClusterSettings
 from persona_memory.storage import leases, membership
-from persona_memory.storage.store import StoredRoom, open_postgres_store, open_store
+from persona_memory.storage.store import open_postgres_store, open_store
 
 CLUSTER = ClusterSettings(lease_seconds=0.6, renew_seconds=0.2)
 PERSONAS = [f"companion-{k:02d}" for k in range(12)]
@@ -251,7 +252,7 @@ async def test_personas_asked_each_round_are_taken_as_they_appear(postgres_url: 
 
 async def test_a_worker_given_its_store_takes_the_personas_of_its_rooms(postgres_url: str) -> None:
     async with open_postgres_store(postgres_url) as store:
-        await store.rooms.save(StoredRoom("garden", False, False, None, "tea", ("hazel", "otto"), frozenset({4})),
+        await store.rooms.save(RoomState("garden", personas=("hazel", "otto"), present=frozenset({4}), private=False, incognito=False, kit=None, topic="tea"),
                               datetime(2026, 11, 3, tzinfo=timezone.utc))
         async with open_worker(store, "worker-a", CLUSTER, personas_of(store)) as worker:
             assert worker.owned().keys() == {"hazel", "otto"}

@@ -13,9 +13,8 @@ import trio
 import trio.testing
 
 from persona_memory.errors import StorageError
-from persona_memory.rooms import Presence
+from persona_memory.rooms import Presence, RoomState
 from persona_memory.storage.line_batch import LineBatcher
-from persona_memory.storage.store import StoredRoom
 
 AT = datetime(2026, 8, 18, 12, 0, tzinfo=timezone.utc)
 
@@ -155,8 +154,7 @@ async def test_a_failed_transaction_fails_its_lines_and_the_next_batch_still_run
 
 async def test_rooms_posting_at_once_keep_their_own_order_on_a_real_store(open_some_store) -> None:
     async with open_some_store() as store:
-        await store.rooms.save(StoredRoom("secret", private=True, incognito=True, kit=None, topic=None,
-                                         personas=("warren",), humans=frozenset({42})), AT)
+        await store.rooms.save(RoomState("secret", personas=("warren",), present=frozenset({42}), private=True, incognito=True, kit=None, topic=None), AT)
         presence = Presence(frozenset({42}), ("warren",))
         returned: dict[str, list[int]] = {}
 

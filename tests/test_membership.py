@@ -15,9 +15,10 @@ import pytest
 import trio
 
 from persona_memory.errors import InvalidInput
+from persona_memory.rooms import RoomState
 from persona_memory.rows import MemoryRow
 from persona_memory.storage import membership
-from persona_memory.storage.store import Store, StoredRoom, open_postgres_store, open_store
+from persona_memory.storage.store import Store, open_postgres_store, open_store
 
 AT = datetime(2026, 11, 3, 18, 30, tzinfo=timezone.utc)
 SHORT = 0.3
@@ -99,8 +100,8 @@ async def test_the_known_personas_are_those_with_rows_or_rooms(store: Store) -> 
         persona="marlow", subject="u:12", kind="fact", text="Keeps bees on the roof of the bakery.",
         importance=5, witnessed={12}, created=AT,
     )])  # fmt: skip
-    await store.rooms.save(StoredRoom("porch", False, False, None, "evening", ("hazel", "marlow"), frozenset({12})), AT)
-    await store.rooms.save(StoredRoom("loft", False, False, None, "records", ("quill",), frozenset({12})), AT)
+    await store.rooms.save(RoomState("porch", personas=("hazel", "marlow"), present=frozenset({12}), private=False, incognito=False, kit=None, topic="evening"), AT)
+    await store.rooms.save(RoomState("loft", personas=("quill",), present=frozenset({12}), private=False, incognito=False, kit=None, topic="records"), AT)
     await store.rooms.archive("loft", AT)
 
     assert await store.read(membership.known_personas) == ["hazel", "marlow", "quill"]

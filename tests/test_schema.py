@@ -18,10 +18,11 @@ from typing import Callable
 import pytest
 
 from persona_memory.errors import ForeignDatabase, StorageError
+from persona_memory.rooms import RoomState
 from persona_memory.rows import MemoryRow
 from persona_memory.storage import schema
 from persona_memory.storage.humans import RoomFacts
-from persona_memory.storage.store import StoredRoom, open_store
+from persona_memory.storage.store import open_store
 
 MEMORY_COLUMNS = {
     "id", "persona", "subject", "counterpart", "witnessed", "room_id", "kind", "text",
@@ -225,10 +226,9 @@ async def test_a_version_5_file_gains_room_titles_and_keeps_its_rooms(tmp_path: 
 
     async with open_store(str(path)) as store:
         before = await store.rooms.facts(["dm", "nowhere"])
-        await store.rooms.save(StoredRoom("dm", True, False, None, "hi", ("warren",), frozenset({42}),
-                                         title="Evening chats"), datetime(2026, 8, 2, tzinfo=timezone.utc))
+        await store.rooms.save(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic="hi", title="Evening chats"), datetime(2026, 8, 2, tzinfo=timezone.utc))
         titled = await store.rooms.facts(["dm"])
-        await store.rooms.save(StoredRoom("dm", True, False, None, "hi", ("warren",), frozenset({42})),
+        await store.rooms.save(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic="hi"),
                               datetime(2026, 8, 3, tzinfo=timezone.utc))
         reopened = await store.rooms.facts(["dm"])
 

@@ -13,11 +13,12 @@ import pytest
 
 from persona_memory.embedding import HashingEmbedder, quantize
 from persona_memory.errors import InvalidInput, NotYourMemory, StorageError
+from persona_memory.rooms import RoomState
 from persona_memory.rows import MemoryRow, UserControls
 from persona_memory.storage import schema
 from persona_memory.storage import store as store_module
 from persona_memory.storage.connection import SqliteConnection, open_sqlite
-from persona_memory.storage.store import Store, StoredRoom, open_store
+from persona_memory.storage.store import Store, open_store
 
 NOW = datetime(2026, 8, 18, 12, 0, tzinfo=timezone.utc)
 SHANGHAI = timezone(timedelta(hours=8))
@@ -139,7 +140,7 @@ async def test_an_insert_batch_is_all_or_nothing(store: Store) -> None:
 
 
 async def test_persona_rows_said_gives_what_each_open_rows_lines_said(store: Store) -> None:
-    await store.rooms.save(StoredRoom("dm", True, False, None, None, ("warren",), frozenset({42})), NOW)
+    await store.rooms.save(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic=None), NOW)
     first = await store.transcript.post("dm", "u:42", "We finally got the keys to the flat in Xuhui!", NOW)
     second = await store.transcript.post("dm", "warren", "Congratulations, Dan!", NOW)
     [flat, lost, old] = await store.memories.insert(
@@ -379,12 +380,12 @@ async def test_transcript_lines_come_back_in_order_after_a_cursor(store: Store) 
 
 
 async def test_save_room_inserts_then_updates_and_reopens(store: Store) -> None:
-    room = StoredRoom("r1", private=True, incognito=False, kit=None, topic="markets", personas=("warren",), humans=frozenset({42}))
+    room = RoomState("r1", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic="markets")
     await store.rooms.save(room, NOW)
     await store.rooms.archive("r1", NOW + timedelta(hours=1))
     archived = await _raw(store, "SELECT archived FROM rooms WHERE room_id = 'r1'")
 
-    group = StoredRoom("r1", private=False, incognito=False, kit="trivia", topic=None, personas=("warren", "nolan"), humans=frozenset({42, 17}), names={17: "Cara"})
+    group = RoomState("r1", personas=("warren", "nolan"), present=frozenset({42, 17}), private=False, incognito=False, kit="trivia", topic=None, names={17: "Cara"})
     await store.rooms.save(group, NOW + timedelta(days=1))
 
     stored = await _raw(
@@ -397,7 +398,7 @@ async def test_save_room_inserts_then_updates_and_reopens(store: Store) -> None:
 
 
 async def test_a_room_keeps_the_incognito_it_was_created_with(store: Store) -> None:
-    secret = StoredRoom("s1", private=True, incognito=True, kit=None, topic=None, personas=("warren",), humans=frozenset({42}))
+    secret = RoomState("s1", personas=("warren",), present=frozenset({42}), private=True, incognito=True, kit=None, topic=None)
     await store.rooms.save(secret, NOW)
     with pytest.raises(InvalidInput, match="incognito is fixed"):
         await store.rooms.save(attrs.evolve(secret, incognito=False), NOW + timedelta(days=1))

@@ -13,11 +13,11 @@ import pytest
 import trio
 
 from persona_memory.errors import InvalidInput, NotYourMemory, NotYourNotice, StorageError
-from persona_memory.rooms import Presence
+from persona_memory.rooms import Presence, RoomState
 from persona_memory.rows import MemoryRow
 from persona_memory.storage import writes
 from persona_memory.storage.postgres_session import translated
-from persona_memory.storage.store import Store, StoredRoom, open_postgres_store
+from persona_memory.storage.store import Store, open_postgres_store
 from persona_memory.plans import Closing, NoticeDraft, WritePlan
 
 AT = datetime(2026, 9, 3, 18, 30, tzinfo=timezone.utc)
@@ -30,7 +30,7 @@ async def store(open_some_store) -> AsyncIterator[Store]:
         yield opened
 
 
-def room(room_id: str = "kitchen", **overrides: Any) -> StoredRoom:
+def room(room_id: str = "kitchen", **overrides: Any) -> RoomState:
     fields: dict[str, Any] = {
         "room_id": room_id,
         "private": False,
@@ -38,11 +38,11 @@ def room(room_id: str = "kitchen", **overrides: Any) -> StoredRoom:
         "kit": None,
         "topic": "weekend plans",
         "personas": ("iris",),
-        "humans": frozenset({MIA, OWEN}),
+        "present": frozenset({MIA, OWEN}),
         "names": {MIA: "Mia Okafor", OWEN: "Owen"},
     }
     fields.update(overrides)
-    return StoredRoom(**fields)
+    return RoomState(**fields)
 
 
 def memory(**overrides: Any) -> MemoryRow:
@@ -265,7 +265,7 @@ async def test_rooms_behind_lists_each_persona_with_lines_past_its_cursor(store:
     await store.write(lambda c: writes.park(c, "basil", "kitchen", "ProviderError: down", retry))
     (behind,) = await store.backlog.rooms_behind()
     assert behind.persona == "basil" and behind.room.room_id == "kitchen" and behind.parked_until == retry
-    assert behind.room.names == {MIA: "Mia Okafor", OWEN: "Owen"} and behind.room.humans == {MIA, OWEN}
+    assert behind.room.names == {MIA: "Mia Okafor", OWEN: "Owen"} and behind.room.present == {MIA, OWEN}
     # One persona's own (a cluster worker settling it): the cast's or a cursor's rooms only.
     assert [b.persona for b in await store.backlog.rooms_behind("basil")] == ["basil"]
     assert await store.backlog.rooms_behind("iris") == [] and await store.backlog.rooms_behind("nobody") == []

@@ -16,8 +16,9 @@ from persona_memory.core.audience import Audience
 from persona_memory.core.block import BlockRules, build_from_table
 from persona_memory.core.ranking import Topic
 from persona_memory.embedding import HashingEmbedder, quantize
+from persona_memory.rooms import RoomState
 from persona_memory.rows import KINDS, MemoryRow
-from persona_memory.storage.store import Store, StoredRoom
+from persona_memory.storage.store import Store
 from persona_memory.storage.stored_rows import LazyRows, StoredRows
 
 NOW = datetime(2026, 8, 18, 12, 0, tzinfo=timezone.utc)
@@ -63,7 +64,7 @@ def some_rows(count: int, lines: list[int]) -> list[MemoryRow]:
 
 
 async def seeded(store: Store) -> tuple[int, StoredRows, dict[int, str]]:
-    await store.rooms.save(StoredRoom("dm", True, False, None, None, ("warren",), frozenset({1})), NOW)
+    await store.rooms.save(RoomState("dm", personas=("warren",), present=frozenset({1}), private=True, incognito=False, kit=None, topic=None), NOW)
     lines = [await store.transcript.post("dm", "u:1", f"line {n} about the ferry to the island", NOW) for n in range(6)]
     rows = await store.memories.insert(some_rows(120, lines))
     await store.write(  # close a few, each replaced by a later row: their arcs show

@@ -16,7 +16,6 @@ from persona_memory.minds.fake import FakeMind
 from persona_memory.rooms import RoomState
 from persona_memory.settings import load_settings
 from persona_memory.storage import writes
-from persona_memory.storage.store import StoredRoom
 from persona_memory.write.pipeline import WritePipeline
 
 DAN, CARA = 42, 17
@@ -211,9 +210,7 @@ async def test_a_failing_provider_parks_the_slice_with_its_error_and_backoff(sto
     behind = await store.read(writes.rooms_behind)
     assert behind == []  # the room was never opened in this store: nothing to sweep
     await store.rooms.save(
-        StoredRoom(
-            room_id="dm", private=True, incognito=False, kit=None, topic=None, personas=("warren",), humans=frozenset({DAN})
-        ),
+        RoomState("dm", personas=("warren",), present=frozenset({DAN}), private=True, incognito=False, kit=None, topic=None),
         MONDAY,
     )
     (item,) = await store.read(writes.rooms_behind)

@@ -2,18 +2,18 @@
 the path to the block.
 
 Rules:
-- The supervisor's intake hands it every accepted ``RoomOpened`` and ``RoomArchived``
-  (``record``) without waiting; its own task writes whatever is pending in one transaction
+- The supervisor's intake hands it every change the room registry accepted (``record``)
+  without waiting — an open as the room's state (``rooms.RoomState``, what the table stores),
+  an archive as its room id; its own task writes whatever is pending in one transaction
   (``store.rooms.record``). So ``send(RoomOpened)`` → ``block()`` never waits on a write, and a
   store that refuses writes still serves blocks from what the actors hold.
 - What is pending is kept per room and per user, the latest winning: a reopen replaces the
   room's pending record, an archive marks it, and each user keeps the display name given
   last. So what waits is bounded by the rooms and users seen, however long storage refuses.
-- ``incognito`` is fixed at a room id's first open. ``check`` refuses a flip from memory, with
-  no I/O: the recorder knows every room id in the file (read once, when it starts) and every
-  one opened since. That holds while one process writes a file at a time (the design's one
-  owner per persona); a record found in the file with the other flag when it comes to be
-  written is left as it is, and the refused open is logged.
+- ``incognito`` is fixed at a room id's first open; the registry refuses a flip before the
+  open reaches the recorder (``rooms.RoomRegistry``). A record found in the file with the
+  other flag when it comes to be written (another process opened it) is left as it is, and
+  the refused open is logged.
 - What is handed over is written ``GATHER_SECONDS`` later (at once when someone waits for it,
   or at close), in one transaction with whatever else arrived meanwhile. Handing over wakes
   no task: it sets the deadline of the recorder's idle wait, so an open's block is built
@@ -31,14 +31,13 @@ from __future__ import annotations
 import logging
 import math
 from datetime import datetime
-from typing import Mapping
 
 import attrs
 import trio
 
 from ..errors import MemoryClosed, StorageError
-from ..messages import RoomArchived, RoomEvent, RoomOpened
-from ..storage.queries import StoredRoom, incognito_is_fixed
+from ..messages import RoomArchived, RoomOpened
+from ..rooms import Change, RoomState
 from ..storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -55,11 +54,9 @@ BACKOFF_MAX = 60.0
 @attrs.frozen
 class PendingRoom:
     """What is still to be written for one room: the room as last opened (``None`` if it was
-    only archived since the last write) and when; when it was archived after that, if it was.
-    The open is kept as it came (its ``rooms`` record is made when it is written: off the
-    path to the block)."""
+    only archived since the last write) and when; when it was archived after that, if it was."""
 
-    room: RoomOpened | None
+    room: RoomState | None
     opened: datetime | None
     archived: datetime | None = None
 
@@ -72,28 +69,12 @@ def then(older: PendingRoom | None, newer: PendingRoom) -> PendingRoom:
     return attrs.evolve(older, archived=newer.archived)
 
 
-def stored_room_of(event: RoomOpened) -> StoredRoom:
-    """The ``rooms`` record an open makes."""
-    return StoredRoom(
-        room_id=event.room_id,
-        private=event.private,
-        incognito=event.incognito,
-        kit=event.kit,
-        topic=event.topic,
-        personas=event.personas,
-        humans=event.humans,
-        names=event.names,
-        title=event.title,
-    )
-
-
 class RoomRecorder:
     """Records rooms in the background. Start it with ``run_room_recorder``; the supervisor
-    calls ``check`` then ``record`` for each room event it accepts, and ``aclose`` last."""
+    calls ``record`` for each room event the registry accepts, and ``aclose`` last."""
 
-    def __init__(self, store: Store, known: Mapping[str, bool]) -> None:
+    def __init__(self, store: Store) -> None:
         self._store = store
-        self._known = dict(known)
         self._rooms: dict[str, PendingRoom] = {}
         self._names: dict[int, tuple[str, datetime]] = {}
         self._handed = 0  # events handed over so far
@@ -108,31 +89,17 @@ class RoomRecorder:
         self._closed = False
         self._done = trio.Event()
 
-    def check(self, event: RoomOpened) -> None:
-        """Refuse an open that would flip the room id's ``incognito``.
-
-        Raises:
-            InvalidInput: the room id was first opened with the other ``incognito``.
-        """
-        known = self._known.get(event.room_id)
-        if known is not None and known != event.incognito:
-            raise incognito_is_fixed(event.room_id, known)
-
-    def incognito(self, room_id: str) -> bool | None:
-        """Whether a room id is incognito; ``None`` if it was never opened."""
-        return self._known.get(room_id)
-
-    def record(self, event: RoomEvent, when: datetime) -> None:
-        """Hand over an accepted event, to be written soon; other events than an open or an
-        archive are ignored. An open must have passed ``check``."""
-        match event:
+    def record(self, change: Change, when: datetime) -> None:
+        """Hand over an accepted change, to be written soon; other events than an open or an
+        archive are ignored."""
+        match change.event:
             case RoomOpened():
-                self._known[event.room_id] = event.incognito
-                self._put(event.room_id, PendingRoom(event, when))
-                for uid, name in event.names.items():
+                room = change.room
+                self._put(room.room_id, PendingRoom(room, when))
+                for uid, name in room.names.items():
                     self._names[uid] = (name, when)
-            case RoomArchived():
-                self._put(event.room_id, PendingRoom(None, None, archived=when))
+            case RoomArchived(room_id=room_id):
+                self._put(room_id, PendingRoom(None, None, archived=when))
             case _:
                 return
         self._handed += 1
@@ -207,7 +174,7 @@ class RoomRecorder:
         self._rooms, self._names = {}, {}
         self._gathering = False
         opened = [
-            (stored_room_of(p.room), p.opened) for p in rooms.values() if p.room is not None and p.opened is not None
+            (p.room, p.opened) for p in rooms.values() if p.room is not None and p.opened is not None
         ]
         archived = [(room_id, p.archived) for room_id, p in rooms.items() if p.archived is not None]
         try:
@@ -239,8 +206,8 @@ class RoomRecorder:
 
 
 async def run_room_recorder(store: Store, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """Read the room ids the file knows, report the recorder with ``task_status.started``,
-    and run it until it is closed (or cancelled)."""
-    recorder = RoomRecorder(store, await store.rooms.flags())
+    """Report the recorder with ``task_status.started``, and run it until it is closed (or
+    cancelled)."""
+    recorder = RoomRecorder(store)
     task_status.started(recorder)
     await recorder.run()

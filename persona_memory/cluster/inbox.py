@@ -1,5 +1,5 @@
 """A worker's inbox: the room events queued for the personas it owns, taken in order and
-handed to their actors (``supervisor.deliver_applied``).
+handed to their actors (``Router.deliver_applied``).
 
 Any worker takes a room event into the shared registry (``registry.take_event``), which queues
 it for each persona in the room. The owner of each persona takes them here.
@@ -8,7 +8,7 @@ Rules:
 - The inbox serves the personas it was told it ``gained`` (their lease is held) until it is
   told it ``lost`` them. A gained persona is *settled* before any event of it is taken:
   ``room_registry.settle`` drops its queued events and gives the state of every open room it
-  is in; each is delivered as an open (``registry.opened_again``), so its actor builds the
+  is in; each is delivered as an open (``RoomState.opening``), so its actor builds the
   room's block now; then ``catch_up`` queues the write path wherever its cursor is behind —
   the lines its last owner had not written, resumed from the stored cursor. A settle that
   fails on the database is tried again at the next round.
@@ -38,11 +38,11 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from ..actors.router import Router
 from ..errors import MemoryClosed, StorageError
 from ..storage import room_registry
 from ..storage.store import Store
-from ..supervisor import Supervisor
-from .registry import opened_again, queued_of, room_of
+from .registry import queued_of, room_of
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +50,10 @@ log = logging.getLogger(__name__)
 class Inbox:
     """One worker's inbox (see the module rules); ``run`` it in a nursery."""
 
-    def __init__(self, store: Store, supervisor: Supervisor, worker_id: str, url: str, *,
+    def __init__(self, store: Store, router: Router, worker_id: str, url: str, *,
                  catch_up: Callable[[str], Awaitable[None]], poll_seconds: float = 1.0, batch: int = 500) -> None:
         self._store = store
-        self._supervisor = supervisor
+        self._router = router
         self._me = worker_id
         self._url = url
         self._catch_up = catch_up
@@ -96,7 +96,7 @@ class Inbox:
         to ``timeout`` seconds for the rounds to bring it."""
         with trio.move_on_after(timeout):
             while True:
-                room = self._supervisor.rooms.get(room_id)
+                room = self._router.rooms.get(room_id)
                 if room is not None and room.generation >= generation:
                     return True
                 await self.next_round()
@@ -146,7 +146,7 @@ class Inbox:
                 one = queued_of(item)
                 if one.persona in self._settled:
                     try:
-                        await self._supervisor.deliver_applied(one.persona, one.event, one.room, gone=one.gone)
+                        await self._router.deliver_applied(one.persona, one.event, one.room, gone=one.gone)
                     except MemoryClosed:
                         raise
                     except Exception:  # its room's state stays in the registry for the next settle
@@ -161,7 +161,7 @@ class Inbox:
             return  # lost meanwhile
         for text in states:
             room = room_of(text)
-            await self._supervisor.deliver_applied(persona, opened_again(room), room)
+            await self._router.deliver_applied(persona, room.opening(), room)
         await self._catch_up(persona)
         if persona in self._to_settle:
             self._to_settle.discard(persona)

@@ -128,7 +128,7 @@ class ClusterMemory(Memory):
         """Wait until this worker's inbox is taken and every write queued here has landed."""
         self._check_open()
         await self._inbox().next_round()
-        await self._supervisor.drain()
+        await self._router.drain()
 
     async def ownership_changed(self, change: OwnershipChange) -> None:
         """The worker's callback: settle a gained persona, stop a lost one at once."""
@@ -294,7 +294,7 @@ async def open_cluster_memory(
             ClusterMemory, settings, clock=clock, embedder=embedder, mind=mind, fence=worker.fence
         ) as memory:
             assert isinstance(memory, ClusterMemory)
-            inbox = Inbox(own, memory.supervisor, worker_id, settings.storage.url, catch_up=memory.catch_up,
+            inbox = Inbox(own, memory.supervisor.router, worker_id, settings.storage.url, catch_up=memory.catch_up,
                           poll_seconds=min(1.0, cluster.renew_seconds))
             async with httpx.AsyncClient(timeout=FORWARD_TIMEOUT) as http:
                 memory.attach(worker, inbox, http, runtime_token, cluster.lease_seconds + 2 * cluster.renew_seconds)

@@ -11,12 +11,14 @@ refused event raises to its sender and writes nothing. The owners take their eve
 Rules:
 - An open can never flip a room id's ``incognito``: the flag is checked against the open
   state and, for a room seen before, the ``rooms`` table — the same refusal the single
-  process gives (``room_recorder.incognito_is_fixed``).
+  process gives (``rooms.incognito_is_fixed``).
 - An open or an archive is recorded in ``rooms`` in the event's own transaction.
-- A reopen without a persona that was in the room queues, for that persona, the archive of
-  the room as it knew it (``gone``), as ``supervisor._record_and_deliver`` delivers it.
-- The JSON of a room is its ``RoomState`` field for field; of an event, the runtime API's body
-  (``event_json.py``) with its room id — so a queued event reads as any API call does.
+- An event is queued for the personas that hear it (``rooms.hearings``, as the single
+  process routes it): a reopen without a persona that was in the room queues, for that
+  persona, the archive of the room as it knew it (``gone``).
+- The JSON of a room is its ``RoomState`` field for field (``title`` only when it has one);
+  of an event, the runtime API's body (``event_json.py``) with its room id — so a queued event
+  reads as any API call does.
 """
 
 from __future__ import annotations
@@ -29,11 +31,10 @@ from typing import Any
 
 import attrs
 
-from ..actors.room_recorder import stored_room_of
 from ..messages import RoomArchived, RoomEvent, RoomOpened
-from ..rooms import Presence, RoomState, apply
+from ..rooms import Presence, RoomState, apply, hearings, incognito_is_fixed
 from ..storage import room_registry
-from ..storage.queries import incognito_is_fixed, record_rooms_on
+from ..storage.queries import record_rooms_on
 from ..event_json import event_body, event_of
 
 
@@ -50,6 +51,7 @@ class Queued:
 
 
 def room_json(room: RoomState) -> str:
+    title = {} if room.title is None else {"title": room.title}
     return json.dumps({
         "room_id": room.room_id,
         "personas": list(room.personas),
@@ -61,6 +63,7 @@ def room_json(room: RoomState) -> str:
         "names": {str(uid): name for uid, name in sorted(room.names.items())},
         "generation": room.generation,
         "archived": room.archived,
+        **title,
     })
 
 
@@ -77,6 +80,7 @@ def room_of(text: str) -> RoomState:
         names=MappingProxyType({int(uid): name for uid, name in body["names"].items()}),
         generation=body["generation"],
         archived=body["archived"],
+        title=body.get("title"),
     )
 
 
@@ -91,14 +95,6 @@ def event_json(event: RoomEvent, *, gone: bool = False) -> str:
 def queued_of(item: room_registry.QueuedEvent) -> Queued:
     body = json.loads(item.event)
     return Queued(item.id, item.persona, event_of(body["room_id"], body), room_of(item.room), bool(body.get("gone")))
-
-
-def opened_again(room: RoomState) -> RoomOpened:
-    """The open that brings a new owner to ``room`` as it stands (``inbox``'s settle)."""
-    return RoomOpened(
-        room_id=room.room_id, personas=room.personas, humans=room.present, private=room.private,
-        incognito=room.incognito, kit=room.kit, topic=room.topic, names=dict(room.names),
-    )
 
 
 def take_event(conn: sqlite3.Connection, event: RoomEvent, now: datetime) -> RoomState:
@@ -123,15 +119,13 @@ def take_event(conn: sqlite3.Connection, event: RoomEvent, now: datetime) -> Roo
     room = apply(rooms, event, room_registry.next_generation(conn))  # used by an open, join or leave
     archived = isinstance(event, RoomArchived)
     room_registry.put_room(conn, room_id, None if archived else room_json(room), room.generation)
-    text, state = event_json(event), room_json(room)
-    items = [(persona, room_id, text, state) for persona in room.personas]
-    if isinstance(event, RoomOpened) and before is not None:
-        gone = room_json(attrs.evolve(before, archived=True, generation=room.generation))
-        left = event_json(RoomArchived(room_id=room_id), gone=True)
-        items += [(persona, room_id, left, gone) for persona in before.personas if persona not in room.personas]
+    items = [
+        (heard.persona, room_id, event_json(heard.event, gone=heard.gone), room_json(heard.room))
+        for heard in hearings(before, event, room)
+    ]
     room_registry.queue_events(conn, items)
     if isinstance(event, RoomOpened):
-        record_rooms_on(conn, [(stored_room_of(event), now)], [], {uid: (n, now) for uid, n in event.names.items()})
+        record_rooms_on(conn, [(room, now)], [], {uid: (n, now) for uid, n in room.names.items()})
     elif archived:
         record_rooms_on(conn, [], [(room_id, now)], {})
     return room

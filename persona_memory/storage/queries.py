@@ -1,6 +1,6 @@
-"""The values and query functions the store's modules share: a transcript line, a stored room,
-and the queries on a connection the caller holds — written once, run on SQLite or PostgreSQL
-(``store``'s rules). A leaf of ``storage``: ``store``, ``writes`` and ``humans`` build on it, and
+"""The values and query functions the store's modules share: a transcript line, and the queries on a connection the caller holds — written once, run on SQLite or PostgreSQL
+(``store``'s rules). A room is stored as the registry holds it (``rooms.RoomState``). A leaf of
+``storage``: ``store``, ``writes`` and ``humans`` build on it, and
 it imports none of them.
 """
 
@@ -16,23 +16,10 @@ import attrs
 from ..clock import as_utc
 from ..core.audience import hears
 from ..errors import InvalidInput
-from ..rooms import Presence
+from ..rooms import Presence, RoomState
 from ..rows import MemoryRow, UserControls
 from .dialect import dialect_of
 from .stored_rows import StoredRows
-
-
-@attrs.frozen
-class StoredRoom:
-    room_id: str
-    private: bool
-    incognito: bool
-    kit: str | None
-    topic: str | None
-    personas: tuple[str, ...]
-    humans: frozenset[int]
-    names: Mapping[int, str] = attrs.field(factory=dict, eq=False)
-    title: str | None = None
 
 
 @attrs.frozen
@@ -250,7 +237,7 @@ def insert_memories_on(conn: sqlite3.Connection, rows: Iterable[MemoryRow]) -> l
 
 def record_rooms_on(
     conn: sqlite3.Connection,
-    opened: Sequence[tuple[StoredRoom, datetime]],
+    opened: Sequence[tuple[RoomState, datetime]],
     archived: Sequence[tuple[str, datetime]],
     names: Mapping[int, tuple[str, datetime]],
 ) -> list[str]:
@@ -275,9 +262,9 @@ def stored_incognito(conn: sqlite3.Connection, room_id: str) -> bool | None:
     return None if known is None else bool(known[0])
 
 
-def save_room(conn: sqlite3.Connection, room: StoredRoom, opened: str) -> None:
-    """Insert or update a room as opened at ``opened`` (ISO); its ``incognito`` stays, and so
-    does its title when the reopen gives none."""
+def save_room(conn: sqlite3.Connection, room: RoomState, opened: str) -> None:
+    """Insert or update a room as opened at ``opened`` (ISO), with the humans present then;
+    its ``incognito`` stays, and so does its title when the reopen gives none."""
     conn.execute(
         "INSERT INTO rooms (room_id, private, incognito, kit, topic, personas, humans, "
         "names, opened, archived, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?) "
@@ -292,7 +279,7 @@ def save_room(conn: sqlite3.Connection, room: StoredRoom, opened: str) -> None:
             room.kit,
             room.topic,
             json.dumps(list(room.personas)),
-            json.dumps(sorted(room.humans)),
+            json.dumps(sorted(room.present)),
             json.dumps({str(k): v for k, v in sorted(room.names.items())}),
             opened,
             room.title,
@@ -312,14 +299,6 @@ def save_names(conn: sqlite3.Connection, names: Mapping[int, tuple[str, str]]) -
 
 def _first_word(name: str) -> str:
     return (name.split() or [""])[0].casefold()
-
-
-def incognito_is_fixed(room_id: str, incognito: bool) -> InvalidInput:
-    """The error for a reopen that would flip a room's ``incognito``."""
-    return InvalidInput(
-        f"room {room_id!r} was first opened with incognito={incognito}; a room's incognito is "
-        "fixed when it is created — open a new room id instead"
-    )
 
 
 def raise_type(field: str, wanted: str, got: object) -> None:

@@ -1,6 +1,6 @@
 """The room registry workers share, and the events queued for each persona's owner (PostgreSQL).
 
-One process keeps its rooms in memory (``supervisor.py``). Workers sharing one PostgreSQL keep
+One process keeps its rooms in memory (``rooms.RoomRegistry``). Workers sharing one PostgreSQL keep
 them here instead, so that any worker can take any room event and its personas' owners see
 them in order: ``cluster_rooms`` holds each open room's state as JSON and its generation, and
 ``persona_events`` the events each persona's owner has still to take, with the room's state

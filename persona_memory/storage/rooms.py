@@ -15,8 +15,9 @@ from datetime import datetime
 from typing import Iterable, Mapping, Sequence
 
 from ..clock import as_utc
+from ..rooms import RoomState, incognito_is_fixed
 from . import humans
-from .queries import StoredRoom, incognito_is_fixed, record_rooms_on, save_names, save_room, stored_incognito
+from .queries import record_rooms_on, save_names, save_room, stored_incognito
 from .units import Units
 
 
@@ -26,7 +27,7 @@ class Rooms:
     def __init__(self, units: Units) -> None:
         self._units = units
 
-    async def save(self, room: StoredRoom, when: datetime) -> None:
+    async def save(self, room: RoomState, when: datetime) -> None:
         """Record a room as opened (again): its flags, cast, topic and display names.
 
         Raises:
@@ -46,7 +47,7 @@ class Rooms:
 
     async def record(
         self,
-        opened: Sequence[tuple[StoredRoom, datetime]],
+        opened: Sequence[tuple[RoomState, datetime]],
         archived: Sequence[tuple[str, datetime]],
         names: Mapping[int, tuple[str, datetime]],
     ) -> list[str]:

@@ -79,11 +79,7 @@ from .names import Names
 from .notices import Notices
 from .outbox import Outbox
 from .postgres_driver import require_psycopg
-from .queries import (  # the store's face also names the room value its callers pass it
-    StoredRoom,
-    controls_in,
-    persona_version,
-)
+from .queries import controls_in, persona_version
 from .revocations import Revocations
 from .rooms import Rooms
 from .transcript import Transcript

@@ -35,9 +35,10 @@ from ..events.kinds import MemoryDeleted, MemoryNoted, NoticeUndone
 from ..ids import SELF, parse_user_ref, user_ref
 from ..rows import MemoryRow, ids_json
 from ..plans import WritePlan, narrowed
+from ..rooms import RoomState
 from . import leases, outbox
 from .dialect import dialect_of
-from .queries import StoredRoom, controls_of, insert_memories_on, persona_version, rows_in, said_of
+from .queries import controls_of, insert_memories_on, persona_version, rows_in, said_of
 
 
 @attrs.frozen
@@ -347,7 +348,7 @@ class Behind:
     """A (persona, room) whose transcript has lines past the persona's cursor."""
 
     persona: str
-    room: StoredRoom
+    room: RoomState
     parked_until: datetime | None
 
 
@@ -382,15 +383,16 @@ def rooms_behind(conn: sqlite3.Connection, persona: str | None = None) -> list[B
         ):
             if other not in personas:
                 personas.append(other)
-        room = StoredRoom(
+        room = RoomState(
             room_id=r["room_id"],
+            personas=tuple(personas),
+            present=frozenset(json.loads(r["humans"])),
             private=bool(r["private"]),
             incognito=False,
             kit=r["kit"],
             topic=r["topic"],
-            personas=tuple(personas),
-            humans=frozenset(json.loads(r["humans"])),
             names={int(k): v for k, v in json.loads(r["names"]).items()},
+            generation=0,
         )
         for one in room.personas:
             if persona is not None and one != persona:
