@@ -40,7 +40,7 @@ from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import writes
 from .storage.leases import Fence, unfenced
-from .storage.humans import RoomFacts
+from .storage.rooms import RoomFacts
 from .storage.queries import TranscriptLine
 from .storage.revocations import Revocations
 from .storage.store import Store, open_store_of

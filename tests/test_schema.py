@@ -21,7 +21,7 @@ from persona_memory.errors import ForeignDatabase, StorageError
 from persona_memory.rooms import RoomState
 from persona_memory.rows import MemoryRow
 from persona_memory.storage import schema
-from persona_memory.storage.humans import RoomFacts
+from persona_memory.storage.rooms import RoomFacts
 from persona_memory.storage.store import open_store
 
 MEMORY_COLUMNS = {

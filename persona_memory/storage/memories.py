@@ -9,6 +9,9 @@ Rules:
 - Values cross as ``MemoryRow``, never as raw tuples; rows read back are trusted
   (``MemoryRow.from_rows``).
 - Recall stamps (``touch``) change no version, so they are not counted in ``changes``.
+- A row is a user's when its subject is ``u:<id>`` or it is a ``self`` row whose counterpart
+  is ``u:<id>``. Clearing is the human's delete: physical. The notices that announced cleared
+  rows are marked undone, so no toast offers to undo what is gone.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from typing import Iterable, Mapping
 
 from ..clock import as_utc
 from ..errors import InvalidInput, NotYourMemory
-from ..events.kinds import MemoryDeleted
+from ..events.kinds import MemoryDeleted, NoticeUndone
 from ..ids import user_ref
 from ..rows import MemoryRow
-from . import humans, outbox, writes
+from . import outbox, writes
 from .leases import fenced
 from .queries import insert_memories_on, persona_rows
 from .stored_rows import StoredRows
@@ -145,9 +148,47 @@ class Memories:
         """Delete every row ``persona`` keeps about the user (one transaction); how many went.
         With ``epoch``: only while ``persona``'s lease stands at it (else ``LeaseLost``)."""
         return await self._units.write(
-            fenced(lambda conn: humans.delete_all_about(conn, user_id, persona, now), persona, epoch)
+            fenced(lambda conn: delete_all_about(conn, user_id, persona, now), persona, epoch)
         )
 
     async def holders_about(self, user_id: int) -> list[str]:
         """The personas that keep rows about the user."""
-        return await self._units.read(lambda conn: humans.persona_of_rows(conn, user_id))
+        return await self._units.read(lambda conn: persona_of_rows(conn, user_id))
+
+
+def delete_all_about(conn: sqlite3.Connection, user_id: int, persona: str, now: datetime) -> int:
+    """Delete every row ``persona`` keeps about the user; return how many went."""
+    ref = user_ref(user_id)
+    gone = [r[0] for r in conn.execute(
+        "SELECT id FROM persona_memory WHERE persona = ? AND (subject = ? OR counterpart = ?) ORDER BY id",
+        (persona, ref, ref),
+    )]
+    undone = [r[0] for r in conn.execute(
+        "SELECT id FROM notices WHERE user_id = ? AND persona = ? AND undone IS NULL ORDER BY id",
+        (user_id, persona),
+    )]
+    cur = conn.execute(
+        "DELETE FROM persona_memory WHERE persona = ? AND (subject = ? OR counterpart = ?)",
+        (persona, ref, ref),
+    )
+    conn.execute(
+        "UPDATE notices SET undone = ? WHERE user_id = ? AND persona = ? AND undone IS NULL",
+        (now.isoformat(), user_id, persona),
+    )
+    outbox.record(conn, [
+        *([MemoryDeleted(user_id, persona, gone, "cleared")] if gone else []),
+        *(NoticeUndone(notice_id, user_id, persona) for notice_id in undone),
+    ], now)
+    return cur.rowcount
+
+
+def persona_of_rows(conn: sqlite3.Connection, user_id: int) -> list[str]:
+    """The personas holding at least one row about the user."""
+    ref = user_ref(user_id)
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT DISTINCT persona FROM persona_memory WHERE subject = ? OR counterpart = ? ORDER BY persona",
+            (ref, ref),
+        )
+    ]

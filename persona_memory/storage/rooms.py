@@ -1,6 +1,6 @@
 """The rooms as the store keeps them (``rooms``, with the display names a room gives:
 ``user_names``) — a repository over the store's units of work (``units.py``). The SQL is
-``queries.py``'s and ``humans.py``'s, which a cluster worker's registry shares.
+``queries.py``'s where a cluster worker's registry shares it.
 
 Rules:
 - A room's ``incognito`` is fixed when it is first opened: a reopen with the other one is
@@ -10,15 +10,27 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime
 from typing import Iterable, Mapping, Sequence
 
+import attrs
+
 from ..clock import as_utc
 from ..rooms import RoomState, incognito_is_fixed
-from . import humans
-from .queries import record_rooms_on, save_names, save_room, stored_incognito
+from .queries import record_rooms_on, rows_in, save_names, save_room, stored_incognito
 from .units import Units
+
+
+@attrs.frozen
+class RoomFacts:
+    """What the human's page says about a room a line came from (never its id)."""
+
+    room_id: str
+    title: str | None
+    private: bool
+    personas: tuple[str, ...]
 
 
 class Rooms:
@@ -81,7 +93,16 @@ class Rooms:
         )
         return None if found is None else bool(found[0])
 
-    async def facts(self, room_ids: Iterable[str]) -> dict[str, humans.RoomFacts]:
-        """``humans.RoomFacts`` of each known room among ``room_ids`` (title, private, cast)."""
+    async def facts(self, room_ids: Iterable[str]) -> dict[str, RoomFacts]:
+        """``RoomFacts`` of each known room among ``room_ids`` (title, private, cast)."""
         wanted = list(room_ids)
-        return await self._units.read(lambda conn: humans.room_facts(conn, wanted))
+        return await self._units.read(lambda conn: room_facts(conn, wanted))
+
+
+def room_facts(conn: sqlite3.Connection, room_ids: Iterable[str]) -> dict[str, RoomFacts]:
+    """For each room id known: its title, whether it is a private chat, and its personas."""
+    query = "SELECT room_id, title, private, personas FROM rooms WHERE room_id IN ({})"
+    return {
+        r["room_id"]: RoomFacts(r["room_id"], r["title"], bool(r["private"]), tuple(json.loads(r["personas"])))
+        for r in rows_in(conn, query, room_ids)
+    }

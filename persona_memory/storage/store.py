@@ -4,24 +4,24 @@ queries are a repository it exposes.
 One store, two backends. ``Store`` is the one interface; what is behind it is a writer
 connection and read connections, either SQLite's (``open_store``: ``connection.py``) or
 PostgreSQL's (``open_postgres_store``: ``postgres_connection.py`` carrying a
-``postgres_session.PostgresSession``). The query functions in ``queries.py``, ``writes.py``,
-``humans.py``, ``line_batch.py``, ``outbox.py`` and ``revocations.py`` are written once and
-run on either: the PostgreSQL session takes SQLite's placeholders and gives back SQLite's
-values, and the few statements that must differ ask the connection's ``dialect``
-(``dialect.py``). No query has a twin.
+``postgres_session.PostgresSession``). The SQL — in the repositories' modules below and in
+the functions they share with the write path and the cluster (``queries.py``, ``writes.py``,
+``line_batch.py``, ``humans.py``) — is written once and runs on either: the PostgreSQL session
+takes SQLite's placeholders and gives back SQLite's values, and the few statements that must
+differ ask the connection's ``dialect`` (``dialect.py``). No query has a twin.
 
 The repositories, one a table family, each in its own module, each running its queries
 through this store's doors (``units.py``):
 
-    store.memories      persona_memory            memories.py
-    store.notices       notices                   notices.py
-    store.controls      users, persona_memory_mute  controls.py
-    store.rooms         rooms (and the names a room gives)  rooms.py
-    store.names         user_names                names.py
-    store.transcript    transcript_lines          transcript.py
-    store.backlog       cursors, parked_slices    backlog.py
-    store.outbox        outbox, outbox_cursors    outbox.py
-    store.revocations   web_revocations           revocations.py
+    store.memories      persona_memory                       memories.py
+    store.notices       notices                              notices.py
+    store.controls      users, persona_memory_mute           controls.py
+    store.rooms         rooms (and the names a room gives)   rooms.py
+    store.names         user_names                           names.py
+    store.transcript    transcript_lines                     transcript.py
+    store.backlog       cursors, parked_slices               backlog.py
+    store.outbox        outbox, outbox_cursors               outbox.py
+    store.revocations   web_revocations                      revocations.py
 
 The store itself keeps the doors (``read``, ``write``, ``write_unread``, ``write_cluster``),
 the count of writes (``changes``, ``own_writes``) and the two reads that join table families

@@ -11,11 +11,11 @@ Rules:
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import datetime
 
 from ..clock import as_utc
 from ..rooms import Presence
-from . import humans
 from .line_batch import LineBatcher
 from .queries import TranscriptLine, lines_after
 from .units import Units
@@ -45,12 +45,12 @@ class Transcript:
         at = as_utc(at)
         if presence is not None and presence.incognito:
             return 0
-        humans_ = personas = None
+        humans = personas = None
         if presence is not None:
-            humans_ = json.dumps(sorted(presence.humans))
+            humans = json.dumps(sorted(presence.humans))
             personas = json.dumps(list(presence.personas))
         kit = presence.kit if presence is not None else None
-        return await self._lines.post((room_id, speaker, text, at.isoformat(), humans_, personas, kit))
+        return await self._lines.post((room_id, speaker, text, at.isoformat(), humans, personas, kit))
 
     async def lines(self, room_id: str, after_id: int = 0, limit: int | None = None) -> list[TranscriptLine]:
         """The room's transcript lines with ids greater than ``after_id``, oldest first (at
@@ -59,4 +59,16 @@ class Transcript:
 
     async def cited(self, room_id: str | None, line_ids: list[int]) -> list[TranscriptLine]:
         """The transcript lines with these ids in ``room_id``, oldest first."""
-        return await self._units.read(lambda conn: humans.cited_lines(conn, room_id, line_ids))
+        return await self._units.read(lambda conn: cited_lines(conn, room_id, line_ids))
+
+
+def cited_lines(conn: sqlite3.Connection, room_id: str | None, line_ids: list[int]) -> list[TranscriptLine]:
+    """The transcript lines with these ids in ``room_id``, oldest first."""
+    if room_id is None or not line_ids:
+        return []
+    marks = ",".join("?" * len(line_ids))
+    cur = conn.execute(
+        f"SELECT * FROM transcript_lines WHERE room_id = ? AND id IN ({marks}) ORDER BY id",
+        (room_id, *line_ids),
+    )
+    return [TranscriptLine.from_row(r) for r in cur]
