@@ -53,7 +53,7 @@ state read (``store.read_state``: on the path only after a write that could chan
 reads), a bare thread hop on each connection, the topic embedding and the pure build — and the core functions the build calls
 (each wrapped where ``core.block`` finds it), so the share of each is visible; and the cost per
 row of seeding, of the pure build, of reading the rows as the actor does
-(``store.persona_rows_said``), of loading them (``RowIndex.load``: decoding, preparing the
+(``store.memories.rows_said``), of loading them (``RowIndex.load``: decoding, preparing the
 table) and of the open after a write.
 
 ``--blas-threads N`` sets ``OPENBLAS_NUM_THREADS`` before numpy loads: numpy's OpenBLAS hands
@@ -134,7 +134,7 @@ TARGET_CACHED_P99 = 20e-6
 BUILD = "core.block build (pure)"
 STATE_READ = "store.read_state (after a change only)"
 PREPARE = "RowIndex.load (once per load)"
-READ = "store.persona_rows_said (once per load)"
+READ = "store.memories.rows_said (once per load)"
 FLOOR_TOP = 64  # rows the floor takes before cutting at the budget (lines are >= 40 chars)
 CHAR_LIMIT = 1200
 QUESTIONS = (
@@ -219,7 +219,7 @@ def fmt(seconds: float) -> str:
 async def seed(path: Path | str, count: int) -> None:
     rows = make_rows(count, now=NOW, dim=DIM, embedder=bench_embedder())
     async with open_memory(settings_for(path), clock=ManualClock(NOW), embedder=bench_embedder()) as memory:
-        await memory._store.insert_memories(rows)
+        await memory._store.memories.insert(rows)
         for uid in PRESENT:
             await memory.set_memory_note(uid, f"Call me {NAMES[uid]}. I'm vegetarian.")
 
@@ -419,7 +419,7 @@ async def measure(
         result.block_chars = len(text)
         await memory.drain()
 
-        _, rows = await memory._store.persona_rows(PERSONA)
+        _, rows = await memory._store.memories.rows(PERSONA)
         index = RowIndex()
         index.load(0, rows)
         floor = make_floor(embedder, index.table)
@@ -471,10 +471,10 @@ async def measure_parts(store, embedder, settings, result: SizeResult, reps: int
 
     said: dict = {}
     if hasattr(store, "persona_rows_said"):  # what the actor reads (older commits: the rows alone)
-        result.parts[READ] = await timed(lambda: store.persona_rows_said(PERSONA), max(reps // 10, 3))
-        version, rows, said = await store.persona_rows_said(PERSONA)
+        result.parts[READ] = await timed(lambda: store.memories.rows_said(PERSONA), max(reps // 10, 3))
+        version, rows, said = await store.memories.rows_said(PERSONA)
     else:
-        version, rows = await store.persona_rows(PERSONA)
+        version, rows = await store.memories.rows(PERSONA)
     index = RowIndex()
     index.load(version, rows, said)
     _, controls = await store.read_state(PERSONA, PRESENT)
@@ -791,7 +791,7 @@ def report(results: list[SizeResult], args: argparse.Namespace, postgres: str | 
             f"{fmt(after):>11} {fmt(after / r.rows):>9}"
         )
     print(
-        "  read: store.persona_rows_said, what the actor reads at a load; load: RowIndex.load of it "
+        "  read: store.memories.rows_said, what the actor reads at a load; load: RowIndex.load of it "
         "(decode, prepare the table; each row made a MemoryRow only when read)"
     )
     print()

@@ -378,7 +378,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 per_speaker = {}
                 for speaker in conv.speakers:
                     index = RowIndex()
-                    index.load(*await memory._store.persona_rows_said(conv.slugs[speaker]))
+                    index.load(*await memory._store.memories.rows_said(conv.slugs[speaker]))
                     per_speaker[speaker] = index
                 indexes.append(per_speaker)
                 questions.append((conv, await questions_of(embedder, conv, qa, rules.char_limit)))

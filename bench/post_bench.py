@@ -1,4 +1,4 @@
-"""Posting alone: ``Store.post_line`` from 350 rooms, 26 lines each, one after another or all
+"""Posting alone: ``store.transcript.post`` from 350 rooms, 26 lines each, one after another or all
 at once (each room's lines in order). Prints lines/s (wall) and CPU µs per line.
 
     PYTHONPATH=. .venv/bin/python bench/post_bench.py concurrent
@@ -22,7 +22,7 @@ async def main():
             rooms, per = 350, 26
             async def talk(r):
                 for k in range(per):
-                    await store.post_line(f"room-{r}", "u:42", f"hello there number {k} from room {r}", AT, p)
+                    await store.transcript.post(f"room-{r}", "u:42", f"hello there number {k} from room {r}", AT, p)
             t = time.perf_counter(); c = time.process_time()
             if mode == "concurrent":
                 async with trio.open_nursery() as n:

@@ -176,7 +176,7 @@ async def run_size(count: int, reps: int, profile: bool, digest: bool = False) -
             while getattr(mind, "processes", None) is not None and not mind.processes.ready:
                 await trio.sleep(0.01)  # the reader's workers import it and load the embedder once
             if count:
-                await memory._store.insert_memories(seed_rows(count, embedder))
+                await memory._store.memories.insert(seed_rows(count, embedder))
             await memory.send(pm.RoomOpened(**ROOM))
             await memory.block(PERSONA, "dm")
             rng = random.Random(5)

@@ -12,8 +12,8 @@ directory, then times, best of ``--repeat``, in CPU seconds of this process
 
 - ``MemoryRow.from_rows`` over a cursor of the rows (the fetch and the construction), or, where
   it is missing (on an older checkout), ``from_row`` per row;
-- ``store.persona_rows`` (the fetch and the construction, on a read connection);
-- ``store.persona_rows_said``: the same and, in the same transaction, the text of each row's
+- ``store.memories.rows`` (the fetch and the construction, on a read connection);
+- ``store.memories.rows_said``: the same and, in the same transaction, the text of each row's
   transcript line (each seeded row cites one line of its own), which the read path searches.
 
 For reference it also times building the same rows through the validating constructor. No
@@ -59,7 +59,7 @@ async def main(count: int, repeat: int) -> None:
                 ((i + 1, f"I said something about topic number {i} today.", NOW.isoformat()) for i in range(count)),
             ))
             seeded = make_rows(count, now=NOW, dim=256)
-            await store.insert_memories([attrs.evolve(r, evidence=(i + 1,)) for i, r in enumerate(seeded)])
+            await store.memories.insert([attrs.evolve(r, evidence=(i + 1,)) for i, r in enumerate(seeded)])
 
             conn = sqlite3.connect(path)
             conn.row_factory = sqlite3.Row
@@ -78,18 +78,18 @@ async def main(count: int, repeat: int) -> None:
             timings, said_timings = [], []
             for _ in range(repeat):
                 start = time.process_time()
-                await store.persona_rows(PERSONA)
+                await store.memories.rows(PERSONA)
                 timings.append(time.process_time() - start)
                 start = time.process_time()
-                await store.persona_rows_said(PERSONA)
+                await store.memories.rows_said(PERSONA)
                 said_timings.append(time.process_time() - start)
 
     n = len(fetched)
     print(f"rows: {n:,} (one persona, 256-d int8 vectors)")
     print(f"  fetch + MemoryRow.from_rows       {construct * 1e3:8.2f} ms   {construct / n * 1e6:6.2f} µs/row")
     print(f"  MemoryRow(**fields) x {n:,}       {validated * 1e3:8.2f} ms   {validated / n * 1e6:6.2f} µs/row  (validating, for reference)")
-    print(f"  store.persona_rows                {min(timings) * 1e3:8.2f} ms")
-    print(f"  store.persona_rows_said           {min(said_timings) * 1e3:8.2f} ms   (with each row's line text)")
+    print(f"  store.memories.rows                {min(timings) * 1e3:8.2f} ms")
+    print(f"  store.memories.rows_said           {min(said_timings) * 1e3:8.2f} ms   (with each row's line text)")
 
 
 if __name__ == "__main__":

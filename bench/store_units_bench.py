@@ -15,7 +15,7 @@ First it records (untimed): ``write_bench``'s scenario (same options, same seed)
 real ``open_memory``; at the start of each evening's drain the file is copied (SQLite's backup),
 and during the drain every unit the write path runs on a connection is recorded — the
 pipeline's calls inside it (``read_backlog``, ``names_among`` + ``written_since``, ``_post``,
-``store.persona_rows``) with their arguments and a digest of what each returned, in the order the
+``store.memories.rows``) with their arguments and a digest of what each returned, in the order the
 worker threads ran them. Other units of the drain (the actors' reads, recall stamps) are not.
 
 Then it replays, ``--repeat`` times: each evening's copy is restored and opened as the store
@@ -52,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import persona_memory as pm  # noqa: E402
 from persona_memory.clock import ManualClock  # noqa: E402
 from persona_memory.compose import make_embedder, make_mind  # noqa: E402
+from persona_memory.storage import memories as memories_module  # noqa: E402
 from persona_memory.storage import store as store_module  # noqa: E402
 from persona_memory.storage import writes as writes_module  # noqa: E402
 from persona_memory.storage.connection import transaction  # noqa: E402
@@ -64,7 +65,7 @@ RECORDED = (
     (pipeline_module, "names_among"),
     (writes_module, "written_since"),
     (pipeline_module, "_post"),
-    (store_module, "persona_rows"),
+    (memories_module, "persona_rows"),
 )
 """The functions whose outermost calls inside a unit are recorded (module, name)."""
 

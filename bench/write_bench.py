@@ -29,7 +29,7 @@ time (about 1.0: one core, bound by the GIL; less: waiting for a core other work
 summed over all personas' slices (they overlap: 100 lanes run at once, so the parts add up to
 more than the wall time, and each part includes its wait for the thread or connection it
 needs): extraction (the mind's call), embedding, routing (neighbour search and the router's
-calls), and storage (every ``store.read``/``store.write``/``store.lines``/``store.user_controls``
+calls), and storage (every ``store.read``/``store.write``/``store.transcript.lines``/``store.controls.of``
 the pipeline awaits). The timers wrap the pipeline's collaborators only; nothing is asserted.
 
 ``--digest`` also prints two sha256 digests of every row in the file at the end: *rows* over

@@ -21,7 +21,7 @@ from .memory import Readiness
 from .messages import RoomEvent
 from .rows import MemoryRow, UserControls
 from .storage import writes
-from .storage.humans import RoomFacts
+from .storage.rooms import RoomFacts
 from .storage.queries import TranscriptLine
 
 

@@ -93,7 +93,7 @@ async def run_demo(settings: Settings) -> None:
     settings = attrs.evolve(settings, events=attrs.evolve(settings.events, webhooks=()))  # made-up people
     async with open_memory(settings, clock=clock, on_report=_print_report) as memory:
         print(f"store: {settings.storage.path}; mind: {settings.mind.kind}; embedder: {settings.embedder.kind}")
-        if await memory._store.lines("demo-dm-dan"):
+        if await memory._store.transcript.lines("demo-dm-dan"):
             print("This file already holds the demo's story; here are the blocks as they stand.")
             print("(Run `make clean` or pass --db other.db to play it from the start.)")
             clock.set(today)

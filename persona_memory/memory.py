@@ -40,8 +40,9 @@ from .rows import MemoryRow, UserControls
 from .settings import Settings
 from .storage import writes
 from .storage.leases import Fence, unfenced
-from .storage.humans import RoomFacts
+from .storage.rooms import RoomFacts
 from .storage.queries import TranscriptLine
+from .storage.revocations import Revocations
 from .storage.store import Store, open_store_of
 from .supervisor import Supervisor, open_supervisor
 from .write.pipeline import WritePipeline, WriteReport
@@ -82,10 +83,10 @@ class Memory:
         return self._supervisor
 
     @property
-    def revocations(self) -> Store:
+    def revocations(self) -> Revocations:
         """Where the web app keeps used login links and ended sessions (``web.auth``'s
-        ``Revocations``): this memory's store, so they hold across restarts and workers."""
-        return self._store
+        ``Revocations``): this memory's store's, so they hold across restarts and workers."""
+        return self._store.revocations
 
     def _check_open(self) -> None:
         if self._supervisor.closed:
@@ -97,7 +98,7 @@ class Memory:
         if self._supervisor.closed:
             return Readiness(False, ("the memory is shutting down",), ())
         try:
-            escalated = tuple(await self._store.parked_personas())
+            escalated = tuple(await self._store.backlog.parked_personas())
         except StorageError as exc:
             return Readiness(False, (f"the store does not answer: {exc}",), ())
         problems = tuple(
@@ -148,7 +149,7 @@ class Memory:
             log.warning("a line was posted to room %r, which is not open: it is kept, but no "
                         "persona will read it (send RoomOpened first)", room_id)
         heard = None if presence is None else _heard_by(presence, speaker)
-        return await self._store.post_line(room_id, speaker, text, when, heard)
+        return await self._store.transcript.post(room_id, speaker, text, when, heard)
 
     async def _hearers(self, room_id: str) -> tuple[Presence | None, bool | None]:
         """Who hears a line in ``room_id`` now (``None``: not open) and, when it is not open,
@@ -247,13 +248,13 @@ class Memory:
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidInput(f"limit must be an int from 1 to 1000, got {limit!r}")
         self._check_open()
-        return await self._store.events_after(after_id, limit)
+        return await self._store.outbox.after(after_id, limit)
 
     async def newest_event(self) -> int:
         """The id of the newest event so far (0: none yet); ``events_after`` it gives what
         happens from now on."""
         self._check_open()
-        return await self._store.newest_event()
+        return await self._store.outbox.newest()
 
     # ---- the human's controls ----------------------------------------------------------
 
@@ -261,7 +262,7 @@ class Memory:
         """Set what every persona should remember about ``user_id`` (≤ 400 chars; "" clears).
         The live blocks of the rooms they are in show it when this returns."""
         self._check_open()
-        await self._store.set_memory_note(user_id, note, now=self._clock.now())
+        await self._store.controls.set_note(user_id, note, now=self._clock.now())
         await self._router.controls_changed(user_id)
 
     async def set_memory_on(self, user_id: int, on: bool) -> None:
@@ -269,21 +270,21 @@ class Memory:
         live blocks of the rooms they are in drop them when this returns, and a write under
         way stores nothing about them or from their lines."""
         self._check_open()
-        await self._store.set_memory_on(user_id, on, now=self._clock.now())
+        await self._store.controls.set_memory_on(user_id, on, now=self._clock.now())
         await self._router.controls_changed(user_id)
 
     async def set_muted(self, user_id: int, persona: str, muted: bool) -> None:
         """'This persona forgets me': stops that persona's reads and writes about them, in its
         live blocks and in a write under way too, when this returns."""
         self._check_open()
-        await self._store.set_muted(user_id, persona, muted, now=self._clock.now())
+        await self._store.controls.set_muted(user_id, persona, muted, now=self._clock.now())
         await self._router.controls_changed(user_id, persona)
 
     async def memories_about(self, user_id: int) -> list[MemoryRow]:
         """Every row, open and closed, that any persona keeps about ``user_id``."""
         ids.check_user_id(user_id)
         self._check_open()
-        return await self._store.memories_about(user_id)
+        return await self._store.memories.about(user_id)
 
     async def delete_memory(self, user_id: int, memory_id: int) -> None:
         """Physically delete one row about ``user_id`` (the human's delete), in turn with the
@@ -295,14 +296,14 @@ class Memory:
         ids.check_user_id(user_id)
         ids.check_row_id(memory_id, "memory_id")
         self._check_open()
-        persona = await self._store.memory_persona(user_id, memory_id)
+        persona = await self._store.memories.persona_of(user_id, memory_id)
         await self._edit(persona, DeleteMemory(user_id, memory_id))
 
     async def user_controls(self, user_id: int) -> UserControls:
         """The user's switches and note (the defaults if they never set anything)."""
         ids.check_user_id(user_id)
         self._check_open()
-        return (await self._store.user_controls([user_id]))[user_id]
+        return (await self._store.controls.of([user_id]))[user_id]
 
     async def personas_for(self, user_id: int) -> list[str]:
         """Personas that hold rows about the user, shared a room with them, or were muted."""
@@ -324,7 +325,7 @@ class Memory:
         row = await self._own_row(user_id, memory_id)
         if user_id not in row.witnessed:
             return []
-        return await self._store.cited_lines(row.room_id, list(row.evidence))
+        return await self._store.transcript.cited(row.room_id, list(row.evidence))
 
     async def meter(self, user_id: int, persona: str) -> tuple[int, int]:
         """(chars used, limit) of the block ``persona`` would build for a private chat with the
@@ -348,7 +349,7 @@ class Memory:
         self._check_open()
         with contextlib.suppress(StorageError):  # refused: the page shows what the file holds
             await self._supervisor.recorder.flush()  # the rooms opened so far, recorded
-        return await self._store.room_facts(wanted)
+        return await self._store.rooms.facts(wanted)
 
     async def display_names(self, user_ids: Iterable[int]) -> dict[int, str]:
         """The latest display name the runtime gave each of these users (``RoomOpened.names``);
@@ -357,7 +358,7 @@ class Memory:
         self._check_open()
         with contextlib.suppress(StorageError):
             await self._supervisor.recorder.flush()
-        return await self._store.display_names(wanted)
+        return await self._store.names.of(wanted)
 
     async def clear_memories(self, user_id: int, persona: str | None = None) -> int:
         """Physically delete every row about the user — kept by ``persona``, or by all
@@ -367,7 +368,7 @@ class Memory:
             ids.check_persona(persona)
         self._check_open()
         deleted = 0
-        for holder in await self._store.holders_of_rows_about(user_id):
+        for holder in await self._store.memories.holders_about(user_id):
             if persona is None or holder == persona:
                 deleted += await self._edit(holder, ClearMemories(user_id))
         return deleted
@@ -420,7 +421,7 @@ class Memory:
     async def _own_row(self, user_id: int, memory_id: int) -> MemoryRow:
         ids.check_row_id(memory_id, "memory_id")
         self._check_open()
-        for row in await self._store.memories_about(user_id):
+        for row in await self._store.memories.about(user_id):
             if row.id == memory_id:
                 return row
         raise NotYourMemory(f"memory {memory_id} does not exist or is not about u:{user_id}")
@@ -429,7 +430,7 @@ class Memory:
         """The user's toasts, newest first: who noted what, with the ids each announced."""
         ids.check_user_id(user_id)
         self._check_open()
-        return await self._store.notices(user_id)
+        return await self._store.notices.of(user_id)
 
     async def undo(self, user_id: int, notice_id: int) -> list[int]:
         """Undo a toast: delete exactly the rows it announced (those about ``user_id``), and
@@ -441,7 +442,7 @@ class Memory:
         ids.check_user_id(user_id)
         ids.check_row_id(notice_id, "notice_id")
         self._check_open()
-        persona = await self._store.notice_persona(user_id, notice_id)
+        persona = await self._store.notices.persona_of(user_id, notice_id)
         return await self._edit(persona, UndoNotice(user_id, notice_id))
 
     async def _edit(self, persona: str, edit: HumanEdit) -> object:
@@ -463,12 +464,14 @@ class Memory:
         """
         self._check_open()
         now = self._clock.now()
-        if parked_only and not await self._store.parked_due(now):
+        if parked_only and not await self._store.backlog.parked_due(now):
             return None
         await self._supervisor.recorder.flush()  # the rooms opened so far, recorded
         later: list[datetime] = []
         only = None if personas is None else frozenset(personas)
-        behind = await self._store.rooms_behind(next(iter(only)) if only is not None and len(only) == 1 else None)
+        behind = await self._store.backlog.rooms_behind(
+            next(iter(only)) if only is not None and len(only) == 1 else None
+        )
         for item in behind:
             if only is not None and item.persona not in only:
                 continue
@@ -630,7 +633,7 @@ async def open_memory_as(
                 metrics.watch(supervisor)
                 memory = make(supervisor, store, clock, metrics)
                 async with trio.open_nursery() as nursery:
-                    await nursery.start(partial(run_webhooks, store, settings.events, clock, targets=hooks))
+                    await nursery.start(partial(run_webhooks, store.outbox, settings.events, clock, targets=hooks))
                     nursery.start_soon(
                         memory.run_sweeps,
                         settings.write.sweep_interval_seconds,

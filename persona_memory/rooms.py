@@ -206,7 +206,7 @@ class Change:
 class RoomRegistry:
     """The open rooms of one process, and the ``incognito`` each room id was first opened with.
 
-    It does no I/O: whoever creates it hands it the flags the file holds (``Store.room_flags``),
+    It does no I/O: whoever creates it hands it the flags the file holds (``store.rooms.flags``),
     and it keeps those of every room opened since. It holds while one process writes a file at
     a time (the design's one owner per persona).
     """

@@ -353,7 +353,7 @@ async def run_supervisor(
     """Run a supervisor — its intake, its actors, their retirement — until cancelled; report
     it with ``task_status.started(supervisor)``. An escalation leaves as an exception."""
     async with trio.open_nursery() as nursery:
-        rooms = RoomRegistry(await context.store.room_flags())
+        rooms = RoomRegistry(await context.store.rooms.flags())
         recorder = await nursery.start(run_room_recorder, context.store, name="room recorder")
         supervisor = Supervisor(nursery, context, actor_settings, supervisor_settings, recorder, rooms)
         nursery.start_soon(supervisor.run_retirement, name="retirement")

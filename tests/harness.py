@@ -921,7 +921,7 @@ class BusyRooms:
         match op:
             case AddRows(rows=specs):
                 rows = [await self._memory_row(spec) for spec in specs]
-                stored = await memory._store.insert_memories(rows)
+                stored = await memory._store.memories.insert(rows)
                 for row in stored:
                     self._remember(row)
                 self.stats.rows_inserted += len(stored)

@@ -256,7 +256,7 @@ async def test_a_blocked_writer_does_not_stall_the_mailbox(open_test_memory) -> 
     writes.gates["r1"] = trio.Event()
     with deadlock_guard():
         async with open_test_memory(write_path=writes) as memory:
-            await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+            await memory._store.memories.insert([world_row("Nolan's Odyssey opened 2026-07-17.")])
             await memory.send(private("r1"))
             await settle(memory, "r1")
             await memory.send(RoomWentQuiet(room_id="r1"))
@@ -464,12 +464,12 @@ async def test_touches_that_found_the_lane_full_still_land_before_close(open_tes
             await memory.send(RoomWentQuiet(room_id="r1"))
             await writes.entered["warren@r1"].wait()
             await memory.send(RoomWentQuiet(room_id="r1"))  # takes the queue's only slot
-            [row] = await memory._store.insert_memories([world_row("The Fed held rates in September.")])
+            [row] = await memory._store.memories.insert([world_row("The Fed held rates in September.")])
             await memory.send(private("r2", human=17))
             assert "The Fed held rates in September." in await memory.block("warren", "r2")
             writes.gates["r1"].set()
         async with open_test_memory() as memory:
-            [touched] = [r for r in (await memory._store.persona_rows("warren"))[1] if r.id == row.id]
+            [touched] = [r for r in (await memory._store.memories.rows("warren"))[1] if r.id == row.id]
     assert (touched.last_recalled, touched.recall_count) == (NOW, 1)
     assert writes.rooms_done() == ["r1", "r1"]
 
@@ -497,7 +497,7 @@ async def test_an_idle_actor_is_retired_and_a_later_message_respawns_it(open_tes
         await trio.testing.wait_all_tasks_blocked()
         assert memory.supervisor.live_personas == frozenset()
 
-        await memory._store.insert_memories([world_row("The Fed held rates in September.")])
+        await memory._store.memories.insert([world_row("The Fed held rates in September.")])
         await memory.send(private("r2", human=17))
         assert memory.supervisor.live_personas == {"warren"}
         assert "The Fed held rates in September." in await memory.block("warren", "r2")
@@ -652,7 +652,7 @@ async def test_a_build_that_fails_raises_from_block_and_the_actor_lives_on(open_
     embedder = GatedEmbedder()
     with deadlock_guard():
         async with open_test_memory(embedder=embedder) as memory:
-            await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+            await memory._store.memories.insert([world_row("Nolan's Odyssey opened 2026-07-17.")])
             await memory.send(private("r1", topic=BAD_TOPIC))
             for _ in range(2):
                 with pytest.raises(RuntimeError, match="the embedder has a bug"):
@@ -693,7 +693,7 @@ async def test_a_delete_racing_a_leave_never_brings_back_the_departed_humans_lin
     with deadlock_guard():
         async with open_test_memory({"scope.v1_proven": False}) as memory:
             for round_ in range(6):
-                rows = await memory._store.insert_memories([
+                rows = await memory._store.memories.insert([
                     make_row(id=None, subject="u:42", text=f"u:42 keeps bees, hive {round_}.", created=NOW),
                     make_row(id=None, subject="u:42", text=f"u:42 rows a boat, season {round_}.", created=NOW),
                     make_row(id=None, subject="u:17", text=f"u:17 plays the oboe, piece {round_}.", created=NOW),
@@ -722,7 +722,7 @@ async def lone_actor(tmp_path, clock):
     """
     async with AsyncExitStack() as stack:
         store = await stack.enter_async_context(open_store(str(tmp_path / "m.db")))
-        await store.insert_memories(
+        await store.memories.insert(
             [
                 world_row("Nolan's Odyssey opened 2026-07-17."),
                 make_row(id=None, subject="u:17", text="Cara plays the cello.", created=NOW),
@@ -779,7 +779,7 @@ async def test_a_stale_rebuild_is_skipped(lone_actor) -> None:
 
 async def test_a_topic_that_cannot_be_embedded_still_gets_its_block(open_test_memory) -> None:
     async with open_test_memory(embedder=GatedEmbedder()) as memory:
-        await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+        await memory._store.memories.insert([world_row("Nolan's Odyssey opened 2026-07-17.")])
         await memory.send(private("r1", topic=DOWN_TOPIC))
         assert "Odyssey" in await memory.block("warren", "r1")
 
@@ -834,12 +834,12 @@ async def test_an_actor_that_crashes_restarts_with_an_empty_cache_and_others_nev
 ) -> None:
     writes = FakeWritePath()
     async with open_test_memory(write_path=writes) as memory:
-        await memory._store.insert_memories([world_row("Nolan's Odyssey opened 2026-07-17.")])
+        await memory._store.memories.insert([world_row("Nolan's Odyssey opened 2026-07-17.")])
         await memory.send(private("r1"))
         await memory.send(private("n1", persona="nolan", human=17))
         await settle(memory, "r1")
         # a row the cached block of r1 (built at open) does not show: only a build afresh does
-        await memory._store.insert_memories([world_row("The Fed held rates in September.", persona="warren")])
+        await memory._store.memories.insert([world_row("The Fed held rates in September.", persona="warren")])
         faulty_apply[0] = 1
         await memory.send(RoomWentQuiet(room_id="r1"))  # its report crashes Warren's actor
         await memory.send(RoomWentQuiet(room_id="n1"))
@@ -863,7 +863,7 @@ async def test_an_actor_that_keeps_crashing_stops_its_persona_alone(
     # A period long enough that the autojump clock, leaping while a thread call is in flight,
     # cannot spread the crashes out of it.
     async with open_test_memory({"supervisor.restart_period_seconds": 1e6}, write_path=writes) as memory:
-        [row] = await memory._store.insert_memories(
+        [row] = await memory._store.memories.insert(
             [make_row(id=None, subject="u:42", text="Dan keeps bees.", created=NOW)]
         )
         await memory.send(private("r1"))

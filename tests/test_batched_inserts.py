@@ -55,21 +55,21 @@ def batch_from_rooms(rooms: int, per_room: int) -> list:
 async def test_a_batch_of_lines_keeps_its_order_and_its_incognito_lines_out(open_some_store) -> None:
     lines = batch_from_rooms(rooms=30, per_room=3)
     async with open_some_store() as store:
-        await store.save_room(secret_room("hush"), AT)
+        await store.rooms.save(secret_room("hush"), AT)
         ids = await store.write(lambda conn: insert_lines(conn, lines))
         kept = [i for i in ids if i]
         assert [i for i, l in zip(ids, lines) if l[0] == "hush"] == [0, 0]
         assert kept == sorted(kept) and len(set(kept)) == len(lines) - 2
         for r in range(30):
-            stored = await store.lines(f"den-{r}")
+            stored = await store.transcript.lines(f"den-{r}")
             assert [l.text for l in stored] == [f"den-{r} says hello number {k}" for k in range(3)]
             assert [l.id for l in stored] == [i for i, l in zip(ids, lines) if l[0] == f"den-{r}"]
-        assert await store.lines("hush") == []
+        assert await store.transcript.lines("hush") == []
 
 
 async def test_a_batch_of_lines_costs_postgresql_as_many_round_trips_as_one_line(postgres_url) -> None:
     async with open_postgres_store(postgres_url) as store:
-        await store.save_room(secret_room("hush"), AT)
+        await store.rooms.save(secret_room("hush"), AT)
 
         async def statements(lines) -> int:
             def insert(conn) -> int:
@@ -82,17 +82,17 @@ async def test_a_batch_of_lines_costs_postgresql_as_many_round_trips_as_one_line
         one = await statements([line("den-0", "just one line")])
         many = await statements(batch_from_rooms(rooms=40, per_room=2))
         assert (one, many) == (2, 2)  # the incognito lookup and the insert
-        assert len(await store.lines("den-39")) == 2
+        assert len(await store.transcript.lines("den-39")) == 2
 
 
 async def test_rows_inserted_together_get_ids_in_their_order(open_some_store) -> None:
     rows = [make_row(id=None, text=f"Otto keeps bees in hive number {n}.") for n in range(25)]
     async with open_some_store() as store:
-        inserted = await store.insert_memories(rows)
+        inserted = await store.memories.insert(rows)
         ids = [r.id for r in inserted]
         assert ids == sorted(ids) and len(set(ids)) == 25
         assert [r.text for r in inserted] == [r.text for r in rows]
-        _, stored = await store.persona_rows("warren")
+        _, stored = await store.memories.rows("warren")
         assert {r.id: r.text for r in stored} == {r.id: r.text for r in inserted}
 
 
@@ -100,9 +100,9 @@ async def test_rows_with_and_without_given_ids_go_in_together(open_some_store) -
     rows = [make_row(id=None, text="Otto sings in a choir."), make_row(id=9001, text="Otto lost his keys."),
             make_row(id=None, text="Otto learns Welsh.")]
     async with open_some_store() as store:
-        inserted = await store.insert_memories(rows)
+        inserted = await store.memories.insert(rows)
         assert inserted[1].id == 9001 and None not in [r.id for r in inserted]
-        _, stored = await store.persona_rows("warren")
+        _, stored = await store.memories.rows("warren")
         assert sorted(r.text for r in stored) == sorted(r.text for r in rows)
 
 
@@ -116,5 +116,5 @@ async def test_a_plan_of_many_rows_costs_postgresql_one_insert(postgres_url) -> 
             return counting.calls
 
         assert await store.write(insert) == 1
-        _, stored = await store.persona_rows("warren")
+        _, stored = await store.memories.rows("warren")
         assert len(stored) == 12

@@ -252,7 +252,7 @@ async def test_personas_asked_each_round_are_taken_as_they_appear(postgres_url: 
 
 async def test_a_worker_given_its_store_takes_the_personas_of_its_rooms(postgres_url: str) -> None:
     async with open_postgres_store(postgres_url) as store:
-        await store.save_room(RoomState("garden", personas=("hazel", "otto"), present=frozenset({4}), private=False, incognito=False, kit=None, topic="tea"),
+        await store.rooms.save(RoomState("garden", personas=("hazel", "otto"), present=frozenset({4}), private=False, incognito=False, kit=None, topic="tea"),
                               datetime(2026, 11, 3, tzinfo=timezone.utc))
         async with open_worker(store, "worker-a", CLUSTER, personas_of(store)) as worker:
             assert worker.owned().keys() == {"hazel", "otto"}

@@ -116,7 +116,7 @@ async def test_delete_undo_switches_and_clear_all_take_effect_while_the_model_ha
         with trio.fail_after(AT_ONCE):
             assert await memory.undo(DAN, bees_notice.id) == [bees.id]
         assert "bees" not in await memory.block("warren", "dm")
-        await memory._store.insert_memories([pm.MemoryRow(
+        await memory._store.memories.insert([pm.MemoryRow(
             persona="warren", subject=f"u:{DAN}", witnessed={DAN}, kind="fact",
             text="u:42 rows on the river.", importance=5, created=memory._clock.now())])
         with trio.fail_after(AT_ONCE):

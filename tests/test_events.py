@@ -132,7 +132,7 @@ async def test_a_change_whose_transaction_fails_after_it_leaves_neither_change_n
         (notice,) = await memory.notices(DAN)
         (row,) = await memory.memories_about(DAN)
         before = await memory.newest_event()
-        store = memory.revocations  # the memory's store
+        store = memory._store
         seen_inside = []
 
         def undo_then_fail(conn):
@@ -310,11 +310,11 @@ async def test_on_postgresql_the_events_commit_with_their_change_and_read_back_i
             ControlsChanged(CARA, "memory_on", False),
         ]
         assert [one.id for one in happened] == sorted(one.id for one in happened)
-        store = memory.revocations
-        assert await store.event_cursor("hook") == happened[-1].id  # a new subscriber starts at the newest
-        await store.advance_events("hook", happened[0].id)  # never back
-        assert await store.event_cursor("hook") == happened[-1].id
-        assert await store.event_texts(happened[0].event) == {"note": "Call me Dan."}
+        store = memory._store
+        assert await store.outbox.cursor("hook") == happened[-1].id  # a new subscriber starts at the newest
+        await store.outbox.advance("hook", happened[0].id)  # never back
+        assert await store.outbox.cursor("hook") == happened[-1].id
+        assert await store.outbox.texts_of(happened[0].event) == {"note": "Call me Dan."}
 
 
 async def test_old_events_go_once_every_webhook_has_them_and_no_id_is_given_twice(tmp_path):
@@ -324,20 +324,20 @@ async def test_old_events_go_once_every_webhook_has_them_and_no_id_is_given_twic
 
     long_ago = datetime(2026, 1, 1, tzinfo=timezone.utc)
     async with open_store(str(tmp_path / "m.db")) as store:
-        assert await store.event_cursor("a") == 0
+        assert await store.outbox.cursor("a") == 0
         await store.write(lambda conn: outbox.record(conn, [ControlsChanged(DAN, "note")] * 3, long_ago))
-        assert await store.event_cursor("b") == 3  # came later: starts at the newest
-        await store.advance_events("a", 2)
+        assert await store.outbox.cursor("b") == 3  # came later: starts at the newest
+        await store.outbox.advance("a", 2)
         day_after = long_ago + timedelta(days=1)
-        assert await store.prune_events(long_ago, ["a", "b"]) == 0  # none is old enough
-        assert await store.prune_events(day_after, ["a", "b"]) == 2  # a has not had event 3
-        assert [one.id for one in await store.events_after(0)] == [3]
-        await store.advance_events("a", 3)
-        assert await store.prune_events(day_after, ["a", "b"]) == 0  # the newest stays
+        assert await store.outbox.prune(long_ago, ["a", "b"]) == 0  # none is old enough
+        assert await store.outbox.prune(day_after, ["a", "b"]) == 2  # a has not had event 3
+        assert [one.id for one in await store.outbox.after(0)] == [3]
+        await store.outbox.advance("a", 3)
+        assert await store.outbox.prune(day_after, ["a", "b"]) == 0  # the newest stays
         await store.write(lambda conn: outbox.record(conn, [ControlsChanged(DAN, "note")], long_ago))
-        assert [one.id for one in await store.events_after(0)] == [3, 4]
-        assert await store.prune_events(day_after, ["a"]) == 1  # b is no longer configured
-        assert [one.id for one in await store.events_after(0)] == [4]
+        assert [one.id for one in await store.outbox.after(0)] == [3, 4]
+        assert await store.outbox.prune(day_after, ["a"]) == 1  # b is no longer configured
+        assert [one.id for one in await store.outbox.after(0)] == [4]
 
 
 def test_a_signature_holds_only_for_its_body_its_time_and_its_secret():

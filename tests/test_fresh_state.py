@@ -41,7 +41,7 @@ async def test_a_mute_between_two_opens_shows_in_the_next_block_and_unmuting_bri
     open_test_memory,
 ) -> None:
     async with open_test_memory(GROUP_SCOPE) as memory:
-        await memory._store.insert_memories([about(DAN, CHOIR), about(CARA, BEES)])
+        await memory._store.memories.insert([about(DAN, CHOIR), about(CARA, BEES)])
         await memory.send(group("g1", DAN, CARA))
         first = await memory.block("warren", "g1")
         await memory.set_muted(DAN, "warren", True)
@@ -59,7 +59,7 @@ async def test_memory_off_between_two_notes_empties_the_next_note(open_test_memo
     async with open_test_memory(GROUP_SCOPE) as memory:
         await memory.send(pm.RoomOpened(room_id="g", personas=("warren",), humans={DAN, CARA}))
         await memory.block("warren", "g")
-        await memory._store.insert_memories([about(DAN, CHOIR)])  # not in the block: for the note
+        await memory._store.memories.insert([about(DAN, CHOIR)])  # not in the block: for the note
         before = await memory.recall("warren", "g", "Who sings in a choir?")
         await memory.set_memory_on(DAN, False)
         after = await memory.recall("warren", "g", "Who sings in a choir?")
@@ -74,7 +74,7 @@ async def test_memory_off_between_two_notes_empties_the_next_note(open_test_memo
 
 async def test_a_delete_between_two_opens_is_gone_from_the_next_block_and_note(open_test_memory) -> None:
     async with open_test_memory(GROUP_SCOPE) as memory:
-        await memory._store.insert_memories([about(DAN, CHOIR), about(DAN, "Dan sings in the shower too.")])
+        await memory._store.memories.insert([about(DAN, CHOIR), about(DAN, "Dan sings in the shower too.")])
         await memory.send(group("g1", DAN))
         assert CHOIR in await memory.block("warren", "g1")
         await memory.send(pm.RoomArchived(room_id="g1"))
@@ -98,7 +98,7 @@ async def test_a_new_note_shows_at_the_next_open(open_test_memory) -> None:
 
 async def test_a_human_not_read_before_is_read_with_their_switches(open_test_memory) -> None:
     async with open_test_memory(GROUP_SCOPE) as memory:
-        await memory._store.insert_memories([about(DAN, CHOIR), about(CARA, BEES)])
+        await memory._store.memories.insert([about(DAN, CHOIR), about(CARA, BEES)])
         await memory.set_memory_on(CARA, False)
         await memory.send(group("g1", DAN))
         assert CHOIR in await memory.block("warren", "g1")
@@ -109,7 +109,7 @@ async def test_a_human_not_read_before_is_read_with_their_switches(open_test_mem
 
 async def test_a_switch_written_through_the_store_directly_is_seen_too(open_test_memory) -> None:
     async with open_test_memory(GROUP_SCOPE) as memory:
-        await memory._store.insert_memories([about(DAN, CHOIR)])
+        await memory._store.memories.insert([about(DAN, CHOIR)])
         await memory.send(group("g1", DAN))
         assert CHOIR in await memory.block("warren", "g1")
         await memory._store.write(
@@ -122,7 +122,7 @@ async def test_a_switch_written_through_the_store_directly_is_seen_too(open_test
 async def test_opens_and_notes_with_nothing_changed_read_no_state(open_test_memory) -> None:
     async with open_test_memory(GROUP_SCOPE) as memory:
         store = memory._store
-        await store.insert_memories([about(DAN, CHOIR), about(CARA, BEES)])
+        await store.memories.insert([about(DAN, CHOIR), about(CARA, BEES)])
         reads: list[frozenset[int]] = []
         real = store.read_state
 
@@ -149,7 +149,7 @@ async def test_opens_and_notes_with_nothing_changed_read_no_state(open_test_memo
 async def test_the_store_counts_the_writes_that_can_change_a_state_read(open_test_memory) -> None:
     async with open_test_memory() as memory:
         store = memory._store
-        await store.insert_memories([about(DAN, CHOIR)])
+        await store.memories.insert([about(DAN, CHOIR)])
         start = store.changes
         await memory.send(pm.RoomOpened(room_id="r1", personas=("warren",), humans={DAN}, private=True))
         assert CHOIR in await memory.block("warren", "r1")
@@ -162,7 +162,7 @@ async def test_the_store_counts_the_writes_that_can_change_a_state_read(open_tes
         await memory.set_memory_on(CARA, False)
         await memory.set_memory_note(DAN, "Call me Dan.")
         assert store.changes == start
-        await store.insert_memories([about(CARA, BEES)])
+        await store.memories.insert([about(CARA, BEES)])
         assert store.changes == start + 1
 
 
@@ -207,7 +207,7 @@ async def test_the_open_after_the_personas_own_write_shows_it_and_reads_no_state
 async def test_a_mute_while_the_persona_writes_shows_at_the_next_open(open_test_memory) -> None:
     gate = trio.Event()
     async with open_test_memory(GROUP_SCOPE, mind=keeping_the_first_line("u:42 repairs old clocks.", gate)) as memory:
-        await memory._store.insert_memories([about(DAN, CHOIR)])
+        await memory._store.memories.insert([about(DAN, CHOIR)])
         await memory.send(group("g1", DAN))
         assert CHOIR in await memory.block("warren", "g1")
         await memory.post_line("g1", "u:42", "I repair old clocks at the weekend.")

@@ -925,7 +925,7 @@ async def test_a_mind_that_never_answers_parks_the_slice_and_the_writer_goes_on(
     mind = HttpMind(mind_endpoint(settings, transport=httpx.MockTransport(handler), rng=random.Random(2)),
                     "m", settings.mind.response_format)
     async with open_store(str(tmp_path / "memory.db")) as store:
-        lines.append(await store.post_line("dm", "u:42", "I bought a flat in Xuhui.", monday, room.presence))
+        lines.append(await store.transcript.post("dm", "u:42", "I bought a flat in Xuhui.", monday, room.presence))
         write = WritePipeline(store, mind, HashingEmbedder(64), ManualClock(monday), settings.write, slots=make_slot_reader())
         start = trio.current_time()
         report = await write("warren", room)
@@ -939,7 +939,7 @@ async def test_a_mind_that_never_answers_parks_the_slice_and_the_writer_goes_on(
         up.set()
         report = await write("warren", room)
         assert report.parked is None
-        _, rows = await store.persona_rows("warren")
+        _, rows = await store.memories.rows("warren")
         assert [row.text for row in rows] == ["u:42 owns a flat in Xuhui."]
         assert await store.read(lambda c: writes.parked_attempts(c, "warren", "dm")) == 0
     await mind.aclose()

@@ -228,14 +228,14 @@ async def test_a_writer_whose_lease_was_taken_cannot_commit_a_plan_and_the_new_o
         await post(worker_a, late, mine.epoch)
     assert (lost.value.held, lost.value.current, lost.value.owner) == (1, 2, "worker-b")
     assert "nothing was committed" in str(lost.value)
-    assert [r.text for r in await worker_b.memories_about(TESS)] == ["Tess keeps bees behind the shed."]
-    assert [n.text for n in await worker_b.notices(TESS)] == ["Iris noted: Tess keeps bees behind the shed."]
+    assert [r.text for r in await worker_b.memories.about(TESS)] == ["Tess keeps bees behind the shed."]
+    assert [n.text for n in await worker_b.notices.of(TESS)] == ["Iris noted: Tess keeps bees behind the shed."]
     assert await cursor(worker_b) == 3  # the cursor did not move
 
     posted = await post(worker_b, late, theirs.epoch)
     assert [r.text for r in posted.rows] == ["Tess sold her first jar of honey."]
     assert await cursor(worker_b) == 6
-    assert len(await worker_a.notices(TESS)) == 2
+    assert len(await worker_a.notices.of(TESS)) == 2
 
 
 async def test_a_write_for_a_persona_never_leased_or_at_a_wrong_epoch_commits_nothing(worker_a: Store) -> None:
@@ -245,7 +245,7 @@ async def test_a_write_for_a_persona_never_leased_or_at_a_wrong_epoch_commits_no
     assert lease is not None
     with pytest.raises(LeaseLost):
         await post(worker_a, plan(0, 2, "Tess paints ceramic tiles."), lease.epoch + 1)
-    assert await worker_a.memories_about(TESS) == [] and await cursor(worker_a) == 0
+    assert await worker_a.memories.about(TESS) == [] and await cursor(worker_a) == 0
 
 
 async def test_a_takeover_waits_for_a_fenced_write_in_flight(worker_a: Store, worker_b: Store) -> None:
@@ -269,7 +269,7 @@ async def test_a_takeover_waits_for_a_fenced_write_in_flight(worker_a: Store, wo
 
     assert theirs is not None and theirs.epoch == 2
     assert finished["a commits"] < finished["b acquired"]  # b's grant waited for a's COMMIT
-    assert [r.text for r in await worker_b.memories_about(TESS)] == ["Tess is rebuilding a rowing boat."]
+    assert [r.text for r in await worker_b.memories.about(TESS)] == ["Tess is rebuilding a rowing boat."]
     with pytest.raises(LeaseLost):
         await post(worker_a, plan(2, 4, "Tess launched the boat at dawn."), mine.epoch)
 
@@ -285,44 +285,44 @@ async def test_every_write_of_a_persona_carries_the_epoch(worker_a: Store, worke
     posted = await post(worker_b, plan(0, 2, "Tess collects vintage maps."), new.epoch)
     (row,) = posted.rows
     (notice_id,) = posted.notice_ids
-    (spare,) = await worker_b.insert_memories([memory("Tess hikes with a paper compass.")], epoch=new.epoch)
+    (spare,) = await worker_b.memories.insert([memory("Tess hikes with a paper compass.")], epoch=new.epoch)
     stamp = {row.id: (AT, 1)}
     retry = AT + timedelta(minutes=5)
 
     stale_writes = [
-        worker_a.touch(stamp, persona="iris", epoch=old.epoch),
-        worker_a.delete_memory(TESS, row.id, persona="iris", epoch=old.epoch),
-        worker_a.undo(TESS, notice_id, AT, persona="iris", epoch=old.epoch),
-        worker_a.clear_about(TESS, "iris", AT, epoch=old.epoch),
-        worker_a.insert_memories([memory("Tess draws her own maps.")], epoch=old.epoch),
+        worker_a.memories.touch(stamp, persona="iris", epoch=old.epoch),
+        worker_a.memories.delete(TESS, row.id, persona="iris", epoch=old.epoch),
+        worker_a.notices.undo(TESS, notice_id, AT, persona="iris", epoch=old.epoch),
+        worker_a.memories.clear_about(TESS, "iris", AT, epoch=old.epoch),
+        worker_a.memories.insert([memory("Tess draws her own maps.")], epoch=old.epoch),
         worker_a.write(lambda c: writes.park(c, "iris", "attic", "TimeoutError", retry, epoch=old.epoch)),
     ]
     for stale in stale_writes:
         with pytest.raises(LeaseLost):
             await stale
-    rows = await worker_b.memories_about(TESS)
+    rows = await worker_b.memories.about(TESS)
     assert sorted(r.text for r in rows) == ["Tess collects vintage maps.", "Tess hikes with a paper compass."]
     assert all(r.recall_count == 0 for r in rows)
-    assert [n.id for n in await worker_b.notices(TESS)] == [notice_id]
-    assert await worker_b.parked_personas() == []
+    assert [n.id for n in await worker_b.notices.of(TESS)] == [notice_id]
+    assert await worker_b.backlog.parked_personas() == []
 
-    await worker_b.touch(stamp, persona="iris", epoch=new.epoch)
-    assert {r.id: r.recall_count for r in await worker_b.memories_about(TESS)}[row.id] == 1
+    await worker_b.memories.touch(stamp, persona="iris", epoch=new.epoch)
+    assert {r.id: r.recall_count for r in await worker_b.memories.about(TESS)}[row.id] == 1
     await worker_b.write(lambda c: writes.park(c, "iris", "attic", "TimeoutError", retry, epoch=new.epoch))
-    assert await worker_b.parked_personas() == ["iris"]
-    assert await worker_b.undo(TESS, notice_id, AT, persona="iris", epoch=new.epoch) == [row.id]
-    assert (await worker_b.delete_memory(TESS, spare.id, persona="iris", epoch=new.epoch)).id == spare.id
-    await worker_b.insert_memories([memory("Tess frames the old maps.")], epoch=new.epoch)
-    assert await worker_b.clear_about(TESS, "iris", AT, epoch=new.epoch) == 1
-    assert await worker_b.memories_about(TESS) == []
+    assert await worker_b.backlog.parked_personas() == ["iris"]
+    assert await worker_b.notices.undo(TESS, notice_id, AT, persona="iris", epoch=new.epoch) == [row.id]
+    assert (await worker_b.memories.delete(TESS, spare.id, persona="iris", epoch=new.epoch)).id == spare.id
+    await worker_b.memories.insert([memory("Tess frames the old maps.")], epoch=new.epoch)
+    assert await worker_b.memories.clear_about(TESS, "iris", AT, epoch=new.epoch) == 1
+    assert await worker_b.memories.about(TESS) == []
 
 
 async def test_a_touch_named_for_a_persona_stamps_only_its_rows(worker_a: Store) -> None:
     lease = await acquire(worker_a, "iris", "worker-a")
     assert lease is not None
-    theirs, = await worker_a.insert_memories([memory("Tess plays the cello.", persona="otto")])
-    await worker_a.touch({theirs.id: (AT, 3)}, persona="iris", epoch=lease.epoch)
-    (row,) = await worker_a.memories_about(TESS)
+    theirs, = await worker_a.memories.insert([memory("Tess plays the cello.", persona="otto")])
+    await worker_a.memories.touch({theirs.id: (AT, 3)}, persona="iris", epoch=lease.epoch)
+    (row,) = await worker_a.memories.about(TESS)
     assert row.recall_count == 0
 
 
@@ -349,9 +349,9 @@ async def test_a_bad_epoch_is_refused(worker_a: Store, epoch: object) -> None:
 
 async def test_an_epoch_without_its_persona_is_refused(worker_a: Store) -> None:
     with pytest.raises(InvalidInput, match="persona="):
-        await worker_a.touch({1: (AT, 1)}, epoch=1)
+        await worker_a.memories.touch({1: (AT, 1)}, epoch=1)
     with pytest.raises(InvalidInput, match="persona="):
-        await worker_a.delete_memory(TESS, 1, epoch=1)
+        await worker_a.memories.delete(TESS, 1, epoch=1)
 
 
 async def test_on_sqlite_there_are_no_leases_and_a_write_without_an_epoch_is_unchanged(tmp_path: Path) -> None:
@@ -362,5 +362,5 @@ async def test_on_sqlite_there_are_no_leases_and_a_write_without_an_epoch_is_unc
             await post(store, plan(0, 2, "Tess bakes flatbread."), 1)
         posted = await store.write(lambda c: writes.post_plan(c, plan(0, 2, "Tess bakes flatbread."), AT))
         assert [r.text for r in posted.rows] == ["Tess bakes flatbread."]
-        await store.touch({posted.rows[0].id: (AT, 2)})
-        assert (await store.memories_about(TESS))[0].recall_count == 2
+        await store.memories.touch({posted.rows[0].id: (AT, 2)})
+        assert (await store.memories.about(TESS))[0].recall_count == 2

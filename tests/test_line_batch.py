@@ -154,13 +154,13 @@ async def test_a_failed_transaction_fails_its_lines_and_the_next_batch_still_run
 
 async def test_rooms_posting_at_once_keep_their_own_order_on_a_real_store(open_some_store) -> None:
     async with open_some_store() as store:
-        await store.save_room(RoomState("secret", personas=("warren",), present=frozenset({42}), private=True, incognito=True, kit=None, topic=None), AT)
+        await store.rooms.save(RoomState("secret", personas=("warren",), present=frozenset({42}), private=True, incognito=True, kit=None, topic=None), AT)
         presence = Presence(frozenset({42}), ("warren",))
         returned: dict[str, list[int]] = {}
 
         async def talk(room: str) -> None:
             returned[room] = [
-                await store.post_line(room, "u:42", f"{room} line {k}", AT, presence) for k in range(15)
+                await store.transcript.post(room, "u:42", f"{room} line {k}", AT, presence) for k in range(15)
             ]
 
         async with trio.open_nursery() as nursery:
@@ -169,12 +169,12 @@ async def test_rooms_posting_at_once_keep_their_own_order_on_a_real_store(open_s
             nursery.start_soon(talk, "secret")
         for n in range(12):
             room = f"room-{n}"
-            stored = await store.lines(room)
+            stored = await store.transcript.lines(room)
             assert [l.text for l in stored] == [f"{room} line {k}" for k in range(15)]
             assert [l.id for l in stored] == returned[room]
             assert returned[room] == sorted(returned[room])
-        assert returned["secret"] == [0] * 15 and await store.lines("secret") == []
-        assert store._lines.batches < 12 * 15 + 15  # lines shared transactions
+        assert returned["secret"] == [0] * 15 and await store.transcript.lines("secret") == []
+        assert store.transcript.batches < 12 * 15 + 15  # lines shared transactions
 
 
 async def test_a_queued_poster_cancelled_while_its_batch_is_written_still_gets_its_id() -> None:

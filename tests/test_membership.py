@@ -96,13 +96,13 @@ async def test_a_bad_duration_is_refused(store: Store) -> None:
 
 async def test_the_known_personas_are_those_with_rows_or_rooms(store: Store) -> None:
     assert await store.read(membership.known_personas) == []
-    await store.insert_memories([MemoryRow(
+    await store.memories.insert([MemoryRow(
         persona="marlow", subject="u:12", kind="fact", text="Keeps bees on the roof of the bakery.",
         importance=5, witnessed={12}, created=AT,
     )])  # fmt: skip
-    await store.save_room(RoomState("porch", personas=("hazel", "marlow"), present=frozenset({12}), private=False, incognito=False, kit=None, topic="evening"), AT)
-    await store.save_room(RoomState("loft", personas=("quill",), present=frozenset({12}), private=False, incognito=False, kit=None, topic="records"), AT)
-    await store.archive_room("loft", AT)
+    await store.rooms.save(RoomState("porch", personas=("hazel", "marlow"), present=frozenset({12}), private=False, incognito=False, kit=None, topic="evening"), AT)
+    await store.rooms.save(RoomState("loft", personas=("quill",), present=frozenset({12}), private=False, incognito=False, kit=None, topic="records"), AT)
+    await store.rooms.archive("loft", AT)
 
     assert await store.read(membership.known_personas) == ["hazel", "marlow", "quill"]
 

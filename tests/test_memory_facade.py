@@ -86,7 +86,7 @@ async def test_block_answers_from_the_cache_without_touching_the_database(
 ) -> None:
     embedder = CountingEmbedder()
     async with open_test_memory(embedder=embedder) as memory:
-        await memory._store.insert_memories(
+        await memory._store.memories.insert(
             [about(DAN, "Dan owns a flat in Xuhui."), world("Nolan's Odyssey opened 2026-07-17.")]
         )
         await memory.send(private("r1", topic="How is the flat?"))
@@ -116,7 +116,7 @@ async def test_rows_written_while_a_room_is_live_show_at_the_next_open_join_or_l
         await memory.set_memory_note(DAN, "Call me Dan.")  # a privacy edit: it shows at once
         before = await memory.block("warren", "g")
         assert "Call me Dan." in before
-        await memory._store.insert_memories(
+        await memory._store.memories.insert(
             [world("The Fed held rates in September."), about(DAN, "Dan plays chess on Sundays.")]
         )
         assert await memory.block("warren", "g") is before
@@ -130,7 +130,7 @@ async def test_rows_written_while_a_room_is_live_show_at_the_next_open_join_or_l
         assert "Dan plays chess on Sundays." in joined
         assert "Call me Dan." in joined
 
-        await memory._store.insert_memories([about(CARA, "Cara is training for a marathon.")])
+        await memory._store.memories.insert([about(CARA, "Cara is training for a marathon.")])
         assert await memory.block("warren", "g") is joined
         await memory.send(MemberLeft(room_id="g", user_id=DAN))
         left = await memory.block("warren", "g")
@@ -138,14 +138,14 @@ async def test_rows_written_while_a_room_is_live_show_at_the_next_open_join_or_l
         assert "Dan plays chess on Sundays." not in left and "Call me Dan." not in left
         assert "The Fed held rates in September." in left
 
-        await memory._store.insert_memories([about(CARA, "Cara prefers index funds.")])
+        await memory._store.memories.insert([about(CARA, "Cara prefers index funds.")])
         await memory.send(group("g", CARA))
         assert "Cara prefers index funds." in await memory.block("warren", "g")
 
 
 async def test_join_and_leave_rebuild_for_the_people_present(open_test_memory) -> None:
     async with open_test_memory(PERSONAL_OFF) as memory:
-        await memory._store.insert_memories(
+        await memory._store.memories.insert(
             [about(DAN, "Dan owns a flat in Xuhui."), about(CARA, "Cara plays the cello.")]
         )
         await memory.send(group("g", DAN))
@@ -163,7 +163,7 @@ async def test_join_and_leave_rebuild_for_the_people_present(open_test_memory) -
 
 async def test_the_proven_scope_keeps_personal_rows_out_of_group_rooms(open_test_memory) -> None:
     async with open_test_memory() as memory:
-        await memory._store.insert_memories(
+        await memory._store.memories.insert(
             [about(DAN, "Dan owns a flat in Xuhui."), world("Nolan's Odyssey opened 2026-07-17.")]
         )
         await memory.send(group("g", DAN))
@@ -181,7 +181,7 @@ async def test_a_room_reopens_after_it_was_archived(open_test_memory) -> None:
         with pytest.raises(UnknownRoom):
             await memory.block("warren", "r1")
 
-        await memory._store.insert_memories([about(DAN, "Dan owns a flat in Xuhui.")])
+        await memory._store.memories.insert([about(DAN, "Dan owns a flat in Xuhui.")])
         await memory.send(private("r1"))
         assert "Dan owns a flat in Xuhui." in await memory.block("warren", "r1")
         await memory.send(RoomArchived(room_id="r1"))
@@ -191,7 +191,7 @@ async def test_a_room_reopens_after_it_was_archived(open_test_memory) -> None:
 
 async def test_an_incognito_room_has_an_empty_block(open_test_memory) -> None:
     async with open_test_memory() as memory:
-        await memory._store.insert_memories([about(DAN, "Dan owns a flat in Xuhui."), world("Odyssey opened.")])
+        await memory._store.memories.insert([about(DAN, "Dan owns a flat in Xuhui."), world("Odyssey opened.")])
         await memory.send(private("r1", incognito=True))
         assert await memory.block("warren", "r1") == ""
 
@@ -202,11 +202,11 @@ async def test_an_incognito_room_has_an_empty_block(open_test_memory) -> None:
 async def test_every_row_loaded_into_a_block_is_touched_and_no_other(open_test_memory, clock) -> None:
     loaded_counts: dict[str, int] = {}
     async with open_test_memory({"block.per_human": 3}) as memory:
-        stored = await memory._store.insert_memories(
+        stored = await memory._store.memories.insert(
             [about(DAN, f"Dan mentioned hobby number {n}.", importance=1 + n % 10) for n in range(8)]
             + [about(CARA, "Cara plays the cello."), world("Nolan's Odyssey opened 2026-07-17.")]
         )
-        [closed] = await memory._store.insert_memories(
+        [closed] = await memory._store.memories.insert(
             [about(DAN, "Dan rented a flat in Jing'an.", valid_from="2025", valid_to="2026-06")]
         )
         rounds = []
@@ -217,7 +217,7 @@ async def test_every_row_loaded_into_a_block_is_touched_and_no_other(open_test_m
             await memory.drain()
             clock.advance(days=1)
 
-        _, rows_now = await memory._store.persona_rows("warren")
+        _, rows_now = await memory._store.memories.rows("warren")
         by_id = {r.id: r for r in rows_now}
         about_dan_now = {r.id: r for r in await memory.memories_about(DAN)}
 
@@ -286,7 +286,7 @@ async def test_events_for_a_room_never_opened_are_refused_and_the_actors_live_on
     open_test_memory, event
 ) -> None:
     async with open_test_memory() as memory:
-        await memory._store.insert_memories([world("Nolan's Odyssey opened 2026-07-17.")])
+        await memory._store.memories.insert([world("Nolan's Odyssey opened 2026-07-17.")])
         await memory.send(private("r1"))
         with pytest.raises(UnknownRoom, match="'nowhere' is not open"):
             await memory.send(event)
@@ -316,11 +316,11 @@ async def test_a_note_over_400_chars_is_refused_and_nothing_is_stored(open_test_
             await memory.set_memory_note(DAN, "x" * 401)
         with pytest.raises(ValueError, match="401 characters"):
             await memory.set_memory_note(CARA, "y" * 401)
-        controls = await memory._store.user_controls([DAN, CARA])
+        controls = await memory._store.controls.of([DAN, CARA])
         assert controls[DAN].memory_note == "Call me Dan."
         assert controls[CARA].memory_note == ""
         await memory.set_memory_note(CARA, "z" * 400)
-        assert (await memory._store.user_controls([CARA]))[CARA].memory_note == "z" * 400
+        assert (await memory._store.controls.of([CARA]))[CARA].memory_note == "z" * 400
 
 
 @pytest.mark.parametrize("slug", ["Warren", "", "war ren", "9lives", "x" * 65, None])
@@ -328,7 +328,7 @@ async def test_set_muted_refuses_a_malformed_persona_slug(open_test_memory, slug
     async with open_test_memory() as memory:
         with pytest.raises(ValueError, match="persona"):
             await memory.set_muted(DAN, slug, True)
-        assert (await memory._store.user_controls([DAN]))[DAN].muted == frozenset()
+        assert (await memory._store.controls.of([DAN]))[DAN].muted == frozenset()
 
 
 @pytest.mark.parametrize("user_id", [0, -1, "42", 4.2, True])
@@ -387,7 +387,7 @@ def open_test_memory(open_test_memory, on_each_backend):
 async def test_a_line_is_kept_for_a_room_not_yet_open_unless_the_caller_requires_presence(open_test_memory) -> None:
     async with open_test_memory() as memory:
         early = await memory.post_line("r1", "u:42", "I'll tell you about the allotment later.")
-        assert early > 0 and [line.id for line in await memory._store.lines("r1")] == [early]
+        assert early > 0 and [line.id for line in await memory._store.transcript.lines("r1")] == [early]
         with pytest.raises(UnknownRoom, match="room 'r2' is not open.*The line was not stored"):
             await memory.post_line("r2", "u:42", "Anyone here?", require_present=True)
         await memory.send(private("r2"))
@@ -395,7 +395,7 @@ async def test_a_line_is_kept_for_a_room_not_yet_open_unless_the_caller_requires
             await memory.post_line("r2", "u:17", "Hello from outside.", require_present=True)
         with pytest.raises(NotInRoom, match="nolan is not in room 'r2'"):
             await memory.post_line("r2", "nolan", "I was never invited.", require_present=True)
-        assert await memory._store.lines("r2") == []
+        assert await memory._store.transcript.lines("r2") == []
         said = [await memory.post_line("r2", speaker, "Good morning.", require_present=True)
                 for speaker in ("u:42", "warren")]
-        assert [line.id for line in await memory._store.lines("r2")] == said
+        assert [line.id for line in await memory._store.transcript.lines("r2")] == said

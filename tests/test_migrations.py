@@ -78,7 +78,7 @@ async def test_a_file_left_at_an_earlier_version_opens_with_the_fresh_schema(tmp
     assert _pragmas(old)[1] == version
 
     async with open_store(str(old)) as store:
-        await store.set_memory_note(7, "Ask me about the allotment.")
+        await store.controls.set_note(7, "Ask me about the allotment.")
 
     assert _sqlite_schema(old) == _sqlite_schema(fresh)
     assert _pragmas(old)[:2] == (schema.APPLICATION_ID, LATEST)
@@ -99,9 +99,9 @@ async def test_a_file_at_the_latest_version_opens_without_any_migration(tmp_path
     before = _pragmas(path)
 
     async with open_store(str(path)) as store:
-        await store.set_memory_note(7, "Ask me about the allotment.")
+        await store.controls.set_note(7, "Ask me about the allotment.")
     async with open_store(str(path)) as store:
-        assert (await store.user_controls([7]))[7].memory_note == "Ask me about the allotment."
+        assert (await store.controls.of([7]))[7].memory_note == "Ask me about the allotment."
 
     assert _pragmas(path) == before  # the same version, and not one schema change
 

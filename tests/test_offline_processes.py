@@ -143,7 +143,7 @@ async def test_a_slice_is_read_checked_and_embedded_in_one_job_that_still_knows_
 
 
 def test_names_held_or_read_from_the_file_are_the_stores_names_in_its_order(tmp_path) -> None:
-    """``HeldNames`` and ``FileNames`` answer ``store.names_among``: the same users, in the
+    """``HeldNames`` and ``FileNames`` answer ``store.names.among``: the same users, in the
     order of its first-word index, whatever the words' case."""
     path = tmp_path / "names.db"
 
@@ -154,7 +154,7 @@ def test_names_held_or_read_from_the_file_are_the_stores_names_in_its_order(tmp_
                 names={5: "Sam Ortiz", 9: "ana Lima", 12: "Sam Berg", 30: "Theo"},
             ))
             await memory.drain()
-            return await memory._store.names_among(["SAM", "Ana", "nobody"])
+            return await memory._store.names.among(["SAM", "Ana", "nobody"])
 
     from_store = trio.run(seed)
     entries = ((5, "Sam Ortiz", "sam"), (9, "ana Lima", "ana"), (12, "Sam Berg", "sam"), (30, "Theo", "theo"))

@@ -147,7 +147,7 @@ async def test_recall_leaves_out_the_block_touches_what_it_returns_and_keeps_the
     open_test_memory, clock
 ) -> None:
     async with open_test_memory({"block.per_human": 1, "recall.min_score": 0.05}) as memory:
-        stored = await memory._store.insert_memories(
+        stored = await memory._store.memories.insert(
             [
                 about(DAN, "Dan is learning the cello."),
                 about(DAN, "Dan grows chillies in a small garden."),
@@ -178,7 +178,7 @@ async def test_recall_leaves_out_the_block_touches_what_it_returns_and_keeps_the
 
 async def test_recall_sees_who_is_present_now(open_test_memory) -> None:
     async with open_test_memory({"scope.v1_proven": False, "recall.min_score": 0.05}) as memory:
-        await memory._store.insert_memories(
+        await memory._store.memories.insert(
             [about(DAN, "Dan sings in a choir on Tuesdays."), about(CARA, "Cara sings jazz at a bar downtown.")]
         )
         await memory.send(RoomOpened(room_id="g", personas=("warren",), humans={DAN}))
@@ -195,7 +195,7 @@ async def test_recall_sees_who_is_present_now(open_test_memory) -> None:
 
 async def test_an_incognito_room_has_no_note_and_bad_input_is_refused(open_test_memory) -> None:
     async with open_test_memory({"recall.min_score": 0.0}) as memory:
-        await memory._store.insert_memories([about(DAN, "Dan collects stamps.")])
+        await memory._store.memories.insert([about(DAN, "Dan collects stamps.")])
         await memory.send(private("secret", incognito=True))
         assert await memory.recall("warren", "secret", "Tell me about stamps") == ""
         await memory.send(private("r1"))

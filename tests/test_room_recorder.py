@@ -49,7 +49,7 @@ async def refuse_writes(memory, refuse: bool = True) -> None:
 
 async def test_a_block_is_served_while_the_room_write_is_still_waiting(open_test_memory, monkeypatch) -> None:
     async with open_test_memory() as memory:
-        await memory._store.insert_memories([make_row(id=None, text=FLAT, witnessed={DAN})])
+        await memory._store.memories.insert([make_row(id=None, text=FLAT, witnessed={DAN})])
         gate = hold_writes(memory, monkeypatch)
 
         with trio.fail_after(5):
@@ -67,7 +67,7 @@ async def test_a_store_that_refuses_writes_still_serves_blocks_and_logs_the_fail
     open_test_memory, caplog
 ) -> None:
     async with open_test_memory() as memory:
-        await memory._store.insert_memories([make_row(id=None, text=FLAT, witnessed={DAN})])
+        await memory._store.memories.insert([make_row(id=None, text=FLAT, witnessed={DAN})])
         await refuse_writes(memory)
 
         await memory.send(dm())
@@ -102,7 +102,7 @@ async def test_a_flip_of_incognito_is_refused_before_the_room_was_recorded(open_
         gate.set()
         await memory.drain()
         assert await recorded(memory) == [("dm", 1, 1)]
-        assert await memory._store.lines("dm") == []
+        assert await memory._store.transcript.lines("dm") == []
 
 
 async def test_a_flip_of_incognito_is_refused_for_a_room_an_earlier_run_recorded(open_test_memory) -> None:

@@ -286,7 +286,7 @@ async def test_rows_written_behind_the_actors_back_are_routed_against(open_test_
         await memory.send(pm.RoomWentQuiet(room_id="dm"))
         await memory.drain()
         # another program writes a row straight into the file: the actor's copy is now stale
-        await memory._store.insert_memories(
+        await memory._store.memories.insert(
             [
                 pm.MemoryRow(
                     persona="warren", subject="u:42", kind="fact", text="u:42 lives in Berlin.",

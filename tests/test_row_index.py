@@ -124,8 +124,8 @@ def count_row_reads(memory: pm.Memory) -> list[str]:
 
         return counted
 
-    store.persona_rows = counting(store.persona_rows)  # type: ignore[method-assign]
-    store.persona_rows_said = counting(store.persona_rows_said)  # type: ignore[method-assign]
+    store.memories.rows = counting(store.memories.rows)  # type: ignore[method-assign]
+    store.memories.rows_said = counting(store.memories.rows_said)  # type: ignore[method-assign]
     return reads
 
 

@@ -21,7 +21,7 @@ from persona_memory.errors import ForeignDatabase, StorageError
 from persona_memory.rooms import RoomState
 from persona_memory.rows import MemoryRow
 from persona_memory.storage import schema
-from persona_memory.storage.humans import RoomFacts
+from persona_memory.storage.rooms import RoomFacts
 from persona_memory.storage.store import open_store
 
 MEMORY_COLUMNS = {
@@ -175,10 +175,10 @@ async def test_an_older_file_is_upgraded_in_place_and_keeps_its_rows(tmp_path: P
     _build_old_file(path, version)
 
     async with open_store(str(path)) as store:
-        about_dan = await store.memories_about(42)
-        controls = await store.user_controls([42, 17])
-        lines = await store.lines("r1")
-        _, warren = await store.persona_rows("warren")
+        about_dan = await store.memories.about(42)
+        controls = await store.controls.of([42, 17])
+        lines = await store.transcript.lines("r1")
+        _, warren = await store.memories.rows("warren")
 
     check = _plain(path)
     try:
@@ -225,12 +225,12 @@ async def test_a_version_5_file_gains_room_titles_and_keeps_its_rooms(tmp_path: 
         conn.close()
 
     async with open_store(str(path)) as store:
-        before = await store.room_facts(["dm", "nowhere"])
-        await store.save_room(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic="hi", title="Evening chats"), datetime(2026, 8, 2, tzinfo=timezone.utc))
-        titled = await store.room_facts(["dm"])
-        await store.save_room(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic="hi"),
+        before = await store.rooms.facts(["dm", "nowhere"])
+        await store.rooms.save(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic="hi", title="Evening chats"), datetime(2026, 8, 2, tzinfo=timezone.utc))
+        titled = await store.rooms.facts(["dm"])
+        await store.rooms.save(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic="hi"),
                               datetime(2026, 8, 3, tzinfo=timezone.utc))
-        reopened = await store.room_facts(["dm"])
+        reopened = await store.rooms.facts(["dm"])
 
     assert before == {"dm": RoomFacts("dm", None, True, ("warren",))}
     assert titled["dm"].title == "Evening chats" and reopened["dm"].title == "Evening chats"
@@ -247,9 +247,9 @@ async def test_an_upgraded_file_versions_its_personas_from_then_on(tmp_path: Pat
     path = tmp_path / "v1.db"
     _build_old_file(path, 1)
     async with open_store(str(path)) as store:
-        before, _ = await store.persona_rows("warren")
-        await store.delete_memory(42, 1)
-        after, rows = await store.persona_rows("warren")
+        before, _ = await store.memories.rows("warren")
+        await store.memories.delete(42, 1)
+        after, rows = await store.memories.rows("warren")
     assert after > before
     assert [r.id for r in rows] == [2]
 
@@ -363,11 +363,11 @@ async def test_a_file_closed_cleanly_opens_without_the_integrity_check(
 ) -> None:
     path = tmp_path / "memory.db"
     async with open_store(str(path)) as store:
-        await store.set_memory_note(42, "Call me Dan.")
+        await store.controls.set_note(42, "Call me Dan.")
     checks = _count_checks(monkeypatch)
 
     async with open_store(str(path)) as store:
-        controls = await store.user_controls([42])
+        controls = await store.controls.of([42])
 
     assert controls[42].memory_note == "Call me Dan."
     assert checks == []
@@ -386,7 +386,7 @@ async def test_after_a_crash_the_next_open_checks_the_file_and_the_one_after_doe
     checks = _count_checks(monkeypatch)
 
     async with open_store(str(path)) as store:
-        controls = await store.user_controls([42])
+        controls = await store.controls.of([42])
     assert checks == [True]
     assert f"{path} was not closed cleanly" in caplog.text
     assert controls[42].memory_note == "Call me Dan."  # the crashed run's commit survived
@@ -423,7 +423,7 @@ async def test_a_file_damaged_while_closed_cleanly_fails_when_the_damage_is_read
 
     async with open_store(str(path)) as store:
         with pytest.raises(StorageError, match="malformed"):
-            await store.lines("r1")  # the transcript's pages are among the damaged ones
+            await store.transcript.lines("r1")  # the transcript's pages are among the damaged ones
 
 
 async def test_a_directory_at_the_path_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
@@ -444,8 +444,8 @@ async def test_an_empty_file_is_adopted_as_a_new_store(tmp_path: Path) -> None:
     path.touch()
 
     async with open_store(str(path)) as store:
-        await store.set_memory_note(42, "Call me Dan.")
-        notes = await store.user_controls([42])
+        await store.controls.set_note(42, "Call me Dan.")
+        notes = await store.controls.of([42])
 
     assert notes[42].memory_note == "Call me Dan."
     check = _plain(path)
@@ -474,7 +474,7 @@ async def test_a_locked_file_is_a_storage_error_not_a_foreign_one(tmp_path: Path
         holder.execute("ROLLBACK")
         holder.close()
     async with open_store(str(path)) as store:
-        assert (await store.user_controls([42]))[42].memory_note == "Call me Dan."
+        assert (await store.controls.of([42]))[42].memory_note == "Call me Dan."
 
 
 def test_the_last_kit_of_a_room_is_found_by_its_index_without_reading_the_room_back(tmp_path: Path) -> None:

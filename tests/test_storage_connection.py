@@ -116,9 +116,9 @@ async def test_a_write_whose_commit_fails_is_rolled_back_and_the_writer_stays_us
     async with open_store(str(tmp_path / "fk.db")) as store:
         with pytest.raises(StorageError, match="FOREIGN KEY"):
             await store.write(dangling)
-        await store.set_memory_note(42, "still writable")
+        await store.controls.set_note(42, "still writable")
         assert await store.read(lambda c: c.execute("SELECT count(*) FROM persona_memory").fetchone()[0]) == 0
-        assert (await store.user_controls([42]))[42].memory_note == "still writable"
+        assert (await store.controls.of([42]))[42].memory_note == "still writable"
 
 
 async def test_sqlite_errors_come_out_as_storage_error(conn: SqliteConnection) -> None:

@@ -80,10 +80,10 @@ async def test_a_row_round_trips_every_field(store: Store) -> None:
         embedder=embedder.name,
     )
 
-    [inserted] = await store.insert_memories([written])
-    [read] = await store.memories_about(42)
-    _, [loaded] = await store.persona_rows("warren")
-    deleted = await store.delete_memory(42, inserted.id)
+    [inserted] = await store.memories.insert([written])
+    [read] = await store.memories.about(42)
+    _, [loaded] = await store.memories.rows("warren")
+    deleted = await store.memories.delete(42, inserted.id)
 
     assert inserted.id is not None and inserted == attrs.evolve(written, id=inserted.id)
     assert read == inserted and loaded == inserted and deleted == inserted
@@ -97,8 +97,8 @@ async def test_a_row_round_trips_every_field(store: Store) -> None:
 
 async def test_a_row_read_back_unchecked_is_still_checked_when_changed(store: Store) -> None:
     """Reading back trusts the file; a value made from a read row goes through the checks."""
-    [inserted] = await store.insert_memories([row(witnessed=(), evidence=[7])])
-    [read] = await store.memories_about(42)
+    [inserted] = await store.memories.insert([row(witnessed=(), evidence=[7])])
+    [read] = await store.memories.about(42)
 
     assert read == inserted and read.witnessed == frozenset() and read.evidence == (7,)
     assert (read.embedding, read.embedding_scale, read.embedder) == (None, None, None)
@@ -107,24 +107,24 @@ async def test_a_row_read_back_unchecked_is_still_checked_when_changed(store: St
 
 
 async def test_a_vector_stored_without_its_scale_reads_back_as_no_vector(store: Store) -> None:
-    [inserted] = await store.insert_memories([row()])
+    [inserted] = await store.memories.insert([row()])
     await store.write(
         lambda c: c.execute("UPDATE persona_memory SET embedding = ? WHERE id = ?", (b"\x01\x02", inserted.id))
     )
 
-    _, [loaded] = await store.persona_rows("warren")
+    _, [loaded] = await store.memories.rows("warren")
 
     assert loaded == inserted and loaded.embedding is None
 
 
 async def test_a_closed_row_round_trips_its_arc(store: Store) -> None:
-    [flat] = await store.insert_memories([row(valid_from="2026-07")])
-    [sold] = await store.insert_memories(
+    [flat] = await store.memories.insert([row(valid_from="2026-07")])
+    [sold] = await store.memories.insert(
         [row(kind="event", text="Dan sold the flat in Xuhui in November 2026.", valid_from="2026-11")]
     )
     await _close(store, flat, sold)
 
-    about = {r.id: r for r in await store.memories_about(42)}
+    about = {r.id: r for r in await store.memories.about(42)}
     assert about[flat.id] == attrs.evolve(flat, valid_to="2026-11", closed_by=sold.id)
     assert not about[flat.id].is_open and about[sold.id].is_open
 
@@ -132,30 +132,30 @@ async def test_a_closed_row_round_trips_its_arc(store: Store) -> None:
 async def test_an_insert_batch_is_all_or_nothing(store: Store) -> None:
     good = row()
     with pytest.raises(StorageError):
-        await store.insert_memories([good, row(id=99, closed_by=12345)])  # closed_by names no row
-    assert await store.memories_about(42) == []
+        await store.memories.insert([good, row(id=99, closed_by=12345)])  # closed_by names no row
+    assert await store.memories.about(42) == []
 
 
 # ---- persona_rows and the version ---------------------------------------------------------
 
 
 async def test_persona_rows_said_gives_what_each_open_rows_lines_said(store: Store) -> None:
-    await store.save_room(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic=None), NOW)
-    first = await store.post_line("dm", "u:42", "We finally got the keys to the flat in Xuhui!", NOW)
-    second = await store.post_line("dm", "warren", "Congratulations, Dan!", NOW)
-    [flat, lost, old] = await store.insert_memories(
+    await store.rooms.save(RoomState("dm", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic=None), NOW)
+    first = await store.transcript.post("dm", "u:42", "We finally got the keys to the flat in Xuhui!", NOW)
+    second = await store.transcript.post("dm", "warren", "Congratulations, Dan!", NOW)
+    [flat, lost, old] = await store.memories.insert(
         [
             row(evidence=[second, first]),
             row(text="Dan plays the oboe.", evidence=[first + 100]),  # its line is gone
             row(text="Dan rented in Jing'an.", evidence=[first]),
         ]
     )
-    [bought] = await store.insert_memories([row(text="Dan bought the flat.", evidence=[first])])
+    [bought] = await store.memories.insert([row(text="Dan bought the flat.", evidence=[first])])
     await _close(store, old, bought)
 
-    version, rows, said = await store.persona_rows_said("warren")
+    version, rows, said = await store.memories.rows_said("warren")
 
-    assert (version, list(rows)) == await store.persona_rows("warren")  # decoded when read
+    assert (version, list(rows)) == await store.memories.rows("warren")  # decoded when read
     assert said == {
         flat.id: "We finally got the keys to the flat in Xuhui!\nCongratulations, Dan!",
         bought.id: "We finally got the keys to the flat in Xuhui!",
@@ -163,21 +163,21 @@ async def test_persona_rows_said_gives_what_each_open_rows_lines_said(store: Sto
 
 
 async def test_persona_rows_holds_open_rows_and_the_arcs_closed_by_them(store: Store) -> None:
-    [flat, tesla, letter] = await store.insert_memories(
+    [flat, tesla, letter] = await store.memories.insert(
         [
             row(),
             row(kind="event", text="Dan sold his Tesla shares in July.", importance=5),
             row(subject="self", counterpart="u:42", kind="promise", text="Warren promised Dan a letter."),
         ]
     )
-    [sold] = await store.insert_memories([row(kind="event", text="Dan sold the flat.")])
+    [sold] = await store.memories.insert([row(kind="event", text="Dan sold the flat.")])
     await _close(store, flat, sold)
     await store.write(
         lambda c: c.execute("UPDATE persona_memory SET valid_to = '2026-08' WHERE id = ?", (tesla.id,))
     )
-    await store.insert_memories([row(persona="nolan", text="Dan loves long films.")])
+    await store.memories.insert([row(persona="nolan", text="Dan loves long films.")])
 
-    version, rows = await store.persona_rows("warren")
+    version, rows = await store.memories.rows("warren")
 
     assert sorted(r.id for r in rows) == sorted([flat.id, letter.id, sold.id])
     assert {r.persona for r in rows} == {"warren"}
@@ -187,30 +187,30 @@ async def test_persona_rows_holds_open_rows_and_the_arcs_closed_by_them(store: S
 
 async def test_the_version_moves_on_every_change_to_a_row_but_not_on_a_touch(store: Store) -> None:
     async def version() -> int:
-        return (await store.persona_rows("warren"))[0]
+        return (await store.memories.rows("warren"))[0]
 
     assert await version() == 0
-    [flat] = await store.insert_memories([row()])
+    [flat] = await store.memories.insert([row()])
     after_insert = await version()
-    [sold] = await store.insert_memories([row(text="Dan sold the flat.")])
+    [sold] = await store.memories.insert([row(text="Dan sold the flat.")])
     after_second = await version()
     await _close(store, flat, sold)
     after_close = await version()
-    await store.touch({flat.id: (NOW, 1), sold.id: (NOW, 2)})
+    await store.memories.touch({flat.id: (NOW, 1), sold.id: (NOW, 2)})
     after_touch = await version()
-    await store.delete_memory(42, sold.id)
+    await store.memories.delete(42, sold.id)
     after_delete = await version()
 
     assert 0 < after_insert < after_second < after_close == after_touch < after_delete
-    assert (await store.persona_rows("nolan"))[0] == 0
+    assert (await store.memories.rows("nolan"))[0] == 0
 
 
 async def test_touch_sets_last_recalled_and_adds_the_count(store: Store) -> None:
-    [a, b] = await store.insert_memories([row(recall_count=3), row(text="Dan likes tea.")])
-    await store.touch({a.id: (NOW, 2), b.id: (NOW + timedelta(hours=1), 1)})
-    await store.touch({a.id: (NOW + timedelta(days=1), 1)})
+    [a, b] = await store.memories.insert([row(recall_count=3), row(text="Dan likes tea.")])
+    await store.memories.touch({a.id: (NOW, 2), b.id: (NOW + timedelta(hours=1), 1)})
+    await store.memories.touch({a.id: (NOW + timedelta(days=1), 1)})
 
-    got = {r.id: r for r in await store.memories_about(42)}
+    got = {r.id: r for r in await store.memories.about(42)}
     assert (got[a.id].last_recalled, got[a.id].recall_count) == (NOW + timedelta(days=1), 6)
     assert (got[b.id].last_recalled, got[b.id].recall_count) == (NOW + timedelta(hours=1), 1)
 
@@ -219,43 +219,43 @@ async def test_touch_sets_last_recalled_and_adds_the_count(store: Store) -> None
 
 
 async def test_user_controls_default_for_users_who_never_set_anything(store: Store) -> None:
-    assert await store.user_controls([7, 7, 8]) == {7: UserControls(7), 8: UserControls(8)}
+    assert await store.controls.of([7, 7, 8]) == {7: UserControls(7), 8: UserControls(8)}
     assert UserControls(7) == UserControls(user_id=7, memory_on=True, memory_note="", muted=frozenset())
-    assert await store.user_controls([]) == {}
+    assert await store.controls.of([]) == {}
 
 
 async def test_the_memory_note_and_the_switch_are_stored(store: Store) -> None:
-    await store.set_memory_note(42, "Call me Dan. I'm vegetarian.")
-    await store.set_memory_on(42, False)
-    await store.set_memory_note(42, "n" * 400)
+    await store.controls.set_note(42, "Call me Dan. I'm vegetarian.")
+    await store.controls.set_memory_on(42, False)
+    await store.controls.set_note(42, "n" * 400)
 
-    controls = (await store.user_controls([42]))[42]
+    controls = (await store.controls.of([42]))[42]
     assert controls.memory_note == "n" * 400 and controls.memory_on is False
 
 
 async def test_a_note_over_400_chars_is_refused_and_the_stored_note_stays(store: Store) -> None:
-    await store.set_memory_note(42, "Call me Dan.")
+    await store.controls.set_note(42, "Call me Dan.")
 
     with pytest.raises(InvalidInput, match="400") as caught:
-        await store.set_memory_note(42, "x" * 401)
+        await store.controls.set_note(42, "x" * 401)
 
     assert isinstance(caught.value, ValueError)
     assert "401 characters" in str(caught.value)
-    assert (await store.user_controls([42]))[42].memory_note == "Call me Dan."
+    assert (await store.controls.of([42]))[42].memory_note == "Call me Dan."
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, "42", 4.2, None])
 async def test_a_bad_user_id_is_refused_and_nothing_is_stored(store: Store, bad: object) -> None:
     with pytest.raises(InvalidInput, match="user_id"):
-        await store.set_memory_note(bad, "hello")  # type: ignore[arg-type]
+        await store.controls.set_note(bad, "hello")  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="user_id"):
-        await store.set_memory_on(bad, False)  # type: ignore[arg-type]
+        await store.controls.set_memory_on(bad, False)  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="user_id"):
-        await store.set_muted(bad, "warren", True)  # type: ignore[arg-type]
+        await store.controls.set_muted(bad, "warren", True)  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="user_id"):
-        await store.memories_about(bad)  # type: ignore[arg-type]
+        await store.memories.about(bad)  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="user_id"):
-        await store.delete_memory(bad, 1)  # type: ignore[arg-type]
+        await store.memories.delete(bad, 1)  # type: ignore[arg-type]
 
     assert await _raw(store, "SELECT * FROM users") == []
     assert await _raw(store, "SELECT * FROM persona_memory_mute") == []
@@ -264,11 +264,11 @@ async def test_a_bad_user_id_is_refused_and_nothing_is_stored(store: Store, bad:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda s: s.set_memory_on(42, 1), "on must be True or False"),
-        (lambda s: s.set_muted(42, "warren", "yes"), "muted must be True or False"),
-        (lambda s: s.set_muted(42, "Warren Buffett", True), "persona must be a persona slug"),
-        (lambda s: s.set_memory_note(42, None), "memory note must be a string"),
-        (lambda s: s.set_memory_note(42, "Call me \ud83d."), "not valid Unicode"),
+        (lambda s: s.controls.set_memory_on(42, 1), "on must be True or False"),
+        (lambda s: s.controls.set_muted(42, "warren", "yes"), "muted must be True or False"),
+        (lambda s: s.controls.set_muted(42, "Warren Buffett", True), "persona must be a persona slug"),
+        (lambda s: s.controls.set_note(42, None), "memory note must be a string"),
+        (lambda s: s.controls.set_note(42, "Call me \ud83d."), "not valid Unicode"),
     ],
 )
 async def test_other_bad_settings_are_refused_and_nothing_is_stored(store: Store, call, message: str) -> None:
@@ -279,15 +279,15 @@ async def test_other_bad_settings_are_refused_and_nothing_is_stored(store: Store
 
 
 async def test_muting_a_persona_on_and_off(store: Store) -> None:
-    await store.set_muted(42, "warren", True)
-    await store.set_muted(42, "warren", True)
-    await store.set_muted(42, "nolan", True)
-    assert (await store.user_controls([42]))[42].muted == {"warren", "nolan"}
-    assert (await store.user_controls([42]))[42].hides_from("warren")
+    await store.controls.set_muted(42, "warren", True)
+    await store.controls.set_muted(42, "warren", True)
+    await store.controls.set_muted(42, "nolan", True)
+    assert (await store.controls.of([42]))[42].muted == {"warren", "nolan"}
+    assert (await store.controls.of([42]))[42].hides_from("warren")
 
-    await store.set_muted(42, "warren", False)
-    await store.set_muted(42, "warren", False)
-    controls = (await store.user_controls([42, 17]))
+    await store.controls.set_muted(42, "warren", False)
+    await store.controls.set_muted(42, "warren", False)
+    controls = (await store.controls.of([42, 17]))
     assert controls[42].muted == {"nolan"} and not controls[42].hides_from("warren")
     assert controls[17].muted == frozenset()
 
@@ -296,7 +296,7 @@ async def test_muting_a_persona_on_and_off(store: Store) -> None:
 
 
 async def _cast(store: Store) -> dict[str, MemoryRow]:
-    [flat, sold, promise, cara, world, cara_promise, nolan] = await store.insert_memories(
+    [flat, sold, promise, cara, world, cara_promise, nolan] = await store.memories.insert(
         [
             row(),
             row(kind="event", text="Dan sold the flat."),
@@ -318,24 +318,24 @@ async def _cast(store: Store) -> dict[str, MemoryRow]:
 async def test_memories_about_a_user_are_theirs_open_or_closed_and_nothing_else(store: Store) -> None:
     cast = await _cast(store)
 
-    about_dan = await store.memories_about(42)
-    about_cara = await store.memories_about(17)
+    about_dan = await store.memories.about(42)
+    about_cara = await store.memories.about(17)
 
     assert sorted(about_dan, key=lambda r: r.id) == sorted(
         [cast["flat"], cast["sold"], cast["promise"], cast["nolan"]], key=lambda r: r.id
     )
     assert sorted(r.id for r in about_cara) == sorted([cast["cara"].id, cast["cara_promise"].id])
-    assert await store.memories_about(99) == []
+    assert await store.memories.about(99) == []
 
 
 async def test_a_user_deletes_a_memory_about_them(store: Store) -> None:
     cast = await _cast(store)
 
-    deleted = await store.delete_memory(42, cast["promise"].id)
+    deleted = await store.memories.delete(42, cast["promise"].id)
 
     assert deleted == cast["promise"]
-    assert cast["promise"].id not in {r.id for r in await store.memories_about(42)}
-    assert len(await store.memories_about(42)) == 3
+    assert cast["promise"].id not in {r.id for r in await store.memories.about(42)}
+    assert len(await store.memories.about(42)) == 3
 
 
 @pytest.mark.parametrize("target", ["cara", "cara_promise", "world", "missing"])
@@ -343,20 +343,20 @@ async def test_deleting_a_memory_that_is_not_yours_changes_nothing(store: Store,
     cast = await _cast(store)
     memory_id = 9999 if target == "missing" else cast[target].id
     everything = await _raw(store, "SELECT * FROM persona_memory ORDER BY id")
-    version = (await store.persona_rows("warren"))[0]
+    version = (await store.memories.rows("warren"))[0]
 
     with pytest.raises(NotYourMemory, match=str(memory_id)):
-        await store.delete_memory(42, memory_id)
+        await store.memories.delete(42, memory_id)
 
     assert await _raw(store, "SELECT * FROM persona_memory ORDER BY id") == everything
-    assert (await store.persona_rows("warren"))[0] == version
+    assert (await store.memories.rows("warren"))[0] == version
 
 
 async def test_deleting_the_row_that_closed_an_arc_leaves_the_old_row_closed(store: Store) -> None:
     cast = await _cast(store)
-    await store.delete_memory(42, cast["sold"].id)
+    await store.memories.delete(42, cast["sold"].id)
 
-    flat = next(r for r in await store.memories_about(42) if r.id == cast["flat"].id)
+    flat = next(r for r in await store.memories.about(42) if r.id == cast["flat"].id)
     assert flat.valid_to == "2026-11" and flat.closed_by is None
 
 
@@ -364,29 +364,29 @@ async def test_deleting_the_row_that_closed_an_arc_leaves_the_old_row_closed(sto
 
 
 async def test_transcript_lines_come_back_in_order_after_a_cursor(store: Store) -> None:
-    first = await store.post_line("r1", "u:42", "I'm interviewing on Thursday.", NOW)
-    await store.post_line("r2", "u:17", "Another room.", NOW)
-    second = await store.post_line("r1", "warren", "Good luck, Dan.", NOW.astimezone(SHANGHAI))
+    first = await store.transcript.post("r1", "u:42", "I'm interviewing on Thursday.", NOW)
+    await store.transcript.post("r2", "u:17", "Another room.", NOW)
+    second = await store.transcript.post("r1", "warren", "Good luck, Dan.", NOW.astimezone(SHANGHAI))
 
-    lines = await store.lines("r1")
+    lines = await store.transcript.lines("r1")
     assert [(line.id, line.speaker, line.text) for line in lines] == [
         (first, "u:42", "I'm interviewing on Thursday."),
         (second, "warren", "Good luck, Dan."),
     ]
     assert {line.room_id for line in lines} == {"r1"}
     assert [line.at for line in lines] == [NOW, NOW] and lines[1].at.utcoffset() == timedelta(0)
-    assert [line.id for line in await store.lines("r1", after_id=first)] == [second]
-    assert await store.lines("nowhere") == []
+    assert [line.id for line in await store.transcript.lines("r1", after_id=first)] == [second]
+    assert await store.transcript.lines("nowhere") == []
 
 
 async def test_save_room_inserts_then_updates_and_reopens(store: Store) -> None:
     room = RoomState("r1", personas=("warren",), present=frozenset({42}), private=True, incognito=False, kit=None, topic="markets")
-    await store.save_room(room, NOW)
-    await store.archive_room("r1", NOW + timedelta(hours=1))
+    await store.rooms.save(room, NOW)
+    await store.rooms.archive("r1", NOW + timedelta(hours=1))
     archived = await _raw(store, "SELECT archived FROM rooms WHERE room_id = 'r1'")
 
     group = RoomState("r1", personas=("warren", "nolan"), present=frozenset({42, 17}), private=False, incognito=False, kit="trivia", topic=None, names={17: "Cara"})
-    await store.save_room(group, NOW + timedelta(days=1))
+    await store.rooms.save(group, NOW + timedelta(days=1))
 
     stored = await _raw(
         store, "SELECT room_id, private, incognito, kit, topic, personas, humans, names, opened, archived FROM rooms"
@@ -399,14 +399,14 @@ async def test_save_room_inserts_then_updates_and_reopens(store: Store) -> None:
 
 async def test_a_room_keeps_the_incognito_it_was_created_with(store: Store) -> None:
     secret = RoomState("s1", personas=("warren",), present=frozenset({42}), private=True, incognito=True, kit=None, topic=None)
-    await store.save_room(secret, NOW)
+    await store.rooms.save(secret, NOW)
     with pytest.raises(InvalidInput, match="incognito is fixed"):
-        await store.save_room(attrs.evolve(secret, incognito=False), NOW + timedelta(days=1))
-    assert await store.room_incognito("s1") is True
-    assert await store.room_incognito("never-opened") is None
+        await store.rooms.save(attrs.evolve(secret, incognito=False), NOW + timedelta(days=1))
+    assert await store.rooms.incognito("s1") is True
+    assert await store.rooms.incognito("never-opened") is None
     # Lines posted to an incognito room are not kept at all.
-    assert await store.post_line("s1", "u:42", "A secret.", NOW) == 0
-    assert await store.lines("s1") == []
+    assert await store.transcript.post("s1", "u:42", "A secret.", NOW) == 0
+    assert await store.transcript.lines("s1") == []
 
 
 # ---- open_store's own error paths ---------------------------------------------------------
@@ -443,11 +443,11 @@ async def test_a_reader_that_fails_to_open_closes_the_writer_first(tmp_path: Pat
 
 async def test_a_store_is_unusable_after_its_block_ends(tmp_path: Path) -> None:
     async with open_store(str(tmp_path / "m.db")) as opened:
-        await opened.set_memory_note(42, "hi")
+        await opened.controls.set_note(42, "hi")
     with pytest.raises(StorageError, match="closed"):
-        await opened.user_controls([42])
+        await opened.controls.of([42])
     with pytest.raises(StorageError, match="closed"):
-        await opened.set_memory_note(42, "again")
+        await opened.controls.set_note(42, "again")
 
 
 @pytest.mark.parametrize("bad", [0, -1, True])
@@ -546,14 +546,14 @@ def test_a_good_row_normalises_its_values() -> None:
 
 
 async def test_times_are_stored_in_utc_and_naive_ones_are_refused(store: Store) -> None:
-    [a] = await store.insert_memories([row()])
-    await store.touch({a.id: (NOW.astimezone(SHANGHAI), 1)})
+    [a] = await store.memories.insert([row()])
+    await store.memories.touch({a.id: (NOW.astimezone(SHANGHAI), 1)})
     assert await _raw(store, "SELECT last_recalled FROM persona_memory") == [(NOW.isoformat(),)]
 
     naive = datetime(2026, 8, 18, 12, 0)
     with pytest.raises(InvalidInput, match="timezone-aware"):
-        await store.touch({a.id: (naive, 1)})
+        await store.memories.touch({a.id: (naive, 1)})
     with pytest.raises(InvalidInput, match="timezone-aware"):
-        await store.post_line("r1", "u:42", "hello", naive)
-    assert (await store.memories_about(42))[0].recall_count == 1
-    assert await store.lines("r1") == []
+        await store.transcript.post("r1", "u:42", "hello", naive)
+    assert (await store.memories.about(42))[0].recall_count == 1
+    assert await store.transcript.lines("r1") == []

@@ -67,64 +67,64 @@ def heard_by_iris(*humans: int) -> Presence:
 
 
 async def test_record_rooms_opens_archives_and_names_in_one_go(store: Store) -> None:
-    await store.save_room(room("secret", incognito=True), AT)
-    refused = await store.record_rooms(
+    await store.rooms.save(room("secret", incognito=True), AT)
+    refused = await store.rooms.record(
         [(room("kitchen", title="Bike talk"), AT), (room("secret", incognito=False), AT)],
         [("porch", AT)],
         {OWEN: ("Owen Lindqvist", AT + timedelta(minutes=1))},
     )
     assert refused == ["secret"]
-    assert await store.room_flags() == {"kitchen": False, "secret": True}
-    assert await store.room_incognito("secret") is True
-    assert await store.room_incognito("kitchen") is False
-    assert await store.room_incognito("never-opened") is None
-    assert await store.display_names([MIA, OWEN, 99]) == {MIA: "Mia Okafor", OWEN: "Owen Lindqvist"}
-    facts = await store.room_facts(["kitchen", "secret", "nowhere"])
+    assert await store.rooms.flags() == {"kitchen": False, "secret": True}
+    assert await store.rooms.incognito("secret") is True
+    assert await store.rooms.incognito("kitchen") is False
+    assert await store.rooms.incognito("never-opened") is None
+    assert await store.names.of([MIA, OWEN, 99]) == {MIA: "Mia Okafor", OWEN: "Owen Lindqvist"}
+    facts = await store.rooms.facts(["kitchen", "secret", "nowhere"])
     assert set(facts) == {"kitchen", "secret"}
     assert facts["kitchen"].title == "Bike talk" and facts["kitchen"].personas == ("iris",)
     assert facts["kitchen"].private is False
 
 
 async def test_reopening_a_room_keeps_its_title_and_archiving_clears_nothing_else(store: Store) -> None:
-    await store.save_room(room(title="Bike talk"), AT)
-    await store.save_room(room(topic="rain", private=True), AT + timedelta(hours=1))
-    await store.archive_room("kitchen", AT + timedelta(hours=2))
-    facts = (await store.room_facts(["kitchen"]))["kitchen"]
+    await store.rooms.save(room(title="Bike talk"), AT)
+    await store.rooms.save(room(topic="rain", private=True), AT + timedelta(hours=1))
+    await store.rooms.archive("kitchen", AT + timedelta(hours=2))
+    facts = (await store.rooms.facts(["kitchen"]))["kitchen"]
     assert facts.title == "Bike talk" and facts.private is True
     with pytest.raises(InvalidInput, match="incognito"):
-        await store.save_room(room(incognito=True), AT)
+        await store.rooms.save(room(incognito=True), AT)
 
 
 async def test_names_among_finds_users_by_the_first_word_of_their_name_in_any_case(store: Store) -> None:
-    await store.save_room(room(), AT)
-    assert await store.names_among(["MIA", "owen", "nobody"]) == {MIA: "Mia Okafor", OWEN: "Owen"}
-    assert await store.names_among(["okafor"]) == {}
-    assert await store.names_among([]) == {}
+    await store.rooms.save(room(), AT)
+    assert await store.names.among(["MIA", "owen", "nobody"]) == {MIA: "Mia Okafor", OWEN: "Owen"}
+    assert await store.names.among(["okafor"]) == {}
+    assert await store.names.among([]) == {}
 
 
 # ---- the transcript ----------------------------------------------------------------------------
 
 
 async def test_lines_keep_who_heard_them_and_an_incognito_room_keeps_none(store: Store) -> None:
-    await store.save_room(room(), AT)
-    await store.save_room(room("secret", incognito=True), AT)
-    first = await store.post_line("kitchen", f"u:{MIA}", "My chain snapped on the hill.", AT, heard_by_iris())
-    second = await store.post_line("kitchen", "iris", "Did you walk it home?", AT + timedelta(seconds=5),
+    await store.rooms.save(room(), AT)
+    await store.rooms.save(room("secret", incognito=True), AT)
+    first = await store.transcript.post("kitchen", f"u:{MIA}", "My chain snapped on the hill.", AT, heard_by_iris())
+    second = await store.transcript.post("kitchen", "iris", "Did you walk it home?", AT + timedelta(seconds=5),
                                    Presence(frozenset({MIA}), ("iris",), kit="quiz"))
-    unheard = await store.post_line("kitchen", f"u:{OWEN}", "Anyone here?", AT + timedelta(minutes=9), None)
-    assert await store.post_line("secret", f"u:{MIA}", "Just between us.", AT, heard_by_iris()) == 0
+    unheard = await store.transcript.post("kitchen", f"u:{OWEN}", "Anyone here?", AT + timedelta(minutes=9), None)
+    assert await store.transcript.post("secret", f"u:{MIA}", "Just between us.", AT, heard_by_iris()) == 0
     assert 0 < first < second < unheard
-    lines = await store.lines("kitchen")
+    lines = await store.transcript.lines("kitchen")
     assert [l.text for l in lines] == ["My chain snapped on the hill.", "Did you walk it home?", "Anyone here?"]
     assert lines[0].at == AT and lines[0].humans == {MIA, OWEN} and lines[0].heard_by("iris")
     assert not lines[1].heard_by("iris") and lines[1].presence.kit == "quiz"
     assert lines[2].presence is None and not lines[2].heard_by("iris")
-    assert [l.id for l in await store.lines("kitchen", after_id=first, limit=1)] == [second]
-    assert [l.text for l in await store.cited_lines("kitchen", [unheard, first, 10**9])] == [
+    assert [l.id for l in await store.transcript.lines("kitchen", after_id=first, limit=1)] == [second]
+    assert [l.text for l in await store.transcript.cited("kitchen", [unheard, first, 10**9])] == [
         "My chain snapped on the hill.", "Anyone here?"
     ]
-    assert await store.cited_lines("secret", [first]) == [] and await store.cited_lines(None, [first]) == []
-    assert await store.lines("secret") == []
+    assert await store.transcript.cited("secret", [first]) == [] and await store.transcript.cited(None, [first]) == []
+    assert await store.transcript.lines("secret") == []
 
 
 # ---- notices and undo --------------------------------------------------------------------------
@@ -146,23 +146,23 @@ async def _posted(store: Store, cursor_from: int = 0, cursor_to: int = 3) -> wri
 async def test_a_notice_is_undone_once_by_its_own_user_and_persona(store: Store) -> None:
     posted = await _posted(store)
     mia_notice, owen_notice = posted.notice_ids
-    (notice,) = await store.notices(MIA)
+    (notice,) = await store.notices.of(MIA)
     assert notice.id == mia_notice and notice.memory_ids == (posted.rows[0].id,) and notice.created == AT
-    assert await store.notice_persona(MIA, mia_notice) == "iris"
+    assert await store.notices.persona_of(MIA, mia_notice) == "iris"
     with pytest.raises(NotYourNotice):
-        await store.notice_persona(MIA, owen_notice)
+        await store.notices.persona_of(MIA, owen_notice)
     with pytest.raises(NotYourNotice):
-        await store.undo(MIA, mia_notice, AT, persona="someone-else")
-    assert await store.undo(MIA, mia_notice, AT, persona="iris") == [posted.rows[0].id]
-    assert await store.notices(MIA) == []
+        await store.notices.undo(MIA, mia_notice, AT, persona="someone-else")
+    assert await store.notices.undo(MIA, mia_notice, AT, persona="iris") == [posted.rows[0].id]
+    assert await store.notices.of(MIA) == []
     with pytest.raises(NotYourNotice):
-        await store.undo(MIA, mia_notice, AT, persona="iris")
-    assert [r.text for r in await store.memories_about(OWEN)] == ["Owen bakes rye bread."]
-    assert await store.memories_about(MIA) == []
+        await store.notices.undo(MIA, mia_notice, AT, persona="iris")
+    assert [r.text for r in await store.memories.about(OWEN)] == ["Owen bakes rye bread."]
+    assert await store.memories.about(MIA) == []
 
 
 async def test_a_plan_closes_rows_and_undo_reopens_them(store: Store) -> None:
-    (old,) = await store.insert_memories([memory(text="Mia rides a red road bike.")])
+    (old,) = await store.memories.insert([memory(text="Mia rides a red road bike.")])
     plan = WritePlan(
         persona="iris", room_id="kitchen", cursor_from=0, cursor_to=4,
         inserts=(memory(text="Mia rides a green gravel bike."),),
@@ -171,12 +171,12 @@ async def test_a_plan_closes_rows_and_undo_reopens_them(store: Store) -> None:
     )  # fmt: skip
     posted = await store.write(lambda conn: writes.post_plan(conn, plan, AT))
     assert [c.row_id for c in posted.closed] == [old.id] and posted.versions[1] > posted.versions[0]
-    _, rows = await store.persona_rows("iris")
+    _, rows = await store.memories.rows("iris")
     assert {r.text: r.valid_to for r in rows} == {
         "Mia rides a red road bike.": "2026-09", "Mia rides a green gravel bike.": None
     }
-    await store.undo(MIA, posted.notice_ids[0], AT, persona="iris")
-    _, rows = await store.persona_rows("iris")
+    await store.notices.undo(MIA, posted.notice_ids[0], AT, persona="iris")
+    _, rows = await store.memories.rows("iris")
     assert [(r.text, r.valid_to, r.closed_by) for r in rows] == [("Mia rides a red road bike.", None, None)]
 
 
@@ -184,9 +184,9 @@ async def test_a_plan_commits_only_what_the_humans_left_it_while_it_was_made(sto
     """Between making a plan (the model reading) and its commit, Mia deleted the row it would
     replace and Owen muted Iris: the replacement, Owen's row and the row citing Owen's line are
     left out; the rest commits, with the cursor move and a notice worded for what is left."""
-    (old,) = await store.insert_memories([memory(text="Mia rides a red road bike.")])
-    mia_line = await store.post_line("kitchen", f"u:{MIA}", "I ride a gravel bike now.", AT, heard_by_iris())
-    owen_line = await store.post_line("kitchen", f"u:{OWEN}", "Mia fixed my brakes.", AT, heard_by_iris())
+    (old,) = await store.memories.insert([memory(text="Mia rides a red road bike.")])
+    mia_line = await store.transcript.post("kitchen", f"u:{MIA}", "I ride a gravel bike now.", AT, heard_by_iris())
+    owen_line = await store.transcript.post("kitchen", f"u:{OWEN}", "Mia fixed my brakes.", AT, heard_by_iris())
     plan = WritePlan(
         persona="iris", room_id="kitchen", cursor_from=0, cursor_to=owen_line,
         inserts=(
@@ -201,13 +201,13 @@ async def test_a_plan_commits_only_what_the_humans_left_it_while_it_was_made(sto
             NoticeDraft(OWEN, "Iris noted: brakes squeaked", (3,)),
         ),
     )  # fmt: skip
-    await store.delete_memory(MIA, old.id, persona="iris")
-    await store.set_muted(OWEN, "iris", True)
+    await store.memories.delete(MIA, old.id, persona="iris")
+    await store.controls.set_muted(OWEN, "iris", True)
     posted = await store.write(lambda conn: writes.post_plan(conn, plan, AT))
     assert [r.text for r in posted.rows] == ["Mia keeps spare tubes."] and posted.closed == ()
-    assert [r.text for r in await store.memories_about(MIA)] == ["Mia keeps spare tubes."]
-    assert await store.memories_about(OWEN) == [] and await store.notices(OWEN) == []
-    (notice,) = await store.notices(MIA)
+    assert [r.text for r in await store.memories.about(MIA)] == ["Mia keeps spare tubes."]
+    assert await store.memories.about(OWEN) == [] and await store.notices.of(OWEN) == []
+    (notice,) = await store.notices.of(MIA)
     assert notice.memory_ids == (posted.rows[0].id,) and "gravel" not in notice.text
     assert await store.read(lambda c: writes.cursor(c, "iris", "kitchen")) == owen_line
 
@@ -216,27 +216,27 @@ async def test_a_plan_commits_only_what_the_humans_left_it_while_it_was_made(sto
 
 
 async def test_who_holds_what_about_a_user_and_clearing_it(store: Store) -> None:
-    await store.save_room(room(personas=("iris", "basil")), AT)
-    await store.set_muted(MIA, "quill", True)
-    await store.set_muted(MIA, "quill", True)  # again: still one mute
+    await store.rooms.save(room(personas=("iris", "basil")), AT)
+    await store.controls.set_muted(MIA, "quill", True)
+    await store.controls.set_muted(MIA, "quill", True)  # again: still one mute
     posted = await _posted(store)
-    (kept_by_basil,) = await store.insert_memories([memory(persona="basil", text="Mia races on Sundays.")])
+    (kept_by_basil,) = await store.memories.insert([memory(persona="basil", text="Mia races on Sundays.")])
     assert await store.personas_for(MIA) == ["basil", "iris", "quill"]
     assert await store.personas_for(OWEN) == ["basil", "iris"]
     assert await store.personas_for(99) == []
-    assert await store.holders_of_rows_about(MIA) == ["basil", "iris"]
-    assert await store.memory_persona(MIA, kept_by_basil.id) == "basil"
+    assert await store.memories.holders_about(MIA) == ["basil", "iris"]
+    assert await store.memories.persona_of(MIA, kept_by_basil.id) == "basil"
     with pytest.raises(NotYourMemory):
-        await store.memory_persona(OWEN, kept_by_basil.id)
+        await store.memories.persona_of(OWEN, kept_by_basil.id)
     with pytest.raises(NotYourMemory):
-        await store.delete_memory(MIA, kept_by_basil.id, persona="iris")
+        await store.memories.delete(MIA, kept_by_basil.id, persona="iris")
 
-    assert await store.clear_about(MIA, "iris", AT) == 1
-    assert [r.persona for r in await store.memories_about(MIA)] == ["basil"]
-    assert await store.notices(MIA) == []  # the notice of a cleared row offers no undo
-    assert [n.id for n in await store.notices(OWEN)] == [posted.notice_ids[1]]
-    assert (await store.delete_memory(MIA, kept_by_basil.id, persona="basil")).text == "Mia races on Sundays."
-    assert await store.holders_of_rows_about(MIA) == []
+    assert await store.memories.clear_about(MIA, "iris", AT) == 1
+    assert [r.persona for r in await store.memories.about(MIA)] == ["basil"]
+    assert await store.notices.of(MIA) == []  # the notice of a cleared row offers no undo
+    assert [n.id for n in await store.notices.of(OWEN)] == [posted.notice_ids[1]]
+    assert (await store.memories.delete(MIA, kept_by_basil.id, persona="basil")).text == "Mia races on Sundays."
+    assert await store.memories.holders_about(MIA) == []
 
 
 # ---- parked slices and the sweep's work list ---------------------------------------------------
@@ -247,30 +247,30 @@ async def test_parked_slices_count_their_attempts_and_come_due(store: Store) -> 
     assert await store.write(lambda c: writes.park(c, "iris", "kitchen", "TimeoutError: slow", retry)) == 1
     assert await store.write(lambda c: writes.park(c, "iris", "kitchen", "TimeoutError: slower", retry)) == 2
     assert await store.read(lambda c: writes.parked_attempts(c, "iris", "kitchen")) == 2
-    assert await store.parked_personas() == ["iris"]
-    assert await store.parked_due(AT) == 0
-    assert await store.parked_due(retry) == 1
+    assert await store.backlog.parked_personas() == ["iris"]
+    assert await store.backlog.parked_due(AT) == 0
+    assert await store.backlog.parked_due(retry) == 1
     await store.write(lambda c: writes.unpark(c, "iris", "kitchen"))
-    assert await store.parked_personas() == [] and await store.parked_due(retry) == 0
+    assert await store.backlog.parked_personas() == [] and await store.backlog.parked_due(retry) == 0
 
 
 async def test_rooms_behind_lists_each_persona_with_lines_past_its_cursor(store: Store) -> None:
-    await store.save_room(room(personas=("iris", "basil")), AT)
-    await store.save_room(room("secret", incognito=True), AT)
-    await store.save_room(room("quiet"), AT)
+    await store.rooms.save(room(personas=("iris", "basil")), AT)
+    await store.rooms.save(room("secret", incognito=True), AT)
+    await store.rooms.save(room("quiet"), AT)
     for k in range(3):
-        await store.post_line("kitchen", f"u:{MIA}", f"Spoke {k} is bent.", AT, heard_by_iris())
-    await _posted(store, cursor_to=(await store.lines("kitchen"))[-1].id)
+        await store.transcript.post("kitchen", f"u:{MIA}", f"Spoke {k} is bent.", AT, heard_by_iris())
+    await _posted(store, cursor_to=(await store.transcript.lines("kitchen"))[-1].id)
     retry = AT + timedelta(hours=1)
     await store.write(lambda c: writes.park(c, "basil", "kitchen", "ProviderError: down", retry))
-    (behind,) = await store.rooms_behind()
+    (behind,) = await store.backlog.rooms_behind()
     assert behind.persona == "basil" and behind.room.room_id == "kitchen" and behind.parked_until == retry
     assert behind.room.names == {MIA: "Mia Okafor", OWEN: "Owen"} and behind.room.present == {MIA, OWEN}
     # One persona's own (a cluster worker settling it): the cast's or a cursor's rooms only.
-    assert [b.persona for b in await store.rooms_behind("basil")] == ["basil"]
-    assert await store.rooms_behind("iris") == [] and await store.rooms_behind("nobody") == []
-    await store.post_line("kitchen", f"u:{MIA}", "The chain squeaks too.", AT, heard_by_iris())
-    assert [(b.persona, b.room.room_id) for b in await store.rooms_behind("iris")] == [("iris", "kitchen")]
+    assert [b.persona for b in await store.backlog.rooms_behind("basil")] == ["basil"]
+    assert await store.backlog.rooms_behind("iris") == [] and await store.backlog.rooms_behind("nobody") == []
+    await store.transcript.post("kitchen", f"u:{MIA}", "The chain squeaks too.", AT, heard_by_iris())
+    assert [(b.persona, b.room.room_id) for b in await store.backlog.rooms_behind("iris")] == [("iris", "kitchen")]
 
 
 # ---- one transaction, and replay adds nothing -------------------------------------------------
@@ -284,7 +284,7 @@ async def test_a_plan_that_fails_midway_leaves_nothing_behind(store: Store) -> N
     )  # fmt: skip
     with pytest.raises(IndexError):
         await store.write(lambda conn: writes.post_plan(conn, bad, AT))
-    assert await store.memories_about(MIA) == [] and await store.notices(MIA) == []
+    assert await store.memories.about(MIA) == [] and await store.notices.of(MIA) == []
     assert await store.read(lambda c: writes.cursor(c, "iris", "kitchen")) == 0
     assert (await _posted(store)).rows  # the cursor is where it was: the real plan goes in
 
@@ -302,14 +302,14 @@ async def test_a_plan_posted_by_two_stores_at_once_writes_once(open_some_store) 
                 nursery.start_soon(post, other)
             assert sorted(r.replay for r in results) == [False, True]
             assert await one.read(lambda c: writes.cursor(c, "iris", "kitchen")) == cursor_to
-        assert [r.text for r in await other.memories_about(MIA)] == ["Mia repairs old bicycles in her garage."] * 2
-        assert len(await other.notices(MIA)) == 2
+        assert [r.text for r in await other.memories.about(MIA)] == ["Mia repairs old bicycles in her garage."] * 2
+        assert len(await other.notices.of(MIA)) == 2
 
 
 async def test_a_value_the_schema_refuses_is_a_storage_error_and_changes_nothing(store: Store) -> None:
     with pytest.raises(StorageError):
         await store.write(lambda c: c.execute("INSERT INTO users (user_id) VALUES (?)", (-4,)))
-    assert (await store.user_controls([4]))[4].memory_on is True
+    assert (await store.controls.of([4]))[4].memory_on is True
 
 
 # ---- the PostgreSQL session's placeholders (pure) ----------------------------------------------
@@ -327,16 +327,16 @@ def test_placeholders_become_psycopgs_and_quoted_text_and_casts_stay() -> None:
 
 async def test_changes_count_the_writes_a_state_read_may_see_and_own_writes_a_tasks_own(store: Store) -> None:
     start = store.changes
-    await store.save_room(room(), AT)
-    await store.post_line("kitchen", f"u:{MIA}", "The brakes squeak again.", AT, heard_by_iris())
-    (kept,) = await store.insert_memories([memory()])
-    await store.touch({kept.id: (AT, 2)})
+    await store.rooms.save(room(), AT)
+    await store.transcript.post("kitchen", f"u:{MIA}", "The brakes squeak again.", AT, heard_by_iris())
+    (kept,) = await store.memories.insert([memory()])
+    await store.memories.touch({kept.id: (AT, 2)})
     assert store.changes == start + 1  # a room, a line, a touch: uncounted; the row: counted
-    await store.set_memory_note(MIA, "Ask me about wheels.")  # whoever sets a switch tells the actors
-    await store.set_muted(MIA, "basil", True)
+    await store.controls.set_note(MIA, "Ask me about wheels.")  # whoever sets a switch tells the actors
+    await store.controls.set_muted(MIA, "basil", True)
     assert store.changes == start + 1
     with store.own_writes() as own:
-        await store.insert_memories([memory()])
+        await store.memories.insert([memory()])
         await store.write(lambda c: c.execute("UPDATE users SET memory_on = ? WHERE user_id = ?", (False, MIA)))
     assert own == [2] and store.changes == start + 3
     with pytest.raises(StorageError):  # a write that failed counts too: it ran

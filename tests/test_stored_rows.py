@@ -1,4 +1,4 @@
-"""A persona's rows read for an actor's load (``Store.persona_rows_said``), decoded column by
+"""A persona's rows read for an actor's load (``store.memories.rows_said``), decoded column by
 column: the same table, the same blocks and the same rows as decoding each row whole."""
 
 from __future__ import annotations
@@ -64,22 +64,22 @@ def some_rows(count: int, lines: list[int]) -> list[MemoryRow]:
 
 
 async def seeded(store: Store) -> tuple[int, StoredRows, dict[int, str]]:
-    await store.save_room(RoomState("dm", personas=("warren",), present=frozenset({1}), private=True, incognito=False, kit=None, topic=None), NOW)
-    lines = [await store.post_line("dm", "u:1", f"line {n} about the ferry to the island", NOW) for n in range(6)]
-    rows = await store.insert_memories(some_rows(120, lines))
+    await store.rooms.save(RoomState("dm", personas=("warren",), present=frozenset({1}), private=True, incognito=False, kit=None, topic=None), NOW)
+    lines = [await store.transcript.post("dm", "u:1", f"line {n} about the ferry to the island", NOW) for n in range(6)]
+    rows = await store.memories.insert(some_rows(120, lines))
     await store.write(  # close a few, each replaced by a later row: their arcs show
         lambda c: [
             c.execute("UPDATE persona_memory SET valid_to = '2026-08', closed_by = ? WHERE id = ?", (new.id, old.id))
             for old, new in zip(rows[:30:3], rows[90::3])
         ]
     )
-    return await store.persona_rows_said("warren")
+    return await store.memories.rows_said("warren")
 
 
 async def test_a_load_of_stored_rows_builds_the_table_and_blocks_of_the_rows_decoded_whole(store: Store) -> None:
     version, stored, said = await seeded(store)
     assert isinstance(stored, StoredRows)
-    _, whole = await store.persona_rows("warren")
+    _, whole = await store.memories.rows("warren")
     by_columns, by_rows = RowIndex(), RowIndex()
     by_columns.load(version, stored, said)
     by_rows.load(version, whole, said)
@@ -112,7 +112,7 @@ async def test_a_load_of_stored_rows_builds_the_table_and_blocks_of_the_rows_dec
 
 async def test_stored_rows_read_as_the_rows_themselves_and_decode_only_what_is_read(store: Store) -> None:
     _, stored, _ = await seeded(store)
-    _, whole = await store.persona_rows("warren")
+    _, whole = await store.memories.rows("warren")
     index = RowIndex()
     index.load(1, stored, {})
     lazy = index.open_rows

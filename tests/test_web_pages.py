@@ -79,7 +79,7 @@ async def test_other_people_show_by_their_latest_name_and_rooms_by_their_title(s
                                          humans=frozenset({KIM, LENA}), title="Clay on Saturdays"))
     assert "in “Clay on Saturdays”" in (await site.client.get("/", params={"q": "studio"})).text
     unnamed = await site.memory.memories_about(KIM)
-    await site.memory._store.insert_memories([attrs.evolve(
+    await site.memory._store.memories.insert([attrs.evolve(
         unnamed[0], id=None, text="u:77 lent u:55 a bicycle pump.", room_id="room-1b44-unknown")])
     page = (await site.client.get("/", params={"q": "pump"})).text
     assert "You lent u:55 a bicycle pump." in page and "in a chat" in page and "room-1b44" not in page

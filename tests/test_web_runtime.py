@@ -206,11 +206,11 @@ async def test_a_line_for_a_room_not_open_is_a_404_and_from_someone_not_in_it_a_
     archived = await runtime.call("POST", "/api/rooms/g-2/lines", template=LINES,
                                   json={"speaker": "u:42", "text": "One more thing."})
     assert archived.status_code == 404
-    kept = await memory._store.lines("g-2")
+    kept = await memory._store.transcript.lines("g-2")
     assert [(line.id, line.speaker) for line in kept] == [
         (first.json()["id"], "u:42"), (joined.json()["id"], "u:17"), (persona.json()["id"], "warren")
     ]
-    assert await memory._store.lines("never-opened") == []
+    assert await memory._store.transcript.lines("never-opened") == []
 
 
 async def test_the_runtime_token_is_its_own(runtime: Runtime) -> None:

@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 from persona_memory.errors import InvalidInput
-from persona_memory.storage.humans import RoomFacts
+from persona_memory.storage.rooms import RoomFacts
 from persona_memory.storage.queries import TranscriptLine
 from persona_memory.storage.writes import Notice
 from persona_memory.web import views

@@ -53,12 +53,12 @@ def extracting(*items):
 
 
 async def rows_of(store, persona="warren"):
-    _, rows = await store.persona_rows(persona)
+    _, rows = await store.memories.rows(persona)
     return rows
 
 
 async def test_a_quiet_room_becomes_rows_with_evidence_and_a_notice(store):
-    line = await store.post_line("dm", "u:42", "I bought a flat in Xuhui in July.", MONDAY, DM.presence)
+    line = await store.transcript.post("dm", "u:42", "I bought a flat in Xuhui in July.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory(valid_from="2026-07")))
     report = await pipeline(store, mind)("warren", DM)
     (row,) = await rows_of(store)
@@ -77,7 +77,7 @@ async def test_a_quiet_room_becomes_rows_with_evidence_and_a_notice(store):
 
 
 async def test_a_crash_before_commit_leaves_nothing_and_the_next_run_redoes_the_slice(store, monkeypatch):
-    await store.post_line("dm", "u:42", "I bought a flat and adopted a cat.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I bought a flat and adopted a cat.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory(), memory(text="u:42 adopted a cat.")))
     real_insert = writes.insert_memories_on
 
@@ -98,7 +98,7 @@ async def test_a_crash_before_commit_leaves_nothing_and_the_next_run_redoes_the_
 
 
 async def test_a_replay_after_the_commit_adds_nothing(store):
-    await store.post_line("dm", "u:42", "I bought a flat.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I bought a flat.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory()))
     report = await pipeline(store, mind)("warren", DM)
     assert len(await rows_of(store)) == 1
@@ -111,10 +111,10 @@ async def test_a_replay_after_the_commit_adds_nothing(store):
 
 async def test_update_closes_the_old_row_and_links_the_arc(store):
     clock = ManualClock(MONDAY)
-    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory(text="u:42 owns a flat in Xuhui.", valid_from="2026-07"))), clock)("warren", DM)
     clock.set(datetime(2026, 11, 20, tzinfo=timezone.utc))
-    await store.post_line("dm", "u:42", "I sold the flat in Xuhui this month.", clock.now(), DM.presence)
+    await store.transcript.post("dm", "u:42", "I sold the flat in Xuhui this month.", clock.now(), DM.presence)
     mind = FakeMind(
         extract=extracting(memory(kind="event", text="u:42 sold the flat in Xuhui.", valid_from="2026-11")),
         route=lambda request: {"event": "UPDATE", "old_id": "0"},
@@ -128,22 +128,22 @@ async def test_update_closes_the_old_row_and_links_the_arc(store):
 
 
 async def test_close_ends_a_row_with_nothing_replacing_it(store):
-    await store.post_line("dm", "u:42", "I play tennis every week.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I play tennis every week.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory(text="u:42 plays tennis every week."))))("warren", DM)
-    await store.post_line("dm", "u:42", "I no longer play tennis.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I no longer play tennis.", MONDAY, DM.presence)
     mind = FakeMind(
         extract=extracting(memory(text="u:42 no longer plays tennis every week.")),
         route=lambda request: {"event": "CLOSE", "old_id": "0"},
     )
     await pipeline(store, mind, neighbour_min_cosine=0.3)("warren", DM)
-    rows = await store.memories_about(DAN)
+    rows = await store.memories.about(DAN)
     assert [(r.text, r.valid_to, r.closed_by) for r in rows] == [("u:42 plays tennis every week.", "2026-08-10", None)]
 
 
 async def test_none_and_exact_duplicates_add_nothing_and_skip_the_router(store):
-    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory())))("warren", DM)
-    await store.post_line("dm", "u:42", "As I said, I own a flat in Xuhui.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "As I said, I own a flat in Xuhui.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(memory(text="U:42 owns a flat in Xuhui")))
     report = await pipeline(store, mind)("warren", DM)
     assert mind.routings == []  # decided before any model call
@@ -152,9 +152,9 @@ async def test_none_and_exact_duplicates_add_nothing_and_skip_the_router(store):
 
 
 async def test_a_router_that_invents_a_number_is_refused_and_nothing_is_guessed(store):
-    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory())))("warren", DM)
-    await store.post_line("dm", "u:42", "I sold my flat in Xuhui.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I sold my flat in Xuhui.", MONDAY, DM.presence)
     mind = FakeMind(
         extract=extracting(memory(text="u:42 sold the flat in Xuhui.")),
         route=lambda request: {"event": "UPDATE", "old_id": "3"},
@@ -167,10 +167,10 @@ async def test_a_router_that_invents_a_number_is_refused_and_nothing_is_guessed(
 
 async def test_humans_with_memory_off_or_who_muted_the_persona_are_never_sent_to_its_mind(store):
     both = attrs.evolve(GROUP, personas=("warren", "nolan"))
-    await store.set_memory_on(DAN, False)
-    await store.set_muted(CARA, "warren", True)
-    await store.post_line("g", "u:42", "I own a flat.", MONDAY, both.presence)
-    await store.post_line("g", "u:17", "I run marathons.", MONDAY, both.presence)
+    await store.controls.set_memory_on(DAN, False)
+    await store.controls.set_muted(CARA, "warren", True)
+    await store.transcript.post("g", "u:42", "I own a flat.", MONDAY, both.presence)
+    await store.transcript.post("g", "u:17", "I run marathons.", MONDAY, both.presence)
     mind = FakeMind(extract=lambda r: {"memories": [
         memory(subject="u:17", text="u:17 runs marathons.", evidence=[r.lines[0].id]),
     ]})
@@ -193,14 +193,14 @@ async def test_the_daily_cap_holds_across_quiet_spells(store):
     ]})
     for spell in range(3):
         for i in range(3):
-            await store.post_line("dm", "u:42", f"I have hobby {spell}-{i}.", MONDAY, DM.presence)
+            await store.transcript.post("dm", "u:42", f"I have hobby {spell}-{i}.", MONDAY, DM.presence)
         await pipeline(store, mind, daily_cap_per_human=5)("warren", DM)
     assert len(await rows_of(store)) == 5
 
 
 async def test_a_failing_provider_parks_the_slice_with_its_error_and_backoff(store):
     clock = ManualClock(MONDAY)
-    await store.post_line("dm", "u:42", "I bought a flat.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I bought a flat.", MONDAY, DM.presence)
 
     def down(_request):
         raise ProviderUnreachable("the endpoint timed out 5 times")
@@ -209,7 +209,7 @@ async def test_a_failing_provider_parks_the_slice_with_its_error_and_backoff(sto
     assert report.parked == "ProviderUnreachable: the endpoint timed out 5 times"
     behind = await store.read(writes.rooms_behind)
     assert behind == []  # the room was never opened in this store: nothing to sweep
-    await store.save_room(
+    await store.rooms.save(
         RoomState("dm", personas=("warren",), present=frozenset({DAN}), private=True, incognito=False, kit=None, topic=None),
         MONDAY,
     )
@@ -225,9 +225,9 @@ async def test_a_failing_provider_parks_the_slice_with_its_error_and_backoff(sto
 
 async def test_undo_deletes_exactly_the_announced_rows_and_reopens_what_they_closed(store):
     clock = ManualClock(MONDAY)
-    await store.post_line("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I own a flat in Xuhui.", MONDAY, DM.presence)
     await pipeline(store, FakeMind(extract=extracting(memory())), clock)("warren", DM)
-    await store.post_line("dm", "u:42", "I sold the flat and got a dog.", MONDAY, DM.presence)
+    await store.transcript.post("dm", "u:42", "I sold the flat and got a dog.", MONDAY, DM.presence)
     mind = FakeMind(
         extract=extracting(memory(kind="event", text="u:42 sold the flat in Xuhui."), memory(text="u:42 has a dog named Biscuit.")),
         route=lambda request: {"event": "UPDATE", "old_id": "0"} if "flat" in request.text else {"event": "ADD"},
@@ -240,7 +240,7 @@ async def test_undo_deletes_exactly_the_announced_rows_and_reopens_what_they_clo
         await store.write(lambda c: writes.undo(c, CARA, latest.id, MONDAY))
     deleted = await store.write(lambda c: writes.undo(c, DAN, latest.id, MONDAY))
     assert sorted(deleted) == sorted(latest.memory_ids)
-    rows = await store.memories_about(DAN)
+    rows = await store.memories.about(DAN)
     assert [(r.text, r.valid_to, r.closed_by) for r in rows] == [("u:42 owns a flat in Xuhui.", None, None)]
     assert [n.id for n in await store.read(lambda c: writes.notices(c, DAN))] == [notices[1].id]
     with pytest.raises(NotYourNotice):
@@ -252,8 +252,8 @@ async def test_a_row_naming_a_user_met_elsewhere_is_refused_however_the_names_ar
     from persona_memory.write import pipeline as module
 
     monkeypatch.setattr(module, "NAMES_AHEAD", names_ahead)
-    await store.record_rooms([], [], {CARA: ("Cara Lind", MONDAY)})
-    await store.post_line("dm", "u:42", "I went climbing with Cara on Sunday.", MONDAY, DM.presence)
+    await store.rooms.record([], [], {CARA: ("Cara Lind", MONDAY)})
+    await store.transcript.post("dm", "u:42", "I went climbing with Cara on Sunday.", MONDAY, DM.presence)
     mind = FakeMind(extract=extracting(
         memory(kind="event", text="u:42 went climbing with Cara on Sunday."),
         memory(kind="event", text="u:42 went climbing on Sunday."),
@@ -282,7 +282,7 @@ async def test_the_daily_cap_counts_what_the_first_half_of_a_split_slice_wrote(s
         return {"memories": [memory(text=f"u:42 planted bulb number {line.id}.", evidence=[line.id])]}
 
     for i in range(2):
-        await store.post_line("dm", "u:42", f"I planted bulb {i} today.", MONDAY, DM.presence)
+        await store.transcript.post("dm", "u:42", f"I planted bulb {i} today.", MONDAY, DM.presence)
     report = await pipeline(store, FakeMind(extract=extract), daily_cap_per_human=1)("warren", DM)
     assert [r.text for r in await rows_of(store)] == ["u:42 planted bulb number 1."]
     assert report.lines == 2

@@ -113,7 +113,7 @@ async def seed(memory: pm.Memory, clock: pm.ManualClock) -> None:
     await memory.send(pm.RoomOpened(room_id="dm-ana", humans=frozenset({ANA}), topic="Hello", **dm))
     await memory.send(pm.RoomOpened(room_id="dm-ana-nolan", humans=frozenset({ANA}), topic="Hi",
                                     **{**dm, "personas": ("nolan",)}))
-    await memory._store.insert_memories([
+    await memory._store.memories.insert([
         MemoryRow(persona="warren", subject="u:43", kind="fact", importance=5, created=now,
                   text="u:43 works as a nurse in Pudong.", room_id="dm-ana", witnessed={ANA}),
         MemoryRow(persona="warren", subject="u:43", kind="preference", importance=4, created=now,
@@ -125,7 +125,7 @@ async def seed(memory: pm.Memory, clock: pm.ManualClock) -> None:
 
     await memory.send(pm.RoomOpened(room_id=EVIL_ROOM, humans=frozenset({EVE}), topic="hi", **dm))
     said = await chat(memory, clock, EVIL_ROOM, [("u:66", PAYLOADS[0]), ("u:66", PAYLOADS[1])])
-    rows = await memory._store.insert_memories([
+    rows = await memory._store.memories.insert([
         MemoryRow(persona="warren", subject="u:66", kind="fact", importance=5, created=now, text=text,
                   room_id=EVIL_ROOM, witnessed={EVE}, evidence=said)
         for text in PAYLOADS
@@ -203,8 +203,8 @@ async def seed_kim(memory: pm.Memory, clock: pm.ManualClock) -> None:
         kind, text = _KIM_SAYS[(n // 3) % len(_KIM_SAYS)]
         rows.append(MemoryRow(persona=persona, subject="u:77", kind=kind, importance=5, created=when,
                               text=text, room_id=room, witnessed={KIM}))
-    kept = await memory._store.insert_memories(rows[:-9])
-    await memory._store.insert_memories([
+    kept = await memory._store.memories.insert(rows[:-9])
+    await memory._store.memories.insert([
         attrs.evolve(row, valid_from="2026-05", valid_to="2026-08", closed_by=kept[i].id)
         for i, row in enumerate(rows[-9:])
     ])

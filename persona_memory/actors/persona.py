@@ -445,7 +445,7 @@ class PersonaActor:
             return known.controls
         version, controls = await store.read_state(self.persona, present)
         if version != self._index.version:
-            self._index.load(*await store.persona_rows_said(self.persona))
+            self._index.load(*await store.memories.rows_said(self.persona))
         if known is not None and known.changes == changes and len(known.controls) < STATE_USERS_KEPT:
             controls = {**known.controls, **controls}  # both reads saw the same file
         self._state = StateRead(changes, self._index.version, controls)
@@ -477,7 +477,7 @@ class PersonaActor:
         no deleted line is served again (its generation stays: the room did not change). If
         the rows cannot be read, no cached block is served until its room's next build."""
         try:
-            self._index.load(*await self._ctx.store.persona_rows_said(self.persona))
+            self._index.load(*await self._ctx.store.memories.rows_said(self.persona))
         except StorageError as exc:
             log.warning("%s: the rows could not be read after a delete (%s); its blocks wait "
                         "for the next open", self.persona, exc)
@@ -559,7 +559,7 @@ class PersonaActor:
         match job:
             case TouchJob(stamps=stamps):
                 try:
-                    await ctx.store.touch(stamps, persona=self.persona, epoch=ctx.fence(self.persona))
+                    await ctx.store.memories.touch(stamps, persona=self.persona, epoch=ctx.fence(self.persona))
                 except StorageError as exc:  # read-only or full: blocks go on, stamps do not
                     log.warning("%s: %d recall stamps were not written (%s)", self.persona, len(stamps), exc)
                     self._lane.report(Touched(stamps, committed=False))
@@ -649,11 +649,11 @@ async def run_edit(store: Store, clock: WallClock, persona: str, edit) -> object
     now = clock.now()
     match edit:
         case DeleteMemory(user_id=user_id, memory_id=memory_id):
-            return await store.delete_memory(user_id, memory_id, persona=persona)
+            return await store.memories.delete(user_id, memory_id, persona=persona)
         case UndoNotice(user_id=user_id, notice_id=notice_id):
-            return await store.undo(user_id, notice_id, now, persona=persona)
+            return await store.notices.undo(user_id, notice_id, now, persona=persona)
         case ClearMemories(user_id=user_id):
-            return await store.clear_about(user_id, persona, now)
+            return await store.memories.clear_about(user_id, persona, now)
         case _:
             raise AssertionError(f"unknown edit {edit!r}")
 
@@ -680,6 +680,6 @@ async def meter_from_store(ctx: ActorContext, persona: str, user_id: int) -> tup
     """``private_meter`` read straight from the store, for a persona that has no actor to ask
     (it was stopped): its rows and the human's switches, read once, kept nowhere."""
     index = RowIndex()
-    index.load(*await ctx.store.persona_rows(persona))
-    controls = await ctx.store.user_controls([user_id])
+    index.load(*await ctx.store.memories.rows(persona))
+    controls = await ctx.store.controls.of([user_id])
     return private_meter(persona, user_id, index.table, controls, ctx)

@@ -5,7 +5,7 @@ Rules:
 - The supervisor's intake hands it every change the room registry accepted (``record``)
   without waiting — an open as the room's state (``rooms.RoomState``, what the table stores),
   an archive as its room id; its own task writes whatever is pending in one transaction
-  (``Store.record_rooms``). So ``send(RoomOpened)`` → ``block()`` never waits on a write, and a
+  (``store.rooms.record``). So ``send(RoomOpened)`` → ``block()`` never waits on a write, and a
   store that refuses writes still serves blocks from what the actors hold.
 - What is pending is kept per room and per user, the latest winning: a reopen replaces the
   room's pending record, an archive marks it, and each user keeps the display name given
@@ -178,7 +178,7 @@ class RoomRecorder:
         ]
         archived = [(room_id, p.archived) for room_id, p in rooms.items() if p.archived is not None]
         try:
-            refused = await self._store.record_rooms(opened, archived, names)
+            refused = await self._store.rooms.record(opened, archived, names)
         except StorageError as exc:
             for room_id, pending in rooms.items():
                 newer = self._rooms.get(room_id)

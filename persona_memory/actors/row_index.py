@@ -112,7 +112,7 @@ class RowIndex:
 
     def load(self, version: int, rows: Iterable[MemoryRow], said: Mapping[int, str] | None = None) -> None:
         """Replace the copy with ``rows`` read at ``version``; ``said``: what each row's
-        transcript lines said (``Store.persona_rows_said``), searched beside its text. Rows
+        transcript lines said (``store.memories.rows_said``), searched beside its text. Rows
         as the store read them (``StoredRows``) are decoded column by column for the table,
         and each open row only when it is read (``open_rows`` is then a ``LazyRows``)."""
         self.version = version

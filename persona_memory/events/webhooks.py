@@ -34,7 +34,7 @@ import trio
 from ..clock import WallClock
 from ..errors import ConfigError
 from ..settings import EventsSettings, Webhook
-from ..storage.store import Store
+from ..storage.outbox import Outbox
 from .kinds import Delivered
 from .signing import EVENT_ID_HEADER, KIND_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signature
 
@@ -95,7 +95,7 @@ async def deliver(client: httpx.AsyncClient, target: Target, body: bytes, delive
 
 
 async def run_webhook(
-    store: Store,
+    outbox: Outbox,
     target: Target,
     events: EventsSettings,
     clock: WallClock,
@@ -105,17 +105,17 @@ async def run_webhook(
 ) -> None:
     """Deliver the outbox to one webhook until cancelled; ``task_status`` gets its cursor."""
     hook = target.hook
-    position = await store.event_cursor(hook.name)
+    position = await outbox.cursor(hook.name)
     task_status.started(position)
     while True:
-        position = max(position, await store.delivered_up_to(hook.name))  # another worker's progress
-        batch = await store.events_after(position, BATCH)
+        position = max(position, await outbox.delivered_up_to(hook.name))  # another worker's progress
+        batch = await outbox.after(position, BATCH)
         if not batch:
             await trio.sleep(events.poll_seconds)
             continue
         for one in batch:
             if one.kind in hook.kinds:
-                texts = await store.event_texts(one.event) if hook.include_text else None
+                texts = await outbox.texts_of(one.event) if hook.include_text else None
                 body = one.body(texts)
                 failures = 0
                 while (why := await deliver(client, target, body, one, clock.now().timestamp())) is not None:
@@ -124,15 +124,15 @@ async def run_webhook(
                     log.warning("webhook %s did not take event %d (%s); trying again in %.1f s",
                                 hook.name, one.id, why, wait)
                     await trio.sleep(wait)
-                    if await store.delivered_up_to(hook.name) >= one.id:
+                    if await outbox.delivered_up_to(hook.name) >= one.id:
                         break  # another worker delivered it meanwhile
             position = one.id
             if one.kind in hook.kinds or one is batch[-1]:
-                await store.advance_events(hook.name, position)
+                await outbox.advance(hook.name, position)
 
 
 async def run_webhooks(
-    store: Store,
+    outbox: Outbox,
     events: EventsSettings,
     clock: WallClock,
     *,
@@ -152,14 +152,14 @@ async def run_webhooks(
     names = [t.hook.name for t in targets]
     async with trio.open_nursery() as nursery:
         if targets:
-            await nursery.start(partial(_deliver_to, store, targets, events, clock, transport))
+            await nursery.start(partial(_deliver_to, outbox, targets, events, clock, transport))
         nursery.start_soon(_supervised, "the outbox's pruning", events,
-                           lambda task_status: _prune(store, events, clock, names, task_status))
+                           lambda task_status: _prune(outbox, events, clock, names, task_status))
         task_status.started()
 
 
 async def _deliver_to(
-    store: Store,
+    outbox: Outbox,
     targets: tuple[Target, ...],
     events: EventsSettings,
     clock: WallClock,
@@ -173,15 +173,15 @@ async def _deliver_to(
         async with trio.open_nursery() as nursery:
             for target in targets:
                 await nursery.start(_supervised, f"the deliverer of webhook {target.hook.name}", events,
-                                    lambda task_status, t=target: run_webhook(store, t, events, clock, client, task_status=task_status))
+                                    lambda task_status, t=target: run_webhook(outbox, t, events, clock, client, task_status=task_status))
             task_status.started()
 
 
-async def _prune(store: Store, events: EventsSettings, clock: WallClock, names: list[str], task_status: trio.TaskStatus) -> None:
+async def _prune(outbox: Outbox, events: EventsSettings, clock: WallClock, names: list[str], task_status: trio.TaskStatus) -> None:
     """Every hour, delete the events older than ``keep_days`` that every webhook has."""
     task_status.started()
     while True:
-        gone = await store.prune_events(clock.now() - timedelta(days=events.keep_days), names)
+        gone = await outbox.prune(clock.now() - timedelta(days=events.keep_days), names)
         if gone:
             log.info("deleted %d delivered events older than %g days", gone, events.keep_days)
         await trio.sleep(3600)

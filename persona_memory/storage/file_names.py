@@ -2,7 +2,7 @@
 
 The offline reader's worker process checks a slice's candidates (``write.offloaded``), and
 the check needs the display names whose first word is a word of the candidates
-(``store.names_among``) — which depend on what was read, so the event loop could only ask
+(``store.names.among``) — which depend on what was read, so the event loop could only ask
 for them between the reading and the check, one more hop each way. ``FileNames(path)`` asks
 the file itself from the worker, with the same query on a read-only connection it opens
 once per process and keeps.

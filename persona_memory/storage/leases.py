@@ -59,11 +59,14 @@ import math
 import sqlite3
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from typing import TypeVar
 
 import attrs
 
 from ..errors import InvalidInput, LeaseLost
 from .dialect import dialect_of
+
+T = TypeVar("T")
 
 Fence = Callable[[str], "int | None"]
 """Which epoch a persona's write carries: the epoch of the lease held for it (a cluster
@@ -205,6 +208,21 @@ def check_held(conn: sqlite3.Connection, persona: str, epoch: int) -> None:
     ).fetchone()
     if found is None or int(found[0]) != epoch or found[1] is None or not found[2]:
         raise _lost_from(persona, epoch, found)
+
+
+def fenced(
+    fn: Callable[[sqlite3.Connection], T], persona: str | None, epoch: int | None
+) -> Callable[[sqlite3.Connection], T]:
+    """``fn``, first checking in its transaction that ``persona``'s lease stands at ``epoch``
+    (``check_held``); ``fn`` itself when no epoch is given."""
+    if epoch is None:
+        return fn
+
+    def fenced(conn: sqlite3.Connection) -> T:
+        check_held(conn, persona, epoch)
+        return fn(conn)
+
+    return fenced
 
 
 def _lost(conn: sqlite3.Connection, persona: str, held: int) -> LeaseLost:

@@ -1,7 +1,8 @@
 """The event outbox: each change's events, written in the change's own transaction.
 
 Functions of a connection (either backend's: see ``store``), run inside the caller's unit of
-work. The change and its events commit together or not at all, so a subscriber hears of every
+work; ``Outbox`` runs the subscribers' reads and cursor moves each as one (the store's
+``store.outbox``). The change and its events commit together or not at all, so a subscriber hears of every
 change that happened and of none that did not.
 
 Rules:
@@ -25,6 +26,7 @@ from datetime import datetime, timezone
 
 from ..events.kinds import ControlsChanged, Delivered, Event, MemoryClosed, MemoryNoted, data_of, event_of
 from .dialect import dialect_of
+from .units import Units
 
 OUTBOX_LOCK = 0x504D4556  # "PMEV": the advisory lock event writers take on PostgreSQL
 
@@ -101,6 +103,44 @@ def prune(conn: sqlite3.Connection, before: datetime, subscribers: Sequence[str]
         f"DELETE FROM outbox WHERE created < ? AND id < (SELECT max(id) FROM outbox) AND id <= {delivered}",
         (before.isoformat(), *names),
     ).rowcount
+
+
+class Outbox:
+    """The outbox as its subscribers use it (``store.outbox``): each call one unit of work;
+    the writes (cursors, pruning) are not counted in ``changes``."""
+
+    def __init__(self, units: Units) -> None:
+        self._units = units
+
+    async def after(self, last_id: int, limit: int = 100) -> list[Delivered]:
+        """The events after id ``last_id``, oldest first (``after``)."""
+        return await self._units.read(lambda conn: after(conn, last_id, limit))
+
+    async def newest(self) -> int:
+        """The id of the newest event in the outbox (0: none)."""
+        return await self._units.read(newest)
+
+    async def cursor(self, subscriber: str) -> int:
+        """The last event id delivered to ``subscriber``; a new one starts at the newest."""
+        return await self._units.write_unread(lambda conn: cursor(conn, subscriber))
+
+    async def delivered_up_to(self, subscriber: str) -> int:
+        """``subscriber``'s cursor as another worker may have moved it (a read)."""
+        return await self._units.read(lambda conn: delivered_up_to(conn, subscriber))
+
+    async def advance(self, subscriber: str, to_id: int) -> None:
+        """Record that ``subscriber`` was delivered every event up to ``to_id``."""
+        await self._units.write_unread(lambda conn: advance(conn, subscriber, to_id))
+
+    async def prune(self, before: datetime, subscribers: Sequence[str] = ()) -> int:
+        """Delete the events older than ``before`` that every one of ``subscribers`` (the
+        webhooks configured) was delivered (``prune``)."""
+        return await self._units.write_unread(lambda conn: prune(conn, before, subscribers))
+
+    async def texts_of(self, event: Event) -> dict | None:
+        """The text about a person that ``event`` points at, as the store holds it now
+        (``texts_of``): for a subscriber configured to get text."""
+        return await self._units.read(lambda conn: texts_of(conn, event))
 
 
 # ---- the events of each change ---------------------------------------------------------------

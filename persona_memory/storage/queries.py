@@ -87,7 +87,7 @@ LINE_COLUMNS = "id, room_id, speaker, text, at, humans, personas, kit, incognito
 
 
 def lines_after(conn: sqlite3.Connection, room_id: str, after_id: int, limit: int | None) -> list[TranscriptLine]:
-    """``Store.lines`` on a connection the caller holds (to read it in one unit with more)."""
+    """``store.transcript.lines`` on a connection the caller holds (to read it in one unit with more)."""
     query = f"SELECT {LINE_COLUMNS} FROM transcript_lines WHERE room_id = ? AND id > ? ORDER BY id"
     if limit is None:
         cur = conn.execute(query, (room_id, after_id))
@@ -97,7 +97,7 @@ def lines_after(conn: sqlite3.Connection, room_id: str, after_id: int, limit: in
 
 
 def controls_of(conn: sqlite3.Connection, user_ids: Iterable[int]) -> dict[int, UserControls]:
-    """``Store.user_controls`` on a connection the caller holds."""
+    """``store.controls.of`` on a connection the caller holds."""
     return controls_in(conn, sorted(set(user_ids)))
 
 
@@ -116,7 +116,7 @@ def rows_in(conn: sqlite3.Connection, query: str, values: Iterable[object]) -> I
 def persona_rows(
     conn: sqlite3.Connection, persona: str, *, said: bool
 ) -> tuple[int, Sequence[MemoryRow], dict[int, str]]:
-    """``Store.persona_rows`` (with ``said``: ``persona_rows_said``, its rows a ``StoredRows``)
+    """``store.memories.rows`` (with ``said``: ``store.memories.rows_said``, its rows a ``StoredRows``)
     in one transaction."""
     query = "SELECT * FROM persona_memory WHERE persona = ? AND (valid_to IS NULL OR closed_by IS NOT NULL)"
     conn.execute("BEGIN")
@@ -166,7 +166,7 @@ def _said(conn: sqlite3.Connection, cited: list[tuple[int, Sequence[int]]]) -> d
 
 
 def names_among(conn: sqlite3.Connection, words: Iterable[str]) -> dict[int, str]:
-    """``Store.names_among`` on a connection the caller holds."""
+    """``store.names.among`` on a connection the caller holds."""
     query = "SELECT user_id, name FROM user_names WHERE first_word IN ({})"
     return {r["user_id"]: r["name"] for r in rows_in(conn, query, {w.casefold() for w in words if w})}
 
@@ -241,7 +241,7 @@ def record_rooms_on(
     archived: Sequence[tuple[str, datetime]],
     names: Mapping[int, tuple[str, datetime]],
 ) -> list[str]:
-    """``Store.record_rooms`` on a connection the caller holds, in its transaction (a cluster
+    """``store.rooms.record`` on a connection the caller holds, in its transaction (a cluster
     worker records a room in the same transaction as the event: ``cluster/registry.py``)."""
     refused = []
     for room, when in opened:

@@ -4,7 +4,8 @@ A login link and a session cookie are signed and stamped, so their signature alo
 until they expire; what a signature cannot say is that a link was used already or that its
 session was ended. That is kept here, so it holds after a restart of ``serve`` and on every
 cluster worker sharing the database. Functions of a connection (either backend's: see
-``store``), run inside the caller's unit of work.
+``store``), run inside the caller's unit of work; ``Revocations`` runs each as one (the
+store's ``store.revocations``).
 
 Rules:
 - A row is one revoked secret: its ``kind`` (``"link"``: a login link's nonce; ``"session"``:
@@ -27,6 +28,7 @@ from typing import Literal
 
 from ..clock import as_utc
 from ..errors import InvalidInput
+from .units import Units
 
 Kind = Literal["link", "session"]
 KINDS: frozenset[str] = frozenset({"link", "session"})
@@ -52,6 +54,23 @@ def is_revoked(conn: sqlite3.Connection, kind: Kind, secret: str) -> bool:
     return conn.execute(
         "SELECT 1 FROM web_revocations WHERE kind = ? AND token = ?", (_kind(kind), _digest(secret))
     ).fetchone() is not None
+
+
+class Revocations:
+    """The revoked secrets (``store.revocations``): each call one unit of work, not counted in
+    ``changes`` (nothing ``read_state`` reads)."""
+
+    def __init__(self, units: Units) -> None:
+        self._units = units
+
+    async def revoke(self, kind: Kind, secret: str, expires_at: datetime, now: datetime) -> bool:
+        """``revoke`` in its own transaction: record a used login link's nonce or an ended
+        session's id until ``expires_at``; ``False`` when it was recorded already."""
+        return await self._units.write_unread(lambda conn: revoke(conn, kind, secret, expires_at, now))
+
+    async def is_revoked(self, kind: Kind, secret: str) -> bool:
+        """Whether a login link's nonce was used or a session id ended (``is_revoked``)."""
+        return await self._units.read(lambda conn: is_revoked(conn, kind, secret))
 
 
 def _kind(kind: str) -> str:

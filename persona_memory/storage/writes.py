@@ -207,7 +207,7 @@ def open_rows(conn: sqlite3.Connection, persona: str, subjects: Iterable[str]) -
 
 def names_if_few(conn: sqlite3.Connection, limit: int) -> list[tuple[int, str, str]] | None:
     """Every known display name as ``(user id, name, first word)`` — ``None`` when there are
-    more than ``limit`` (the write path then asks ``store.names_among`` for the few it needs).
+    more than ``limit`` (the write path then asks ``store.names.among`` for the few it needs).
     Whether there are more is asked first, by one step past the ``limit``-th row: a store with
     many names (read before every backlog) builds no row objects to learn it."""
     if conn.execute("SELECT 1 FROM user_names LIMIT 1 OFFSET ?", (limit,)).fetchone() is not None:

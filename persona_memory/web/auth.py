@@ -118,7 +118,8 @@ class Session:
 
 class Revocations(Protocol):
     """Where used login links and ended sessions are kept (``kind`` ``"link"`` or
-    ``"session"``): a ``Store`` (``storage/revocations.py``), or ``ProcessRevocations``."""
+    ``"session"``): a store's ``store.revocations`` (``storage/revocations.py``), or
+    ``ProcessRevocations``."""
 
     async def revoke(
         self, kind: Literal["link", "session"], secret: str, expires_at: datetime, now: datetime

@@ -31,7 +31,7 @@ import attrs
 from ..errors import InvalidInput
 from ..ids import check_persona, parse_user_ref, persona_name, user_ref
 from ..rows import NOTE_LIMIT, MemoryRow, UserControls
-from ..storage.humans import RoomFacts
+from ..storage.rooms import RoomFacts
 from .wording import base_form, second_person  # noqa: F401  (the wording of lines, with the views)
 
 PAGE_SIZE = 50

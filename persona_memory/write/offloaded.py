@@ -14,7 +14,7 @@ kept (``checked_and_embedded``).
 
 Rules:
 - The answer is the one the loop's own steps give: the same reading, the same names (the
-  query ``store.names_among`` makes, or its answer from every name held, in the same order),
+  query ``store.names.among`` makes, or its answer from every name held, in the same order),
   the same check, the rows ``embedder.embed`` gives for the same texts (the twin runs
   ``embed_sync``), and those rows quantised for storage as the loop would (``quantize_rows``).
 - No candidate kept, nothing embedded: ``Embedded`` is ``None``, as the loop embeds nothing then.
@@ -88,7 +88,7 @@ def read_checked_and_embedded(
 
 @attrs.frozen
 class HeldNames:
-    """``store.names_among`` answered from every known name, held as ``(user id, name, first
+    """``store.names.among`` answered from every known name, held as ``(user id, name, first
     word)``: the same names, in the order its ``first_word`` index gives them."""
 
     entries: tuple[tuple[int, str, str], ...]

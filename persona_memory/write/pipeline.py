@@ -359,7 +359,7 @@ class WritePipeline:
         if index is None and known.source is not None:
             index = known.loaded(await trio.to_thread.run_sync(known.source.build, self._slots))
         if index is None:
-            version, rows = await self._store.persona_rows(persona)
+            version, rows = await self._store.memories.rows(persona)
             index = known.loaded(
                 await trio.to_thread.run_sync(functools.partial(RouteIndex.from_rows, version, rows, reader=self._slots))
             )
@@ -476,7 +476,7 @@ class Ahead:
         return self
 
     def names_among(self, words: set[str]) -> dict[int, str] | None:
-        """``store.names_among`` over ``words`` from the names held (``None``: not held)."""
+        """``store.names.among`` over ``words`` from the names held (``None``: not held)."""
         return self.names(words) if self.names is not None else None
 
 
