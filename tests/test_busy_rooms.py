@@ -111,16 +111,21 @@ def histories(draw: st.DrawFn) -> list[Step]:
 
 
 def run_virtual(main: Callable[[], Awaitable[None]]) -> None:
-    """Run ``main`` in a fresh trio run on a virtual clock that jumps whenever all tasks wait."""
-    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    """Run ``main`` in a fresh trio run on a virtual clock that jumps once all tasks have waited
+    a millisecond.
+
+    Not at once: a task waiting for a database thread counts as waiting, so a clock that jumps
+    the moment every task waits leaps from timer to timer — the retirement check, the sweep —
+    for as long as a database call takes, and that loop holds the interpreter lock the call
+    needs. The slower the call, the more leaps; a day could run for years of virtual time and
+    minutes of real time. Waiting a millisecond first lets the thread finish.
+    """
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0.001))
 
 
 @pytest.mark.parametrize("v1_proven", [True, False], ids=["proven-scope", "groups-open"])
 @settings(
-    # A dozen busy days a run keeps the suite short (each run draws new ones): after the
-    # tests before it in the same process a large day takes far longer than alone, and the
-    # search toward more failures and more lines checked draws large days.
-    max_examples=12,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -164,6 +169,7 @@ def test_busy_rooms_keep_every_invariant(
 async def test_a_random_busy_day_keeps_every_invariant(
     autojump_clock: trio.testing.MockClock, tmp_path: Path, v1_proven: bool
 ) -> None:
+    autojump_clock.autojump_threshold = 0.001  # as in ``run_virtual``: let a database call finish
     async with open_busy_memory(
         tmp_path / "memory.db",
         v1_proven=v1_proven,
@@ -185,6 +191,7 @@ async def test_a_random_busy_day_keeps_every_invariant(
 async def test_a_writer_that_fails_every_first_attempt_still_writes_each_quiet_once(
     autojump_clock: trio.testing.MockClock, tmp_path: Path
 ) -> None:
+    autojump_clock.autojump_threshold = 0.001  # as in ``run_virtual``: let a database call finish
     opens = tuple(OpenRoom(slot, personas=(0, 1), humans=(slot, slot + 1)) for slot in range(4))
     quiets = tuple(Quiet(slot) for _ in range(5) for slot in range(4))
     history = [Step(room_ops=opens), Step(room_ops=quiets), Step(room_ops=(Archive(0), Archive(3)))]
