@@ -15,8 +15,12 @@
   unless ``PERSONA_MEMORY_TEST_POSTGRES_REQUIRED=1`` (CI sets it), where they fail instead.
 
 A note on virtual time: a task waiting for the SQLite worker thread counts as blocked for trio,
-so under ``autojump_clock`` the clock may jump while a database call is in flight. Tests that
-assert exact virtual times do so only around code that does not touch the database.
+so a clock that jumps the moment every task waits would leap from timer to timer (retirement
+checks, sweeps, backoffs) for as long as a database call is in flight — holding the interpreter
+lock that call needs, so the call runs slower and the leaping goes on, for minutes of real time
+on a busy machine. ``autojump_clock`` here (replacing pytest-trio's) jumps only after a
+millisecond with nothing to run. The clock may still jump while a database call is in flight:
+tests that assert exact virtual times do so only around code that does not touch the database.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 import pytest
+import trio.testing
 from hypothesis import settings as hypothesis_settings
 
 import pg_server
@@ -46,6 +51,13 @@ OpenTestMemory = Callable[..., AbstractAsyncContextManager[Memory]]
 # is a timed assertion, and the first example of a test may pay a model's load on a busy machine.
 hypothesis_settings.register_profile("persona-memory", deadline=None)
 hypothesis_settings.load_profile("persona-memory")
+
+
+@pytest.fixture
+def autojump_clock() -> trio.testing.MockClock:
+    """A virtual clock that jumps to the next timer once nothing has run for a millisecond of
+    real time (see the module's note on virtual time)."""
+    return trio.testing.MockClock(autojump_threshold=0.001)
 
 
 def settings_for(tmp_path: Path, overrides: Mapping[str, Any] | None = None) -> Settings:
