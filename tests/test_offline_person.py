@@ -112,6 +112,18 @@ def test_a_subject_the_chat_left_out_is_put_back(chat: str, restored: str) -> No
     assert restore_subject(chat) == restored
 
 
+@pytest.mark.parametrize(
+    ("chat", "restored"),
+    [
+        ("Took me four months to sand it down", "It took me four months to sand it down"),
+        ("Made us laugh all evening", "It made us laugh all evening"),
+        ("Just got me thinking about the old house", "It just got me thinking about the old house"),
+    ],
+)
+def test_a_left_out_subject_that_acted_on_the_speaker_is_a_thing_not_i(chat: str, restored: str) -> None:
+    assert restore_subject(chat) == restored
+
+
 def test_me_inside_a_hyphenated_word_is_not_the_speaker() -> None:
     assert to_third_person("I keep Sunday as me-time", DAN) == "u:42 keeps Sunday as me-time"
 

@@ -108,6 +108,14 @@ def test_a_photo_pointed_at_after_a_statement_joins_that_statement() -> None:
     assert texts("I finally repainted the shed. Take a look! [shares a photo of a shed painted mustard yellow]") == [
         "u:42 finally repainted the shed and shared a photo of a shed painted mustard yellow."
     ]
+    # a view's subject is the thing, not the speaker: the photo would read as the maps' deed
+    assert texts("Old maps are fascinating. Look! [shares a photo of a map of a harbour town]") == [
+        "u:42 thinks: Old maps are fascinating."
+    ]
+    # a join that would pass the row's length is not made: the row is not cut mid-caption
+    long_deed = "I finally repainted the shed at the bottom of the garden with two coats of the exterior paint left from the fence"
+    (row,) = texts(f"{long_deed}. Take a look! [shares a photo of a wooden shed painted a deep mustard yellow beside a vegetable patch]")
+    assert "shared a photo" not in row and row.endswith("left from the fence.")
 
 
 def test_a_row_that_names_the_photos_thing_takes_the_photos_words_for_it() -> None:
@@ -355,6 +363,20 @@ def test_an_answers_opening_pronoun_is_the_thing_the_question_asked_about() -> N
         ("warren", "How's your new flat?"),
         ("u:42", "It's tiny but it has a balcony with a view of the river."),
     ) == ["u:42's new flat is tiny but it has a balcony with a view of the river."]
+
+
+def test_the_thing_asked_about_is_the_whole_noun_phrase_of_the_question() -> None:
+    assert chat(  # an adjective of the question's phrase takes its noun
+        ("warren", "What is your new rug made of?"),
+        ("u:42", "It's woven from strips of my old denim jackets."),
+    ) == ["u:42's new rug is woven from strips of their old denim jackets."]
+    # "that the rug you…": the thing is "the rug", not "the"; what took the winter is the rug
+    (row,) = chat(
+        ("warren", "Is that the rug you were telling me about?"),
+        ("u:42", "Yes! It's made from strips of my old denim jackets. Took me all winter."),
+    )
+    assert "the rug is made from strips of" in row.lower()
+    assert row.endswith("; it took them all winter.")
 
 
 def test_an_answer_is_not_guessed_when_the_pronoun_or_the_words_after_it_do_not_fit() -> None:

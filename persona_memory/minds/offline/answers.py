@@ -12,7 +12,9 @@ Rules:
   "those"), with up to two words before its noun ("that sourdough bread recipe"). Seen from the
   replying speaker: the listener's "your" is the speaker's "my", the listener's own "my" is
   "your" (and becomes the persona's name in the third person), a demonstrative is "the". A
-  word that names no thing ("way", "time", "plans", a time word) is not one.
+  word that names no thing ("way", "time", "plans", a time word) is not one. The phrase runs
+  to its noun: "What is your new rug made of?" asks about "my new rug", never "my new"; in
+  "Is that the rug you…?" the thing is "the rug", not a "that" before an article.
 - **Naming the reply's pronoun** (``name_the_pronoun``): until the reply has said a row of
   its own, when a sentence of it (or a follow-up such as "I'll check it out") has
   "it" or "they"/"them"/"their" with nothing before it in the sentence that it could mean, and
@@ -51,7 +53,8 @@ class Thing:
 
 
 _NOUN_PHRASE = re.compile(
-    r"\b(?P<det>your|my|the|this|that|these|those)\s+(?P<words>(?:[a-z][a-z'-]*\s+){0,2}?[a-z][a-z-]+)"
+    r"\b(?P<det>your|my|the|this|that|these|those)\s+"
+    r"(?!(?:a|an|the|your|my|our|this|that|these|those)\b)(?P<words>(?:[a-z][a-z'-]*\s+){0,2}?[a-z][a-z-]+)"
     r"(?=\s*(?:[?!.,;]|$|\s(?:of|with|for|to|in|on|at|from|and|or|so|do|does|did|is|are|was|were|you|ready|going)\b))",
     re.IGNORECASE,
 )
@@ -73,7 +76,7 @@ def antecedent(line_before: str) -> Thing | None:
     asked = _QUESTION.findall(line_before)
     subject = _WH.match(asked[-1].strip().rstrip("?")) if asked else None
     if subject is not None and subject["subject"].lower().startswith("your "):
-        words = subject["subject"].split(None, 1)[1].lower()
+        words = _with_its_noun(subject["subject"].split(None, 1)[1].lower(), subject["rest"].lower().split())
         if _names_a_thing(words):
             return Thing(words=f"my {words}", plural=_is_plural(words))
     for part in (asked[-1],) if asked else tuple(reversed(re.split(r"(?<=[.!])\s+", line_before))):
@@ -86,6 +89,20 @@ def antecedent(line_before: str) -> Thing | None:
         if asked:
             break
     return None
+
+
+_MODIFIERS = frozenset(
+    "new old latest last first second third next big little favourite favorite own recent current best".split()
+)
+
+
+def _with_its_noun(words: str, rest: list[str]) -> str:
+    """A question's "your" phrase taken to its noun: "What is your new quilt made of?" asks
+    about "new quilt", not "new" — a word that only comes before a noun takes the next one."""
+    taken = words.split()
+    while taken[-1] in _MODIFIERS and rest and len(taken) < 3 and rest[0].isalpha():
+        taken.append(rest.pop(0))
+    return " ".join(taken)
 
 
 # A question's last verb can follow its noun straight ("How did the marathon go?").

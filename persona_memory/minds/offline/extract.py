@@ -445,8 +445,13 @@ class _Reader:
         before it when that row opens on its subject: "u:42 got a kayak and shared a photo of
         a red kayak on a lake." With no such row, nothing was said about the photo, and it is
         no row."""
-        if found and not found[-1].followed and found[-1].text.startswith(found[-1].subject):
-            found[-1].text = as_memory_text(f"{found[-1].text.rstrip('.')} and shared a photo of {thing}")
+        if not found or found[-1].followed or not found[-1].text.startswith(found[-1].subject):
+            return
+        if ": " in found[-1].text:
+            return  # a view ("u:42 thinks: …") or an answer is no deed to add a photo to
+        joined = f"{found[-1].text.rstrip('.')} and shared a photo of {thing}"
+        if len(joined) <= LIMIT:
+            found[-1].text = as_memory_text(joined)
 
     def _carry_on(self, sentence: str, line: Line, voice: Voice, row: _Memory) -> bool:
         """Join ``sentence`` to ``row`` when it goes on about what the row says (see

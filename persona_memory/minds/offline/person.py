@@ -36,7 +36,9 @@ Rules:
   allotment" → "I shared a snap of my allotment", "Stoked to start the new job" → "I'm stoked
   to start the new job" (a feeling before "to", "about", "for", "of" or "that"), "Busy packing
   for the move" → "I'm busy packing for the move". A bare "Enjoy…" is not one of them: it
-  is said to the listener ("Enjoy the sea air!"), not about the speaker.
+  is said to the listener ("Enjoy the sea air!"), not about the speaker. A past form with the
+  speaker as its object left out a thing, not "I": "Took me four months" → "It took me four
+  months" (never "u:42 took them four months"), so its "it" is read like any other.
 - "Here's …" before a thing of the speaker's is the speaker showing it, even when an "I"
   follows inside: "Here's the quilt I finished on Sunday" → "I shared the quilt I finished
   on Sunday".
@@ -168,6 +170,9 @@ _RESTORE = (
         "I shared",
     ),
 )
+# The word after a left-out subject's verb is the speaker as its object ("Took me four months",
+# "Got us talking"): the subject the chat left out was a thing, not "I".
+_SPEAKER_AS_OBJECT = re.compile(r"\s*(?:just |finally |recently |also |still )?[A-Za-z']*\s+(?:me|us)\b", re.I)
 _PRESENTER = re.compile(
     r"^(?:here's|here is|here are)(?= (?:a|an|the|my|our|some|one of my|one of our)\b)"
     r"(?=.*\b(?:I|my|our|we)\b)",
@@ -298,6 +303,8 @@ def restore_subject(sentence: str) -> str:
         if match is None:
             continue
         if replacement is None:
+            if _SPEAKER_AS_OBJECT.match(sentence, match.end()):
+                return "It " + sentence[0].lower() + sentence[1:]  # "Took me four months": a thing did it
             return "I " + sentence[0].lower() + sentence[1:]
         if "{0}" in replacement:
             if _MAIN_VERB_LATER.search(sentence[match.end() :]):
