@@ -172,7 +172,7 @@ _RESTORE = (
 )
 # The word after a left-out subject's verb is the speaker as its object ("Took me four months",
 # "Got us talking"): the subject the chat left out was a thing, not "I".
-_SPEAKER_AS_OBJECT = re.compile(r"\s*(?:just |finally |recently |also |still )?[A-Za-z']*\s+(?:me|us)\b", re.I)
+_SPEAKER_AS_OBJECT = re.compile(r"\s*(?:me|us)\b", re.I)
 _PRESENTER = re.compile(
     r"^(?:here's|here is|here are)(?= (?:a|an|the|my|our|some|one of my|one of our)\b)"
     r"(?=.*\b(?:I|my|our|we)\b)",
@@ -303,7 +303,10 @@ def restore_subject(sentence: str) -> str:
         if match is None:
             continue
         if replacement is None:
-            if _SPEAKER_AS_OBJECT.match(sentence, match.end()):
+            after = sentence[match.end() :]
+            if match[0].endswith(" "):  # the pattern stopped at an adverb ("Just "): skip its verb
+                after = after.split(" ", 1)[-1] if " " in after else ""
+            if _SPEAKER_AS_OBJECT.match(after):
                 return "It " + sentence[0].lower() + sentence[1:]  # "Took me four months": a thing did it
             return "I " + sentence[0].lower() + sentence[1:]
         if "{0}" in replacement:
