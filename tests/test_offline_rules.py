@@ -385,6 +385,64 @@ def test_an_answer_is_not_guessed_when_the_pronoun_or_the_words_after_it_do_not_
     assert chat(("warren", "Your garden looks great."), ("u:42", "It's a lot of work in July.")) == []
 
 
+def test_a_question_that_asks_by_a_pronoun_means_what_its_line_named_before_it() -> None:
+    # "it" in the question is the thing praised just before it; the reply's "It" is that thing
+    (row,) = chat(
+        ("warren", "Wow, nice banjo! What's the story with it?"),
+        ("u:42", "Thanks! It was built by my grandfather in the sixties."),
+    )
+    assert "the banjo was built by their grandfather in the sixties" in row
+    # the question's own thing ("your coach") is one; "They" needs the plural named before it
+    (row,) = chat(
+        ("warren", "Those are great trophies. Did your coach hand them out?"),
+        ("u:42", "They were handed out by the mayor at the harvest fair."),
+    )
+    assert "the trophies were handed out by the mayor at the harvest fair" in row
+    # ... but when the question's own subject agrees with its pronoun, "they" is that subject
+    said = chat(
+        ("warren", "Those are great trophies. What did your nephews think of them?"),
+        ("u:42", "They were thrilled by the shiny handles and polished them for hours."),
+    )
+    assert not any("trophies were thrilled" in row for row in said)
+
+
+def test_a_plan_for_the_thing_asked_about_names_it_after_a_time_word() -> None:
+    (row,) = chat(
+        ("warren", "Any plans for the finished screenplay?"),
+        ("u:42", "Now I'm gonna send it to a few agents and hope for the best."),
+    )
+    assert "send the finished screenplay to a few agents" in row
+
+
+def test_a_pointer_before_its_verb_names_nothing() -> None:
+    # "That looks delicious!": "that" stands alone; "the looks delicious" is no thing
+    said = chat(
+        ("warren", "That looks delicious!"),
+        ("u:42", "Thanks! It's lemon sponge with a raspberry layer."),
+    )
+    assert not any("looks delicious" in row for row in said)
+
+
+def test_a_name_said_to_someone_or_a_dummy_it_is_never_the_thing_meant() -> None:
+    # the listener's name in the line before is no "it"
+    said = chat(
+        ("warren", "Thanks so much, Dan! How was it?"),
+        ("u:42", "It was hosted by the library in the old town hall."),
+    )
+    assert not any("Dan" in row for row in said)
+    # "how hard it can be" and "it's lovely being able to…" point at what follows them
+    said = chat(
+        ("warren", "I'm stuck at the airport in Oslo. Any tips?"),
+        ("u:42", "I know how draining it can be when every flight gets cancelled."),
+    )
+    assert not any("Oslo can be" in row for row in said)
+    said = chat(
+        ("warren", "Your allotment looks great. How does sharing the produce feel?"),
+        ("u:42", "It's lovely being able to hand out courgettes to the neighbours."),
+    )
+    assert not any("allotment is lovely" in row for row in said)
+
+
 def test_a_closing_later_is_a_goodbye_but_later_that_week_is_a_time() -> None:
     assert rows("Later, take care.") == []
     assert rows("Later!") == []

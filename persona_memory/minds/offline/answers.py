@@ -5,11 +5,19 @@ Riverside Rowing Club." lost what the listener had just said; the reply means so
 beside it. So the line before a reply lends the reply two things.
 
 Rules:
-- **The thing it named** (``antecedent``): the last noun phrase of the line before — in its
-  question when it asks one ("How do you get your pancakes so fluffy?" → "your pancakes") —
-  a title in quotes or a name of capitalised words ("You should read "The Overstory"!"), or a
-  noun after a possessive or a demonstrative ("your", "my", "the", "this", "that", "these",
-  "those"), with up to two words before its noun ("that sourdough bread recipe"). Seen from the
+- **The things it named** (``antecedents``, likeliest first): the noun phrases of the line
+  before, the last first — in its question when it asks one ("How do you get your pancakes so
+  fluffy?" → "your pancakes") — a title in quotes or a name of capitalised words ("You should
+  read "The Overstory"!"), a noun after a possessive or a demonstrative ("your", "my", "the",
+  "this", "that", "these", "those"), with up to two words before its noun ("that sourdough
+  bread recipe"), a thing praised by itself ("Wow, nice banjo!") and a name after a verb or a
+  preposition ("to see Lisbon"). A demonstrative before a verb stands alone ("That looks
+  delicious" names nothing), and a phrase with a person inside it ("the shed I built") is not
+  carried. A question that asks by a pronoun ("What's the story with it?", "Did your coach
+  hand them out?") also lends what its line named before it, and a reply's pronoun of the same
+  number as the question's means that first (the banjo, not "the story") — unless the
+  question's own "your" subject agrees too ("What did your kids think of them?": "they" are
+  the kids). A name the chat addresses someone by is never a thing (``extract``). Seen from the
   replying speaker: the listener's "your" is the speaker's "my", the listener's own "my" is
   "your" (and becomes the persona's name in the third person), a demonstrative is "the". A
   word that names no thing ("way", "time", "plans", a time word) is not one. The phrase runs
@@ -17,11 +25,13 @@ Rules:
   "Is that the rug you…?" the thing is "the rug", not a "that" before an article.
 - **Naming the reply's pronoun** (``name_the_pronoun``): until the reply has said a row of
   its own, when a sentence of it (or a follow-up such as "I'll check it out") has
-  "it" or "they"/"them"/"their" with nothing before it in the sentence that it could mean, and
-  the thing agrees in number ("it" one thing, "they" a plural), the pronoun becomes the thing:
+  "it" or "they"/"them"/"their" with nothing before it in the sentence that it could mean, the
+  pronoun becomes the first thing that agrees with it in number ("it" one thing, "they" a
+  plural):
   "I make them with buttermilk" → "I make my pancakes with buttermilk". A pronoun with
   something before it to mean ("I bought a kite and flew it") is left alone, and so is a dummy
-  "it" ("it takes patience to…").
+  "it" ("it takes patience to…", "how hard it can be when…", "it's lovely being able to…").
+  A participle with its agent is no verdict: "They were handed out by the mayor" names them.
 - **A short reply to a question** (``answer_row``): when the line before asks a wh-question
   ("what", "which", "where", "who", "when", "how many/much/long/often/far/old") of the
   listener, and the reply's first sentence is a fragment (at most eight words, no verb of its
@@ -36,12 +46,13 @@ Rules:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import attrs
 
 from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
 from .person import third_singular
-from .references import dangling, opens_on_dummy_it
+from .references import asks_by_pronoun, dangling, opens_on_dummy_it
 
 
 @attrs.frozen
@@ -65,30 +76,100 @@ _NOT_THINGS = frozenset(
     """one ones thing things stuff way ways day days time times life week weekend weekends month
     year plans plan opinion thoughts mind favourite favorite end part take view experience
     experiences advice secret fault turn moment moments morning evening night today tomorrow
-    yesterday point idea sense news same rest other others lot lots kind sort bit""".split()
+    yesterday point idea sense news same rest other others lot lots kind sort bit back""".split()
 )
 _SWAP = {"your": "my", "my": "your", "the": "the", "this": "the", "that": "the", "these": "the", "those": "the"}
 _QUESTION = re.compile(r"[^.!?]*\?")
 
 
-def antecedent(line_before: str) -> Thing | None:
-    """The thing the line before a reply named last (see the module rules), or ``None``."""
+def antecedents(line_before: str) -> tuple[Thing, ...]:
+    """Every thing the line before a reply named that the reply's pronoun may mean, the
+    likeliest first (see the module rules)."""
     asked = _QUESTION.findall(line_before)
-    subject = _WH.match(asked[-1].strip().rstrip("?")) if asked else None
+    question = asked[-1] if asked else None
+    own: list[Thing] = []  # what the question itself names, its "your" subject first
+    subject = _WH.match(question.strip().rstrip("?")) if question else None
     if subject is not None and subject["subject"].lower().startswith("your "):
         words = _with_its_noun(subject["subject"].split(None, 1)[1].lower(), subject["rest"].lower().split())
         if _names_a_thing(words):
-            return Thing(words=f"my {words}", plural=_is_plural(words))
-    for part in (asked[-1],) if asked else tuple(reversed(re.split(r"(?<=[.!])\s+", line_before))):
-        found = [(m.start(), _without_final_verb(_lower_common(_before_object(m, part))), m["det"]) for m in _NOUN_PHRASE.finditer(part)]
-        found = [(at, f"{_SWAP[det.lower()]} {words}") for at, words, det in found if words and _names_a_thing(words)]
-        found += [(m.start(), m[0]) for m in _TITLE.finditer(part)]
-        if found:
-            words = max(found)[1]
-            return Thing(words=words, plural=not words.startswith('"') and _is_plural(words))
-        if asked:
-            break
-    return None
+            own.append(Thing(words=f"my {words}", plural=_is_plural(words)))
+    if question is not None:
+        own += _named_in(question)
+    before: list[Thing] = []  # what the line named before its question (or, with none, at all)
+    by_pronoun = _ASKED_BY.search(question) if question else None
+    if question is None or by_pronoun is not None:
+        said = line_before[: line_before.rfind(question)] if question else line_before
+        for part in reversed([p for p in re.split(r"(?<=[.!?])\s+|\s+[-–—]+\s+", said) if p.strip()]):
+            before += _named_in(part)
+    if by_pronoun is None:
+        return _unique(own + before)
+    # "Nice banjo! What's the story with it?": a reply's "it" means what the question's "it"
+    # means — a thing named before the question, of the same number — not "the story"; a
+    # pronoun of the other number means the question's own thing
+    plural = by_pronoun[0].lower() != "it"
+    if own and own[0].words.startswith("my ") and subject is not None and own[0].plural == plural:
+        return _unique(own + before)  # "What did your kids think of them?": "they" are the kids
+    meant = [t for t in before if t.plural == plural]
+    return _unique(meant + own + before)
+
+
+def _unique(things: list[Thing]) -> tuple[Thing, ...]:
+    return tuple(dict.fromkeys(things))
+
+
+def antecedent(line_before: str) -> Thing | None:
+    """The likeliest thing the line before a reply named (``antecedents``), or ``None``."""
+    found = antecedents(line_before)
+    return found[0] if found else None
+
+
+def _named_in(part: str) -> list[Thing]:
+    """The things one sentence names, the last first: noun phrases after a possessive or a
+    determiner, titles, a thing praised by itself ("nice guitar!") and a name after a verb or
+    a preposition ("to see Lisbon")."""
+    found = [
+        (m.start(), _without_final_verb(_lower_common(_before_object(m, part))), m["det"])
+        for m in _NOUN_PHRASE.finditer(part)
+        if not (m["det"].lower() in _POINTERS and m["words"].split()[0].lower() in _NOT_AFTER_A_POINTER)
+    ]
+    named = [
+        (at, f"{_SWAP[det.lower()]} {words}")
+        for at, words, det in found
+        if words and _names_a_thing(words) and not _PERSON_WORD.search(words)
+    ]
+    named += [(m.start(), m[0]) for m in _TITLE.finditer(part)]
+    named += [(m.start(), f"the {m['noun'].lower()}") for m in _PRAISED.finditer(part) if _names_a_thing(m["noun"])]
+    named += [(m.start(), m["name"]) for m in _PLACE_NAME.finditer(part)]
+    return [
+        Thing(words=words, plural=not words.startswith('"') and words[:1].islower() and _is_plural(words))
+        for _, words in sorted(named, reverse=True)
+    ]
+
+
+_POINTERS = frozenset({"this", "that", "these", "those"})
+_ASKED_BY = re.compile(r"\b(?:it|they|them)\b", re.IGNORECASE)
+# "the space I designed": a phrase with a clause of its own says whose it is in words the
+# reply would have to turn; it is not carried.
+_PERSON_WORD = re.compile(r"\b(?:i|me|you|we|us|he|she|they|them)\b", re.IGNORECASE)
+# "That looks delicious", "This is…": the demonstrative stands alone, the next word is its verb.
+_NOT_AFTER_A_POINTER = frozenset(
+    """looks look looked sounds sound sounded seems seem seemed feels feel felt is was are were
+    must makes make made means mean brings bring reminds remind gives give takes take has have
+    had will would can could should really so just too all""".split()
+)
+# A thing praised by itself, as an exclamation or the end of a sentence: "Wow, nice guitar!",
+# "Those are great medals."
+_PRAISED = re.compile(
+    r"\b(?:nice|great|cool|lovely|beautiful|awesome|amazing|gorgeous|cute|stunning|impressive|"
+    r"neat|fantastic|wonderful|incredible)\s+(?P<noun>[a-z][a-z-]+)(?=\s*(?:[!.,]|$))",
+    re.IGNORECASE,
+)
+# One capitalised word after a verb or a preposition, inside the sentence: "to see Lisbon",
+# "in Oslo". (A person's name there is caught by the reader, which drops rows naming people.)
+_PLACE_NAME = re.compile(
+    r"\b(?:to|in|at|from|visit|visited|visiting|see|saw|seen|explore|explored|around)\s+"
+    r"(?P<name>[A-Z][a-z]+|[A-Z]{2,5})\b(?!\s+[A-Z])"
+)
 
 
 _MODIFIERS = frozenset(
@@ -126,8 +207,8 @@ def _before_object(match: re.Match[str], text: str) -> str:
 
 
 def _lower_common(words: str) -> str:
-    """The words with their case, but for a sentence's opening capital: names keep theirs."""
-    return " ".join(w if w[:1].isupper() and w[1:].islower() and len(w) > 1 else w.lower() for w in words.split())
+    """The words in lower case, but for names ("Lisbon", "NYC", "GoT"), which keep theirs."""
+    return " ".join(w if len(w) > 1 and w[:1].isupper() else w.lower() for w in words.split())
 
 
 def _without_final_verb(words: str) -> str:
@@ -161,14 +242,15 @@ _SPELLED = {
 }
 
 
-def name_the_pronoun(sentence: str, thing: Thing) -> str:
-    """The reply's first sentence with its pointing pronoun named by ``thing`` (see the
-    module rules), or unchanged."""
+def name_the_pronoun(sentence: str, things: Sequence[Thing]) -> str:
+    """The reply's first sentence with its pointing pronoun named by the first of ``things``
+    that agrees with it in number (see the module rules), or unchanged."""
     match = _PRONOUN.search(sentence)
     if match is None:
         return sentence
     word = match["word"].lower()
-    if (word in _SINGULAR) == thing.plural:
+    thing = next((t for t in things if (word in _SINGULAR) != t.plural), None)
+    if thing is None:
         return sentence
     if word.startswith("it") and (opens_on_dummy_it(sentence[match.start() :]) or _dummy_it_in(sentence)):
         return sentence
@@ -176,6 +258,8 @@ def name_the_pronoun(sentence: str, thing: Thing) -> str:
         return sentence  # something before it in the sentence it may mean
     if _ONLY_A_VERDICT.match(sentence, match.end()) and not _MORE_AFTER.search(sentence, match.end()):
         return sentence  # "It was busy but fine": a verdict says nothing a row could keep
+    if _JUDGES_WHAT_FOLLOWS.match(sentence[match.start() :]):
+        return sentence  # "It's priceless being able to…": "it" is what follows, not a thing
     named = _SPELLED[word].format(thing.words)
     if word == "their" and not thing.plural:
         named = f"{thing.words}'s"
@@ -189,7 +273,15 @@ def name_the_pronoun(sentence: str, thing: Thing) -> str:
 _ONLY_A_VERDICT = re.compile(
     r"(?:'s|'re| is| was| are| were)(?:\s+(?:so|really|very|pretty|quite|super|too|just|totally))*\s+"
     r"(?!(?:a|an|the|about|from|called|named|by|in|at|on|for|with|my|our|one|part|made|built|"
-    r"written|inspired|based)\b)[a-z]+\b",
+    r"written|inspired|based)\b)(?![a-z]+(?:ed|en)\s+(?:(?:out|up|down|over|off|back|in)\s+)?(?:by|to|as|for|from|with)\b)[a-z]+\b",
+)
+
+
+# A judgement of the clause after it: "it's priceless being able to…", "it was fun seeing…".
+_JUDGES_WHAT_FOLLOWS = re.compile(
+    r"^it(?:'s| is| was)\s+(?:so\s+|very\s+|really\s+)?(?!(?:a|an|the|my|your|our|their|been)\b)[a-z]+,?\s+"
+    r"(?!(?:some|any|no|every)thing\b)[a-z]{2,}ing\b",
+    re.IGNORECASE,
 )
 
 
@@ -198,7 +290,14 @@ _MORE_AFTER = re.compile(r"\s(?:but|and|so|though)\s+(?:I|I'm|I've|I'd|we|my|it|
 
 
 def _dummy_it_in(sentence: str) -> bool:
-    return bool(re.search(r"\b(?:make|made|makes|find|found|take|took)\s+it\s+(?:to|easy|hard|home)\b", sentence, re.I))
+    return bool(_DUMMY_IT_INSIDE.search(sentence))
+
+
+_DUMMY_IT_INSIDE = re.compile(
+    r"\b(?:make|made|makes|find|found|take|took)\s+it\s+(?:to|easy|hard|home)\b|"
+    r"\bhow\s+\w+\s+it\s+(?:(?:can|could|must|might|may)\s+be|is|was|gets|got)\b",  # "how hard it can be"
+    re.IGNORECASE,
+)
 
 
 _WH = re.compile(

@@ -98,7 +98,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...text.folded import Folded
-from .answers import Thing, antecedent, answer_row, name_the_pronoun
+from .answers import Thing, antecedents, answer_row, name_the_pronoun
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -375,10 +375,10 @@ class _Reader:
     ) -> list[_Memory]:
         found: list[_Memory] = []
         question = normalise(replied_to.text) if replied_to is not None else None
-        thing = antecedent(question) if question else None
-        # the line before's thing names a pronoun until the speaker has said a row of their own
-        # (after that, "it" is more likely the speaker's own thing)
-        thing_before = thing
+        # the things the line before named (never a person: a name is no "it") name a pronoun
+        # until the speaker has said a row of their own (after that, "it" is more likely the
+        # speaker's own thing)
+        thing_before = tuple(t for t in antecedents(question) if not mentions_name(t.words, self.names)) if question else ()
         # the row the sentence just before made or continued; for the line's first sentence,
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
@@ -394,12 +394,12 @@ class _Reader:
                     found.append(answer)
                     self.last_of[line.speaker] = (index, answer)
                     last = answer
-                    question = thing = asked = None
+                    question = asked = None
                     continue
-            if thing_before is not None and not found:
+            if thing_before and not found:
                 sentence = name_the_pronoun(sentence, thing_before)
             # the line before is answered by the first sentence only
-            asked = question = thing = None
+            asked = question = None
             if last is None:
                 sentence = named_thing(sentence) or sentence
             sentence = restore_subject(sentence)
@@ -423,7 +423,7 @@ class _Reader:
             elif not (last is not None and not wanted and self._carry_on(head, line, voice, last)):
                 last = None
             for request in wanted:
-                self._follow_up(request, line, index, voice, found, None if found else thing_before)
+                self._follow_up(request, line, index, voice, found, () if found else thing_before)
                 last = None
         return found
 
@@ -596,11 +596,11 @@ class _Reader:
         index: int,
         voice: Voice,
         found: list[_Memory],
-        thing_before: Thing | None = None,
+        thing_before: tuple[Thing, ...] = (),
     ) -> None:
         if mentions_name(asked.clause, self.names):
             return
-        said = name_the_pronoun(asked.clause, thing_before) if thing_before is not None else asked.clause
+        said = name_the_pronoun(asked.clause, thing_before)
         dated = resolve_dates(said, line.at.date(), "future")
         listener = self.persona_name if self.request.private else None
         clause = to_third_person(dated.text, attrs.evolve(voice, listener=listener), named=True)

@@ -16,10 +16,10 @@ Rules:
 - A pointing word used alone — ``it``/``its``, ``this``/``that``/``these``/``those`` not followed
   by a noun, ``there`` not followed by "is/are/was/were", ``he``/``she``/``him``/``her``/``his``
   — needs a *referent* earlier in the row: a word after an article, number or possessive ("a bike", "their dog", "u:42's
-  studio", "two cats") or after a quantity's "of" ("lots of cookbooks"), a capitalised word inside the row ("Lisbon"), a number or a
+  studio", "two cats") or after a quantity's "of" ("lots of cookbooks"), a capitalised word inside the row ("Lisbon"; never "I'm"), a number or a
   quoted title. Without one the row is *dangling*.
 - Not pointing at all: dummy "it" ("it takes courage to…", "find it hard to…", "made it to
-  the final"), "that" joining a clause ("says that the bus…", "so tired that…"), and
+  the final", "how hard it can be when…", "it's so true"), "that" joining a clause ("says that the bus…", "so tired that…"), and
   "they/them/their", which the third-person turn uses for the speaker themself.
 - What a line showed (an attachment, "a photo of a clay bowl") can be the referent of the
   line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl";
@@ -79,7 +79,11 @@ _DUMMY_IT = re.compile(
     r"\b(?:it(?:'s| is| was| has been| feels| felt| takes| took| seems| seemed)\s+(?:\w+\s+){0,2}"
     r"(?:to|that|when|how|if)\b|(?:make|makes|made|making|find|finds|found|take|takes|took)\s+it\s+"
     r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit all\b|"
-    r"\b(?:make|makes|made|making)\s+it\s+(?:happen|work|count)\b)",
+    r"\b(?:make|makes|made|making)\s+it\s+(?:happen|work|count)\b|"
+    # "how hard it can be when…": what follows is what "it" stands for
+    r"\bhow\s+\w+\s+it\s+(?:(?:can|could|must|might|may)\s+be|is|was|gets|got)\b|"
+    # agreeing: "it's so true", "it's right"
+    r"\bit(?:'s| is| was)\s+(?:so\s+|very\s+|really\s+)?(?:true|right)\b)",
     re.IGNORECASE,
 )
 _SHOWN = re.compile(
@@ -302,7 +306,7 @@ def _referent_before(words: list[str], index: int) -> bool:
         word, before = words[j], words[j - 1].lower()
         if word.startswith('"') or word[:1].isdigit():
             return True
-        if word[:1].isupper() and not word.startswith("u:") and word not in ("I",):
+        if word[:1].isupper() and not word.startswith("u:") and word.split("'")[0] != "I":
             return True
         if not word[:1].isalpha() or word.lower() in STOPWORDS:
             continue
