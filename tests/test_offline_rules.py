@@ -414,6 +414,21 @@ def test_a_plan_for_the_thing_asked_about_names_it_after_a_time_word() -> None:
     assert "send the finished screenplay to a few agents" in row
 
 
+def test_a_statement_with_a_tag_question_is_the_statement() -> None:
+    assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
+    assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]
+    assert texts("Do tulips mean hope?") == []  # a question of its own is still a question
+
+
+def test_a_phrase_never_starts_on_the_word_after_a_pointer() -> None:
+    # "sunrises like that on your runs": "that" ended its phrase; "the on your runs" is no thing
+    said = chat(
+        ("warren", "How often do you get to watch sunrises like that on your runs?"),
+        ("u:42", "Thanks! I watch them at least twice a week."),
+    )
+    assert not any(" the on " in row for row in said)
+
+
 def test_a_pointer_before_its_verb_names_nothing() -> None:
     # "That looks delicious!": "that" stands alone; "the looks delicious" is no thing
     said = chat(

@@ -131,6 +131,7 @@ def _named_in(part: str) -> list[Thing]:
         (m.start(), _without_final_verb(_lower_common(_before_object(m, part))), m["det"])
         for m in _NOUN_PHRASE.finditer(part)
         if not (m["det"].lower() in _POINTERS and m["words"].split()[0].lower() in _NOT_AFTER_A_POINTER)
+        and m["words"].split()[0].lower() not in STOPWORDS  # "that on your runs": "that" ended a phrase
     ]
     named = [
         (at, f"{_SWAP[det.lower()]} {words}")

@@ -131,6 +131,7 @@ from .sentences import (
     carries_link_or_order,
     drop_fillers,
     drop_suggestion,
+    drop_tag_question,
     is_chatter,
     mentions_name,
     normalise,
@@ -384,7 +385,7 @@ class _Reader:
         last: _Memory | None = carried
         for raw in sentences:
             sentence = feeling_of_the_speaker(
-                generic_your(drop_fillers(drop_suggestion(strip_address(raw, self.names))))
+                generic_your(drop_fillers(drop_suggestion(drop_tag_question(strip_address(raw, self.names)))))
             )
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)

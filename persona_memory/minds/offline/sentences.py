@@ -24,6 +24,8 @@ Rules:
   work trip up north, Bergen." stay) is dropped.
 - A closing clause that proposes something to the listener (", so let's get it done") is
   cut: a suggestion is not a fact about the speaker.
+- A tag question asks only to be agreed with: "Tulips mean hope, right?" and "The harbour is
+  lovely at night, isn't it?" are the statements before the tag.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
   "haha", "btw", "tbh", "omg" and their like, and the intensifiers that only raise the voice
   ("really", "totally", "definitely", "actually", "honestly", "literally", "super" before an
@@ -420,6 +422,20 @@ _FILLER_WORDS = (
 )
 """Every match of ``_FILLER`` holds one of these: an ASCII sentence whose lowercase holds none
 is left as it is, unsearched (beyond ASCII the case-insensitive search always runs)."""
+
+
+# A statement that asks only to be agreed with: "Tulips mean hope, right?", "…, isn't it?"
+_TAG_QUESTION = re.compile(
+    r",\s*(?:right|no|huh|eh|yeah|(?:is|are|was|were|do|does|did|has|have|had|can|could|would|will)n't\s+"
+    r"(?:it|they|he|she|I|we|you|there|that)|don't you think|wouldn't you say)\s*\?+\s*$",
+    re.IGNORECASE,
+)
+
+
+def drop_tag_question(sentence: str) -> str:
+    """A statement with a tag question ("Tulips mean hope, right?") as the statement it is
+    ("Tulips mean hope."); any other sentence unchanged."""
+    return _TAG_QUESTION.sub(".", sentence) if "?" in sentence else sentence
 
 
 def drop_fillers(sentence: str) -> str:
