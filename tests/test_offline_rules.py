@@ -414,6 +414,28 @@ def test_a_plan_for_the_thing_asked_about_names_it_after_a_time_word() -> None:
     assert "send the finished screenplay to a few agents" in row
 
 
+def test_a_reply_about_a_thing_asked_by_a_pronoun_is_written_with_the_question() -> None:
+    # the question names what the reply's "it" is; "Thanks!" first does not answer it
+    assert chat(
+        ("warren", "That skyline is gorgeous - I've always wanted to visit Lisbon. How was it?"),
+        ("u:42", "Thanks! It was wonderful."),
+    ) == ["Asked how Lisbon was, u:42 answered: it was wonderful."]
+    assert chat(
+        ("warren", "How have rehearsals been going?"),
+        ("u:42", "It has been an exhausting month with long nights and loud arguments."),
+    ) == ["Asked how rehearsals have been going, u:42 answered: it has been an exhausting month with long nights and loud arguments."]
+    # a dummy "it" needs no name, and "you" inside the question's clause is its subject
+    assert chat(
+        ("warren", "How did it feel when you crossed the finish line?"),
+        ("u:42", "It was the best moment of my year."),
+    ) == ["Asked how it felt when they crossed the finish line, u:42 answered: it was the best moment of their year."]
+
+
+def test_a_reply_about_a_thing_nothing_names_is_not_written() -> None:
+    assert chat(("warren", "How was it?"), ("u:42", "Thanks! It was wonderful.")) == []
+    assert chat(("warren", "Wow. What do they eat?"), ("u:42", "They eat kale and peppers.")) == []
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]

@@ -2,7 +2,7 @@
 
 A row is read weeks later, alone. "u:42 makes them with buttermilk." and "u:42 thinks the
 Riverside Rowing Club." lost what the listener had just said; the reply means something only
-beside it. So the line before a reply lends the reply two things.
+beside it. So the line before a reply lends the reply what it named and what it asked.
 
 Rules:
 - **The things it named** (``antecedents``, likeliest first): the noun phrases of the line
@@ -41,6 +41,15 @@ Rules:
   always." The question is turned into its indirect form ("which club did you end up joining"
   → "which club they ended up joining"); a question it cannot turn is not guessed at, and no
   row is written.
+- **A reply about a thing asked by a pronoun** (``indirect_question_about``): when the
+  question asks about a thing by "it" or "they" ("…I've always wanted to visit Lisbon. How was
+  it?") or by a bare plural ("How have rehearsals been going?"), and the reply's first sentence
+  that answers anything (a "Thanks!" before it answers nothing) opens on "it" or "they" that
+  nothing else named, the row is the reply written with the question, whose words say what
+  its pronoun is: "Asked how Lisbon was, u:42 answered: it was wonderful." A verdict is kept
+  here — it is what was asked. The pronoun must be named by a thing of the line before, of
+  its number; a dummy "it" ("How did it feel when you…?") needs none, and then no phrase of
+  the line names the reply's "it" (it is the experience). With no name, no row.
 """
 
 from __future__ import annotations
@@ -101,6 +110,10 @@ def antecedents(line_before: str) -> tuple[Thing, ...]:
         said = line_before[: line_before.rfind(question)] if question else line_before
         for part in reversed([p for p in re.split(r"(?<=[.!?])\s+|\s+[-–—]+\s+", said) if p.strip()]):
             before += _named_in(part)
+    if question is not None and _ASKED_BY_DUMMY_IT.search(question):
+        # "How did it feel when you crossed the line?": the reply's "it" is the experience,
+        # which no phrase of the line names
+        return _unique([t for t in own + before if t.plural])
     if by_pronoun is None:
         return _unique(own + before)
     # "Nice banjo! What's the story with it?": a reply's "it" means what the question's "it"
@@ -149,6 +162,7 @@ def _named_in(part: str) -> list[Thing]:
 
 _POINTERS = frozenset({"this", "that", "these", "those"})
 _ASKED_BY = re.compile(r"\b(?:it|they|them)\b", re.IGNORECASE)
+_ASKED_BY_DUMMY_IT = re.compile(r"\bit\s+(?:feel|felt|be|was|is)\s+(?:like|to|when|that)\b|\b(?:was|is)\s+it\s+like\b", re.IGNORECASE)
 # "the space I designed": a phrase with a clause of its own says whose it is in words the
 # reply would have to turn; it is not carried.
 _PERSON_WORD = re.compile(r"\b(?:i|me|you|we|us|he|she|they|them)\b", re.IGNORECASE)
@@ -363,8 +377,65 @@ def indirect_question(question: str, listener: str | None) -> str | None:
     return " ".join([wh, *clause])
 
 
-def _turn_word(word: str, listener: str | None) -> str:
+_WH_ABOUT = re.compile(
+    r"^(?P<wh>(?:what|which|where|who|when|why|how)(?:\s+(?!(?:do|does|did|are|is|was|were|have|has|had|will|would|can|could)\b)[a-z'-]+){0,2}?)"
+    r"\s+(?P<aux>do|does|did|are|were|is|was|have|has|had|will|would|can|could)\s+"
+    r"(?P<subject>it|they|[a-z]{3,}s)\b\s*(?P<rest>[^?]*?)\s*$",
+    re.IGNORECASE,
+)
+# "How did it feel to…", "What was it like…": "it" is what follows, and needs no name
+_DUMMY_REST = re.compile(r"^(?:\w+\s+)?(?:to|like|when|that)\b", re.IGNORECASE)
+
+
+def indirect_question_about(question: str, things: Sequence[Thing], listener: str | None) -> str | None:
+    """A question asked about a thing, turned indirect with the thing named: "How was it?"
+    after "…I've always wanted to visit Lisbon." → "how Lisbon was"; "What do they eat?" →
+    "what the tortoises eat"; "How have rehearsals been going?" → "how rehearsals have been
+    going". ``None`` for a question of another shape, or one whose "it"/"they" no thing of
+    ``things`` can name. A dummy "it" stays ("how it felt to sign the deal")."""
+    asked = _QUESTION.findall(question)
+    if not asked:
+        return None
+    text = _CONTRACTED.sub(lambda m: f"{m[1]} is", asked[-1].strip().rstrip("?!. ").strip())
+    match = _WH_ABOUT.match(text)
+    if match is None:
+        return None
+    wh, aux, subject = match["wh"].lower(), match["aux"].lower(), match["subject"].lower()
+    rest = match["rest"].split()
+    if any(w.lower() in ("me", "my", "i", "mine", "we", "us", "our") for w in rest) and listener is None:
+        return None
+    if subject not in ("it", "they"):
+        if aux not in ("are", "were", "have", "had") or subject in STOPWORDS or subject.endswith("ss"):
+            return None  # a bare plural is a subject only before a verb of its own: "How have rehearsals been…"
+        who, plural = subject, True
+    elif subject == "it" and _DUMMY_REST.match(" ".join(rest)):
+        who, plural = "it", False
+    else:
+        plural = subject == "they"
+        thing = next((t for t in things if t.plural == plural), None)
+        if thing is None:
+            return None
+        who = thing.words
+    rest = [_turn_word(w, listener, after) for w, after in zip(rest, ["", *rest])]
+    if aux in ("do", "does", "did"):
+        index = next((i for i, w in enumerate(rest) if w.lower() not in _ADVERBS), None)
+        if index is None:
+            return None
+        verb = rest[index]
+        rest[index] = _past(verb) if aux == "did" else verb if plural else third_singular(verb)
+        clause = [who, *rest]
+    else:
+        clause = [who, aux, *rest]
+    return " ".join([wh, *clause])
+
+
+_CLAUSE_OPENERS = frozenset("when if that as after before since while because once until".split())
+
+
+def _turn_word(word: str, listener: str | None, after: str = "") -> str:
     lower = word.lower()
+    if lower == "you" and after.lower() in _CLAUSE_OPENERS:
+        return "they"  # "when you won": the subject of a clause of its own
     if lower in _OBJECTS:
         return _OBJECTS[lower]
     if listener is not None and lower in ("me", "i"):

@@ -98,7 +98,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...text.folded import Folded
-from .answers import Thing, antecedents, answer_row, name_the_pronoun
+from .answers import Thing, antecedents, answer_row, indirect_question_about, name_the_pronoun
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -121,6 +121,7 @@ from .references import (
     dangling,
     may_mean,
     name_the_asked,
+    opens_on_dummy_it,
     point_at,
     settle_demonstratives,
     shown_thing,
@@ -383,13 +384,17 @@ class _Reader:
         # the row the sentence just before made or continued; for the line's first sentence,
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
+        reacted = False
         for raw in sentences:
             sentence = feeling_of_the_speaker(
                 generic_your(drop_fillers(drop_suggestion(drop_tag_question(strip_address(raw, self.names)))))
             )
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
-            if question is not None:
+            if question is not None and _only_a_reaction(sentence):
+                reacted = True
+                continue  # "Thanks!" before an answer about a thing: the answer is the next sentence
+            if question is not None and not reacted:  # a fragment answers only straight after the question
                 answer = self._answer(question, sentence, line, replied_to)
                 if answer is not None:
                     found.append(answer)
@@ -399,6 +404,14 @@ class _Reader:
                     continue
             if thing_before and not found:
                 sentence = name_the_pronoun(sentence, thing_before)
+            if question is not None:
+                answer = self._about_what_was_asked(question, sentence, line, voice, replied_to, thing_before)
+                if answer is not None:
+                    found.append(answer)
+                    self.last_of[line.speaker] = (index, answer)
+                    last = answer
+                    question = asked = None
+                    continue
             # the line before is answered by the first sentence only
             asked = question = None
             if last is None:
@@ -439,6 +452,36 @@ class _Reader:
         text = as_memory_text(text)
         importance = max(self.importance_min, importance_of(text, "fact"))
         return self._new(line.speaker, "fact", text, importance, line, None)
+
+    def _about_what_was_asked(
+        self, question: str, sentence: str, line: Line, voice: Voice, asker: Line | None, things: tuple[Thing, ...]
+    ) -> _Memory | None:
+        """The row for a reply that answers a question about a thing by a pronoun (``answers``):
+        "…I've always wanted to see Lisbon. How was it?" — "It was wonderful, every street has
+        a café." → "Asked how Lisbon was, u:42 answered: it was wonderful, every street has a
+        café." The question says what the reply's "it" is; ``None`` when it cannot."""
+        if not _OPENS_ON_A_PRONOUN.match(sentence) or opens_on_dummy_it(sentence) or is_chatter(sentence):
+            return None
+        listener = display_name(asker.speaker) if asker is not None and asker.speaker == self.request.persona else None
+        indirect = indirect_question_about(question, things, listener)
+        if indirect is None or mentions_name(indirect, self.names):
+            return None
+        tense = tense_of(sentence)
+        dated = resolve_dates(sentence, line.at.date(), tense)
+        turn = attrs.evolve(voice, listener=self.persona_name if self.request.private else None)
+        said = to_third_person(dated.text, turn, named=True)
+        if said is None or addresses_listener(sentence):
+            return None
+        said = settle_demonstratives(said[0].lower() + said[1:] if said[:2] != "I " else said)
+        text = f"Asked {indirect}, {line.speaker} answered: {said}"
+        if len(text) > LIMIT:
+            first = first_clause(said)
+            text = f"Asked {indirect}, {line.speaker} answered: {first}" if first else text
+        text = as_memory_text(text)
+        if len(text) > LIMIT or dangling(text.replace(said.split(None, 1)[0], "the thing", 1)):
+            return None
+        importance = max(self.importance_min, importance_of(sentence, kind_of(sentence, tense)))
+        return self._new(line.speaker, "fact", text, importance, line, dated.valid_from)
 
     @staticmethod
     def _shown(thing: str, found: list[_Memory]) -> None:
@@ -724,6 +767,18 @@ def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
         return False
     noun = led["noun"].split()[-1].lower()
     return not any(re.search(rf"\b{re.escape(noun)}\b", thing, re.IGNORECASE) for thing in things)
+
+
+_OPENS_ON_A_PRONOUN = re.compile(r"^(?:it|it's|they|they're|they've)\s+\w", re.IGNORECASE)
+_REACTION_WORDS = re.compile(r"[A-Za-z']+")
+
+
+def _only_a_reaction(sentence: str) -> bool:
+    """A reply's opening that answers nothing: "Thanks!", "Yeah!", "Thank you so much!" —
+    what the question asked is answered by the sentence after it."""
+    if not sentence.strip():
+        return True
+    return not sentence.rstrip().endswith("?") and is_chatter(sentence) and len(_REACTION_WORDS.findall(sentence)) <= 4 and _count_specific(sentence) <= 1
 
 
 _CLAUSE_BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|so|because|which|while)\s")

@@ -139,7 +139,8 @@ _RESTORE = (
     (
         re.compile(
             r"^(?:so |really |very )?(?:excited|stoked|thrilled|psyched|pumped|nervous|anxious|proud|grateful|"
-            r"thankful|bummed|gutted|sad|worried|curious|keen|eager|ready)(?= (?:to|about|for|of|that)\b)",
+            r"thankful|bummed|gutted|sad|worried|curious|keen|eager|ready|glad|happy|lucky|blessed|relieved)"
+            r"(?= (?:to|about|for|of|that)\b)",
             re.I,
         ),
         "I'm {0}",

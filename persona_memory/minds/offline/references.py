@@ -11,8 +11,9 @@ Rules:
   a noun counts as naming its thing. Before a time word ("this
   week", "that summer") it is left alone — the dates module reads those.
 - "that" before a noun, straight after a verb or a preposition, points at a thing only the
-  chat named ("u:42 loves that painting") unless the row named that noun before it: such a row
-  is *dangling* too.
+  chat named ("u:42 loves that painting") unless the row named that noun before it, or a
+  preposition and a name, a number or an id after the noun say which ("that trip to
+  Portugal"): such a row is *dangling* too.
 - A pointing word used alone — ``it``/``its``, ``this``/``that``/``these``/``those`` not followed
   by a noun, ``there`` not followed by "is/are/was/were", ``he``/``she``/``him``/``her``/``his``
   — needs a *referent* earlier in the row: a word after an article, number or possessive ("a bike", "their dog", "u:42's
@@ -258,7 +259,7 @@ def dangling(text: str) -> bool:
             if following in _CLAUSE_AFTER_THAT or following.startswith("u:"):
                 continue  # "that" opening a clause
             if following not in STOPWORDS and following not in _FUNCTION_WORDS:
-                if word == "that" and i > 0 and _points_past_the_row(lowered, i):
+                if word == "that" and i > 0 and _points_past_the_row(words, lowered, i):
                     return True  # "loves that painting": a painting the row never named
                 if not (word in ("this", "that") and following.endswith("s")):
                     continue  # a determiner: "these boots", "that walnut bowl"
@@ -280,16 +281,25 @@ _BEFORE_A_POINTED_THING = frozenset(
 )
 
 
-def _points_past_the_row(lowered: list[str], index: int) -> bool:
+def _points_past_the_row(words: list[str], lowered: list[str], index: int) -> bool:
     """Whether "that" before a noun, after a verb or a preposition, points at a thing the
     row never named ("u:42 loves that painting"), rather than joining a clause ("the dogs
-    that…") or naming a thing of the row again ("a mural … that mural")."""
+    that…"), naming a thing of the row again ("a mural … that mural") or naming it by what
+    follows ("that trip to Portugal", "that jacket of u:42's")."""
     if lowered[index - 1] not in _BEFORE_A_POINTED_THING:
         return False
     noun = lowered[index + 1]
     if noun in _TIME_WORDS or noun.rstrip("s") in _TIME_WORDS:
         return False  # "in that moment", "at that point"
+    after = words[index + 2 : index + 4]
+    if len(after) == 2 and after[0].lower() in _NAMING_PREPOSITIONS and (
+        after[1][:1].isupper() or after[1][:1].isdigit() or after[1].startswith("u:")
+    ):
+        return False
     return noun not in lowered[:index]
+
+
+_NAMING_PREPOSITIONS = frozenset({"to", "in", "of", "from", "at", "on", "with", "by"})
 
 
 def _dummy_at(text: str, words: list[str], index: int) -> bool:

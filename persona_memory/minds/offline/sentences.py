@@ -18,7 +18,9 @@ Rules:
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
   together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
-  closing it ("…, since we spoke on Monday") — and an
+  closing it ("…, since we spoke on Monday"; "we" counts as the two of them only with what
+  two people in a chat do together — spoke, met, caught up: "…when we spotted a pod of
+  orcas" is the speaker's own and stays) — and an
   address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
   exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "a
   work trip up north, Bergen." stay) is dropped.
@@ -93,13 +95,16 @@ _OPENER = re.compile(
     re.IGNORECASE,
 )
 
+# "we" is the speaker and the listener only with what the two of them did together: spoke,
+# met, caught up ("when we spotted a pod of orcas" is the speaker's own trip).
+_US_TWO = r"(?:we\s+(?:last\s+)?(?:spoke|talked|chatted|met|caught up|hung out|saw each other)|you)\b"
 _SHARED_CLAUSE = re.compile(
-    r"^(?:ever since|since|when|after|before|as|now that)\s+(?:we|you)\b[^,.!?]{0,60}[,;]\s*"
+    rf"^(?:ever since|since|when|after|before|as|now that)\s+{_US_TWO}[^,.!?]{{0,60}}[,;]\s*"
     r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
     re.IGNORECASE,
 )
 _SHARED_TAIL = re.compile(
-    r",?\s+(?:ever since|since|when|after|before) (?:we|you)\b[^,.!?;]*(?=[.!?]*$)", re.IGNORECASE
+    rf",?\s+(?:ever since|since|when|after|before) {_US_TWO}[^,.!?;]*(?=[.!?]*$)", re.IGNORECASE
 )
 _VOCATIVE = re.compile(
     rf"^(?:dear|(?:{_INTERJECTION}|thanks|thank you)\s+)([A-Z][a-z]+)\s*[,!.:;]+\s*", re.IGNORECASE
