@@ -436,6 +436,23 @@ def test_a_reply_about_a_thing_nothing_names_is_not_written() -> None:
     assert chat(("warren", "Wow. What do they eat?"), ("u:42", "They eat kale and peppers.")) == []
 
 
+def test_a_when_we_clause_of_the_speakers_own_is_kept_and_one_of_the_chat_is_not() -> None:
+    (row,) = texts("I'll always remember our sailing trip when we spotted a pod of orcas.")
+    assert "spotted a pod of orcas" in row
+    (row,) = texts("I finished the quilt for my niece, since we spoke on Monday.")
+    assert "since" not in row and "quilt for their niece" in row
+
+
+def test_that_before_a_thing_said_by_what_follows_names_it() -> None:
+    (row,) = texts("I got the idea from that trip to Portugal a few years ago.")
+    assert "trip to Portugal" in row
+
+
+def test_a_feeling_without_its_i_gets_it_back() -> None:
+    (row,) = texts("So glad to have a pottery studio of my own in Leeds.")
+    assert row.startswith("u:42 is") and "studio of their own" in row
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]
