@@ -41,7 +41,8 @@ Rules:
   ("Later, take care" — but "Later that week I…" is a time), thanks,
   a reply that stands alone ("I'm good, thanks", "I know!" — but "I'm in talks with a
   sponsor" and "I know three languages" go on to say something), a reaction to the listener
-  ("Good to see you"), an instruction or a wish addressed to the
+  ("Good to see you", "So glad you had fun" — but "So glad to have a studio of my own" is
+  the speaker's), an instruction or a wish addressed to the
   listener ("Enjoy the views", "Take care", "Good luck with the move", "Wishing you a calm
   week", "…, let me know"), an order, or a fragment: a single word, or
   two that do not start with the speaker ("I'm vegetarian" is a statement; "Love it" is not).
@@ -120,13 +121,13 @@ _GREETING_OR_THANKS = re.compile(
     r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|later(?=\s*(?:[.!]|$|,\s*(?:take care|bye|see|talk|cheers)\b))|see (you|ya)|talk (to you )?"
     r"(soon|later)|ttyl|take care|thanks|thank you|thx|ty|cheers|congrats|congratulations|welcome|"
     r"sorry|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
-    r"glad to (hear|see)|so glad|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
+    r"glad to (hear|see)|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
     r"keep (it up|going|up)|you got this|hang in there|no worries|no problem|my pleasure|"
     r"same here|me too|(I )?(got|have got) your back|how about you|what about you|let's|let us|"
-    r"hope you|wish you|can't wait to (see|hear) (you|your|it|how|what|more)|(so |really |very )?glad|"
+    r"hope you|wish you|can't wait to (see|hear) (you|your|it|how|what|more)|(I'm |I am )?(so |really |very )?glad(?=\s+(?:you|your|it|it's|that|we|to (?:hear|see|know|help)|for)\b|\s*[.!,]|$)|"
     r"I (totally |completely |so |"
     r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see|"
-    r"I hope so|I think so|I know what you mean|I'm sure|I'm glad|I'm happy "
+    r"I hope so|I think so|I know what you mean|I'm sure|I'm happy "
     r"for|I'm so happy for|I'm (?:so )?proud of (?:you|ya|u)\b)\b"
     # Replies that are only replies when nothing follows them: "I'm good, thanks!" or "I know!",
     # but "I'm in talks with a sponsor", "I'm back at college", "I know three languages" say
