@@ -453,6 +453,19 @@ def test_a_feeling_without_its_i_gets_it_back() -> None:
     assert row.startswith("u:42 is") and "studio of their own" in row
 
 
+def test_it_seems_like_and_it_took_us_point_at_no_thing_of_the_line_before() -> None:
+    said = chat(
+        ("warren", "The lake looked so calm and the trees were beautiful."),
+        ("u:42", "It seems like a quiet lake has a way of calming people down."),
+    )
+    assert not any("lake looked" in row or "the lake seems" in row for row in said)
+    said = chat(
+        ("warren", "Everyone worked so hard on the garden clean-up."),
+        ("u:42", "It only took us two hours. We filled twelve bags."),
+    )
+    assert said == ["u:42 and others filled twelve bags."]
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]
@@ -752,7 +765,8 @@ def test_a_gerund_with_its_own_past_verb_is_the_subject_too() -> None:
     assert texts("Selling my old van gave me the nerve to travel alone.") == [
         "Selling u:42's old van gave them the nerve to travel alone."
     ]
-    assert texts("Moving to Leeds made me happier.") == ["Moving to Leeds made u:42 happier."]
+    # the gerund is what made them happier, and the row opens on whom it is about
+    assert texts("Moving to Leeds made me happier.") == ["u:42 found that moving to Leeds made them happier."]
     assert texts("Reading books borrowed from the library.") == ["u:42 is reading books borrowed from the library."]
 
 
@@ -981,7 +995,7 @@ def test_a_reply_word_that_goes_on_to_say_something_is_kept(said: str, kept: str
 
 def test_a_capitalised_opener_is_kept_when_it_says_what_it_is_to_the_speaker() -> None:
     assert texts("Rowan is my oldest friend.") == ["Rowan is u:42's oldest friend."]
-    assert texts("Climbing is my way to switch off.") == ["Climbing is u:42's way to switch off."]
+    assert texts("Climbing is my way to switch off.") == ["u:42's way to switch off is climbing."]
     assert texts("Jazz has been a big part of my life since college.") == [
         "Jazz has been a big part of u:42's life since college."
     ]

@@ -155,6 +155,25 @@ def test_a_time_adverb_before_the_subject_moves_after_it(text: str, shaped: str)
     assert as_memory_text(text) == shaped
 
 
+@pytest.mark.parametrize(
+    ("text", "shaped"),
+    [
+        ("Rowing at dawn is u:42's escape from work.", "u:42's escape from work is rowing at dawn."),
+        ("Knitting helps u:42 switch off.", "u:42 thinks knitting helps them switch off."),
+        ("Baking bread made u:42 calmer during the winter.", "u:42 found that baking bread made them calmer during the winter."),
+        ("Staying close to the sea is important to u:42.", "u:42 thinks staying close to the sea is important to them."),
+        (
+            "Selling u:42's old van was hard; u:42 bought a bike instead.",
+            "u:42 found that selling their old van was hard; u:42 bought a bike instead.",
+        ),
+        # what a thing of the chat does is left as it is: the row says whose it is already
+        ("The quilt u:42 made hangs in the hall.", "The quilt u:42 made hangs in the hall."),
+    ],
+)
+def test_a_row_led_by_what_its_person_does_or_owns_opens_on_them(text: str, shaped: str) -> None:
+    assert as_memory_text(text) == shaped
+
+
 def test_a_memory_text_begins_with_a_capital_or_an_id() -> None:
     assert as_memory_text("the gate u:42 fixed was rusty") == "The gate u:42 fixed was rusty."
     assert as_memory_text("u:42 fixed the gate") == "u:42 fixed the gate."

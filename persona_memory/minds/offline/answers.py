@@ -204,8 +204,8 @@ def _with_its_noun(words: str, rest: list[str]) -> str:
 # A question's last verb can follow its noun straight ("How did the marathon go?").
 _QUESTION_VERBS = frozenset(
     """go goes went do does did be been look looks feel feels turn turned work works happen
-    happened end ended come came taste tastes sound sounds seem seems begin began start started
-    finish finished compare""".split()
+    happened end ended come came taste tastes tasted sound sounds sounded seem seems seemed looked
+    felt begin began start started finish finished compare""".split()
 )
 
 
@@ -310,7 +310,9 @@ def _dummy_it_in(sentence: str) -> bool:
 
 _DUMMY_IT_INSIDE = re.compile(
     r"\b(?:make|made|makes|find|found|take|took)\s+it\s+(?:to|easy|hard|home)\b|"
-    r"\bhow\s+\w+\s+it\s+(?:(?:can|could|must|might|may)\s+be|is|was|gets|got)\b",  # "how hard it can be"
+    r"\bhow\s+\w+\s+it\s+(?:(?:can|could|must|might|may)\s+be|is|was|gets|got)\b|"  # "how hard it can be"
+    # "It only took us two hours": the task the speaker did, not a thing the listener named
+    r"^it\s+(?:only\s+|just\s+)?(?:took|takes)\s+(?:me|us)\b",
     re.IGNORECASE,
 )
 

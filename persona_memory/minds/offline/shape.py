@@ -15,6 +15,11 @@ Rules:
   clause ("u:42 met … at the fair").
 - A leading clause that names the subject ("When u:42 was younger, they had…") goes after the
   main clause, which then opens on the subject: "u:42 had … when u:42 was younger".
+- A row led by what its person does or owns opens on them instead: "Playing chess is u:42's
+  escape" → "u:42's escape is playing chess"; "Dancing helps u:42 unwind" → "u:42 thinks
+  dancing helps them unwind"; "Staying fit is important to u:42" → "u:42 thinks staying fit
+  is important to them"; "Losing u:42's job was hard" → "u:42 found that losing their job was hard"
+  (what the person said of it is what they think — or, in the past, what they found).
 - Inner sentence ends ("!" or "?" followed by more words) become commas, initials lose their
   dots ("J. K. Rowling" → "J K Rowling"), and any other full stop inside ends the text there:
   a memory is one sentence.
@@ -107,11 +112,63 @@ def _main_clause_first(text: str) -> str:
     return f"{main[: end.start()]} {sub}{main[end.start():]}"
 
 
+# The row's person inside a sentence led by what they do or own ("Dancing helps u:42 unwind",
+# "Playing chess is u:42's escape", "Staying fit is important to u:42", "Losing u:42's job was
+# hard"): the head clause runs to the first ";" or " - ".
+_GERUND_HEAD = r"(?P<head>(?:[A-Z][a-z]+ing|The)\b[^,;:–—]*?)"
+_IS_THEIRS = re.compile(rf"^{_GERUND_HEAD}\s+(?P<verb>is|was|are|were)\s+(?P<id>u:\d+)'s\s+(?P<what>[^,;:–—]+?)(?P<rest>(?:[,;:.!]|\s[-–—]\s|$).*)$", re.S)
+_DOES_TO_THEM = re.compile(
+    rf"^{_GERUND_HEAD}\s+(?P<verb>(?:always\s+)?(?:helps|helped|makes|made|brings|brought|gives|gave|keeps|kept|lets|reminds|reminded))\s+"
+    r"(?P<id>u:\d+)\b(?P<rest>.*)$",
+    re.S,
+)
+_MATTERS_TO_THEM = re.compile(
+    rf"^{_GERUND_HEAD}\s+(?P<verb>is|was|are|were|has been|have been|had been|has become|have become)\s+"
+    r"(?P<what>[^,;:–—]{1,60}?)\s+(?P<prep>to|for)\s+(?P<id>u:\d+)\b(?!')(?P<rest>.*)$",
+    re.S,
+)
+_THEIR_DEED = re.compile(
+    r"^(?P<head>[A-Z][a-z]+ing\b[^,;:–—]*?\b(?P<id>u:\d+)'s\b[^,;:–—]*?)\s+"
+    r"(?P<verb>is|was|has been|had been|can be|could be|were|are)\b(?P<rest>.*)$",
+    re.S,
+)
+_PAST_VERBS = frozenset("was were had made brought gave kept helped reminded".split())
+
+
+def _speaker_first(text: str) -> str:
+    """A row led by what its person does or owns, turned to open on them (see the module
+    rules); other texts unchanged."""
+    if text.startswith("u:") or not text[:1].isupper():
+        return text
+    theirs = _IS_THEIRS.match(text)
+    if theirs is not None:
+        head = theirs["head"][0].lower() + theirs["head"][1:]
+        return f"{theirs['id']}'s {theirs['what']} {theirs['verb']} {head}{theirs['rest']}"
+    for shape in (_DOES_TO_THEM, _MATTERS_TO_THEM, _THEIR_DEED):
+        found = shape.match(text)
+        if found is None:
+            continue
+        verb = found["verb"]
+        past = verb.split()[-1] in _PAST_VERBS or verb.startswith("had ")
+        frame = "found that" if past else "thinks"
+        head = found["head"].replace(f"{found['id']}'s", "their")
+        head = head[0].lower() + head[1:]
+        if shape is _DOES_TO_THEM:
+            return f"{found['id']} {frame} {head} {verb} them{found['rest']}"
+        if shape is _MATTERS_TO_THEM:
+            return f"{found['id']} {frame} {head} {verb} {found['what']} {found['prep']} them{found['rest']}"
+        return f"{found['id']} {frame} {head} {verb}{found['rest']}"
+    return text
+
+
 def _subject_first(text: str) -> str:
     """``text`` opening on its subject (see the module rules)."""
     moved = _main_clause_first(text)
     if moved is not text:
         return moved
+    fronted = _speaker_first(text)
+    if fronted is not text:
+        return fronted
     adverb = _LEADING_ADVERB.match(text)
     if adverb is not None:
         word, rest = adverb["adverb"].lower(), text[adverb.end() :]
