@@ -443,6 +443,11 @@ def test_a_when_we_clause_of_the_speakers_own_is_kept_and_one_of_the_chat_is_not
     assert "since" not in row and "quilt for their niece" in row
 
 
+def test_since_we_last_spoke_is_peeled_whatever_follows() -> None:
+    assert texts("Since we last talked, I adopted a greyhound called Moss.") == ["u:42 adopted a greyhound called Moss."]
+    assert not any("spoke" in row for row in texts("Since we last spoke, our allotment won a prize at the show."))
+
+
 def test_that_before_a_thing_said_by_what_follows_names_it() -> None:
     (row,) = texts("I got the idea from that trip to Portugal a few years ago.")
     assert "trip to Portugal" in row

@@ -174,6 +174,21 @@ def test_a_row_led_by_what_its_person_does_or_owns_opens_on_them(text: str, shap
     assert as_memory_text(text) == shaped
 
 
+@pytest.mark.parametrize(
+    ("text", "shaped"),
+    [
+        ("For u:42, rowing is a way of clearing their head.", "u:42 thinks rowing is a way of clearing their head."),
+        ("As for u:42, they've been restoring a canal boat.", "u:42 has been restoring a canal boat."),
+        ("In u:42's spare time, they repair old radios.", "u:42 repairs old radios in their spare time."),
+        ("Growing up, u:42 spent summers on a farm.", "u:42 spent summers on a farm growing up."),
+        ("Two friends from choir and u:42 went hiking.", "u:42 and two friends from choir went hiking."),
+        ("The kids and u:42 baked bread.", "The kids and u:42 baked bread."),  # whose kids stays said
+    ],
+)
+def test_a_leading_phrase_about_the_person_gives_way_to_them(text: str, shaped: str) -> None:
+    assert as_memory_text(text) == shaped
+
+
 def test_a_memory_text_begins_with_a_capital_or_an_id() -> None:
     assert as_memory_text("the gate u:42 fixed was rusty") == "The gate u:42 fixed was rusty."
     assert as_memory_text("u:42 fixed the gate") == "u:42 fixed the gate."

@@ -100,8 +100,7 @@ _OPENER = re.compile(
 # met, caught up ("when we spotted a pod of orcas" is the speaker's own trip).
 _US_TWO = r"(?:we\s+(?:last\s+)?(?:spoke|talked|chatted|met|caught up|hung out|saw each other)|you)\b"
 _SHARED_CLAUSE = re.compile(
-    rf"^(?:ever since|since|when|after|before|as|now that)\s+{_US_TWO}[^,.!?]{{0,60}}[,;]\s*"
-    r"(?=(?:I|I'm|I've|I'll|I'd|my|My)\b)",
+    rf"^(?:ever since|since|when|after|before|as|now that)\s+{_US_TWO}[^,.!?]{{0,60}}[,;]\s*",
     re.IGNORECASE,
 )
 _SHARED_TAIL = re.compile(

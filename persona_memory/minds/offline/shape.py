@@ -13,8 +13,12 @@ Rules:
   "Overall," or "Honestly," is dropped), and a short phrase of place or time before a comma
   ("At the fair, u:42 met…", "Last season, u:42 hurt…") moves to the end of the row's first
   clause ("u:42 met … at the fair").
-- A leading clause that names the subject ("When u:42 was younger, they had…") goes after the
-  main clause, which then opens on the subject: "u:42 had … when u:42 was younger".
+- A leading clause that names the subject ("When u:42 was younger, they had…", "In u:42's
+  free time, they…") goes after the main clause, which then opens on the subject: "u:42 had
+  … when u:42 was younger", "u:42 … in their free time"; "As for u:42, they…" only turned
+  the talk to them and is dropped. "For u:42, adoption is…" is their view: "u:42 thinks
+  adoption is…". "Some friends and u:42 went…" names them first: "u:42 and some friends
+  went…".
 - A row led by what its person does or owns opens on them instead: "Playing chess is u:42's
   escape" → "u:42's escape is playing chess"; "Dancing helps u:42 unwind" → "u:42 thinks
   dancing helps them unwind"; "Staying fit is important to u:42" → "u:42 thinks staying fit
@@ -75,10 +79,15 @@ _CLAUSE_END = re.compile(r";\s|\s[-–—]\s")
 
 _LEADING_CLAUSE = re.compile(
     r"^(?P<sub>(?:when|whenever|after|before|since|while|as soon as|once|even though|although|though|"
-    r"because|especially (?:when|after|since|because))\s[^,;]{0,90}?(?P<id>u:\d+)?[^,;]{0,60}),\s+"
+    r"because|especially (?:when|after|since|because)|as for|in|during|with|growing up)(?:\s+[^,;]{0,90}?)?(?P<id>u:\d+)?[^,;]{0,60}),\s+"
     r"(?P<main>(?:they|they're|they've|they'd|they'll|u:\d+)\b.+)$",
     re.IGNORECASE,
 )
+_AS_FOR = re.compile(r"^as for\s+u:\d+$", re.IGNORECASE)
+# "For u:42, adoption is a way of giving back": what the person holds — their view
+_FOR_THEM = re.compile(r"^For\s+(?P<id>u:\d+),\s+(?P<view>(?!they\b|it\b)[a-z][^;]+)$", re.S)
+# "Some friends from church and u:42 went camping": the person first
+_AND_THEM = re.compile(r"^(?P<others>[A-Z][a-z][^,;:]{0,40}?)\s+and\s+(?P<id>u:\d+)\s+(?P<rest>[a-z].*)$", re.S)
 _THEY_VERB = re.compile(r"^(?:(?P<contracted>they're|they've|they'd|they'll)|they\s+(?P<verb>[a-z']+))\b", re.IGNORECASE)
 _SINGULAR_OF = {"they're": "is", "they've": "has", "they'd": "would", "they'll": "will",
                 "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't", "aren't": "isn't",
@@ -92,7 +101,8 @@ def _main_clause_first(text: str) -> str:
     if lead is None:
         return text
     main = lead["main"].rstrip(" .!")
-    subject = lead["id"] or main.split(" ", 1)[0]
+    named = re.search(r"u:\d+", lead["sub"])
+    subject = lead["id"] or (named[0] if named else main.split(" ", 1)[0])
     if not subject.startswith("u:"):
         return text  # "When …, they…" with no id: who "they" is stays unsaid
     if not main.startswith(subject):
@@ -105,7 +115,11 @@ def _main_clause_first(text: str) -> str:
             verb = they["verb"]
             singular = _SINGULAR_OF.get(verb.lower()) or third_singular(verb)
             main = f"{subject} {singular}{main[they.end():]}"
+    if _AS_FOR.match(lead["sub"]):
+        return main  # "As for u:42, they've been…": the phrase only turned the talk to them
     sub = lead["sub"][0].lower() + lead["sub"][1:]
+    if main.startswith(subject):
+        sub = sub.replace(f"{subject}'s", "their")  # "…in their free time"
     end = _CLAUSE_END.search(main)
     if end is None:
         return f"{main} {sub}"
@@ -133,6 +147,8 @@ _THEIR_DEED = re.compile(
     re.S,
 )
 _PAST_VERBS = frozenset("was were had made brought gave kept helped reminded".split())
+_PAST_VIEW = re.compile(r"^[^,;]*?\b(?:was|were|had)\b")
+_NOT_PEOPLE_OPENERS = frozenset("the this that these those it there here when if since after before as".split())
 
 
 def _speaker_first(text: str) -> str:
@@ -140,6 +156,13 @@ def _speaker_first(text: str) -> str:
     rules); other texts unchanged."""
     if text.startswith("u:") or not text[:1].isupper():
         return text
+    held = _FOR_THEM.match(text)
+    if held is not None:
+        past = _PAST_VIEW.search(held["view"]) is not None
+        return f"{held['id']} {'found that' if past else 'thinks'} {held['view']}"
+    others = _AND_THEM.match(text)
+    if others is not None and others["others"].split()[0].lower() not in _NOT_PEOPLE_OPENERS:
+        return f"{others['id']} and {others['others'][0].lower()}{others['others'][1:]} {others['rest']}"
     theirs = _IS_THEIRS.match(text)
     if theirs is not None:
         head = theirs["head"][0].lower() + theirs["head"][1:]
