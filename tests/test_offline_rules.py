@@ -471,6 +471,21 @@ def test_it_seems_like_and_it_took_us_point_at_no_thing_of_the_line_before() -> 
     assert said == ["u:42 and others filled twelve bags."]
 
 
+def test_a_them_that_cannot_be_the_speaker_is_named_by_what_they_named() -> None:
+    assert "u:42 took their kids to the science museum" in " ".join(
+        texts("My kids are off school this week. I took them to the science museum on Monday.")
+    )
+    said = chat(
+        ("u:42", "I keep two tortoises in the garden."),
+        ("warren", "Aww, how old are they?"),
+        ("u:42", "I've had them for nine years and I love watching them eat."),
+    )
+    assert any("had two tortoises for nine years" in row for row in said)
+    # only people fit "let them know": a thing the speaker named is not carried there
+    said = texts("I set myself new goals this year. I let them know at dinner on Sunday.")
+    assert not any("let their" in row or "let the " in row for row in said)
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]

@@ -32,6 +32,13 @@ Rules:
   something before it to mean ("I bought a kite and flew it") is left alone, and so is a dummy
   "it" ("it takes patience to…", "how hard it can be when…", "it's lovely being able to…").
   A participle with its agent is no verdict: "They were handed out by the mayor" names them.
+- **A "them" that cannot be the speaker** (``name_bound_them``): in the clause of the
+  speaker's own "I" or "we" ("I love having them around"), "them" is something the chat
+  named: the last plural the speaker's line named before it, else the line before's, else
+  the speaker's own line before that ("my turtles", "two kayaks", "the younger players").
+  People and pets may be any "them"; a thing only where a thing fits (not after "let", "tell",
+  "to", "with"…) and only one the speaker said whose or how many ("my abilities" after "let
+  them down" and "the hard work starts" are never it). With none, "them" stays.
 - **A short reply to a question** (``answer_row``): when the line before asks a wh-question
   ("what", "which", "where", "who", "when", "how many/much/long/often/far/old") of the
   listener, and the reply's first sentence is a fragment (at most eight words, no verb of its
@@ -59,7 +66,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
+from .lexicon import IRREGULAR_PAST, RELATIONS, STOPWORDS, VAGUE
 from .person import third_singular
 from .references import asks_by_pronoun, dangling, opens_on_dummy_it
 
@@ -134,6 +141,74 @@ def antecedent(line_before: str) -> Thing | None:
     """The likeliest thing the line before a reply named (``antecedents``), or ``None``."""
     found = antecedents(line_before)
     return found[0] if found else None
+
+
+def own_plurals(said: str) -> list[Thing]:
+    """The plural things a speaker's own words name, as the speaker says them, the last
+    first: "My turtles love the sun" → "my turtles" (``bound_them`` names by them)."""
+    found = []
+    for m in _NOUN_PHRASE.finditer(said):
+        words = _without_final_verb(_lower_common(_before_object(m, said)))
+        det = m["det"].lower()
+        if not words or not _names_a_thing(words) or _PERSON_WORD.search(words) or not _is_plural(words):
+            continue
+        if det in _POINTERS and m["words"].split()[0].lower() in _NOT_AFTER_A_POINTER:
+            continue
+        found.append((m.start(), f"{'the' if det in _POINTERS else det} {words}"))
+    found += [(m.start(), m[0]) for m in _COUNTED.finditer(said) if _names_a_thing(m["noun"])]
+    return [Thing(words=words, plural=True) for _, words in sorted(found, reverse=True)]
+
+
+# "two rabbits", "three old bikes": things counted are things named
+_COUNTED = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:[a-z-]+\s+)?(?P<noun>[a-z]+[^s\W]s)\b"
+)
+# "them" in the clause of the speaker's own "I"/"we" cannot be the speaker ("I love having
+# them around"): it is something the chat named.
+_BOUND_THEM = re.compile(
+    r"\b(?:I|I'm|I've|I'll|I'd|we|we're|we've|we'll)\s+"
+    r"(?:(?!(?:and|but|because|so|when|while|if|that|who|which|since|as|after|before|until|or)\b)[^,;:.!?\s]+\s+){0,6}?"
+    r"(?P<them>them)\b(?!\s+(?:and|&)\s+(?:others|me|us)\b)",
+)
+
+
+def name_bound_them(sentence: str, things: Sequence[Thing]) -> str:
+    """The sentence with a "them" bound in the speaker's own clause named by the first
+    plural of ``things`` ("I love having them around" → "I love having my turtles around"),
+    or unchanged when there is none or no such "them"."""
+    found = _BOUND_THEM.search(sentence)
+    if found is None:
+        return sentence
+    to_people = _TO_PEOPLE.search(sentence[: found.start("them")]) is not None
+    thing = next((t for t in things if t.plural and _may_be_them(t, to_people)), None)
+    if thing is None:
+        return sentence
+    return sentence[: found.start("them")] + thing.words + sentence[found.end("them") :]
+
+
+# "let them know", "reading to them": a "them" that only people (or pets) can be
+_TO_PEOPLE = re.compile(
+    r"\b(?:let|lets|tell|told|help|helped|helps|thank|thanked|support|supported|remind|reminded|show|"
+    r"showed|teach|taught|meet|met|visit|visited|miss|missed|know|knew|trust|love|loved|call|called|"
+    r"to|for|with|of|about|provide|provided|believe in|proud of)\s+$",
+    re.IGNORECASE,
+)
+
+
+def _may_be_them(thing: Thing, to_people: bool) -> bool:
+    """Whether a bound "them" may be ``thing``: people or pets ("my kids", "the younger
+    players") anywhere, a thing only where a thing fits and the speaker said whose or how many
+    ("my turtles", "two kayaks") — "the hard work starts" or "my abilities" are no "them"."""
+    head = thing.words.split()[-1].lower()
+    if head in RELATIONS or head in _PEOPLE:
+        return True
+    if to_people or thing.words.startswith('"'):
+        return False
+    return thing.words.split()[0].lower() in ("my", "our", "your") or thing.words.split()[0].isdigit() or thing.words.split()[0].lower() in _COUNT_WORDS
+
+
+_PEOPLE = frozenset("players people guys girls boys folks kids members fans residents volunteers visitors guests".split())
+_COUNT_WORDS = frozenset("two three four five six seven eight nine ten".split())
 
 
 def _named_in(part: str) -> list[Thing]:
@@ -235,7 +310,10 @@ def _without_final_verb(words: str) -> str:
 
 def _is_plural(words: str) -> bool:
     head = words.split()[-1]
-    return head.endswith("s") and not head.endswith(("ss", "us", "is"))
+    return head.endswith("s") and not head.endswith(("ss", "us", "is")) and head.lower() not in _ONE_OR_MANY
+
+
+_ONE_OR_MANY = frozenset({"series", "species", "news", "means", "lens"})
 
 
 def _names_a_thing(words: str) -> bool:
@@ -276,6 +354,8 @@ def name_the_pronoun(sentence: str, things: Sequence[Thing]) -> str:
     if _JUDGES_WHAT_FOLLOWS.match(sentence[match.start() :]):
         return sentence  # "It's priceless being able to…": "it" is what follows, not a thing
     named = _SPELLED[word].format(thing.words)
+    if word == "it's" and re.match(r"\s+(?:been|got|gotten)\b", sentence[match.end() :]):
+        named = f"{thing.words} has"  # "it's been" is "has been", not "is been"
     if word == "their" and not thing.plural:
         named = f"{thing.words}'s"
     if match.start() == 0 or sentence[: match.start()].rstrip().endswith((".", "!", "?")):

@@ -98,7 +98,7 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...text.folded import Folded
-from .answers import Thing, antecedents, answer_row, indirect_question_about, name_the_pronoun
+from .answers import Thing, antecedents, answer_row, indirect_question_about, name_bound_them, name_the_pronoun, own_plurals
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -304,6 +304,7 @@ class _Reader:
         self.last_of: dict[str, tuple[int, _Memory]] = {}
         self.last_human: str | None = None
         self.company: dict[str, str] = {}
+        self.plurals_of: dict[str, tuple[Thing, ...]] = {}  # the plurals each speaker's last line named
         self.position = 0
 
     def read(self) -> list[_Memory]:
@@ -362,7 +363,9 @@ class _Reader:
         things = [t for t in (shown_thing(s) for s in shown) if t]
         if carried is not None and not may_mean(text, carried.text):
             carried = None
-        return self._said(split_sentences(text), line, index, voice, things, asked, carried, replied_to)
+        found = self._said(split_sentences(text), line, index, voice, things, asked, carried, replied_to)
+        self.plurals_of[line.speaker] = tuple(own_plurals(text))
+        return found
 
     def _said(
         self,
@@ -385,6 +388,7 @@ class _Reader:
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
         reacted = False
+        own: list[Thing] = []  # the plurals this line named so far, the last first
         for raw in sentences:
             sentence = feeling_of_the_speaker(
                 generic_your(drop_fillers(drop_suggestion(drop_tag_question(strip_address(raw, self.names)))))
@@ -404,6 +408,10 @@ class _Reader:
                     continue
             if thing_before and not found:
                 sentence = name_the_pronoun(sentence, thing_before)
+            # a "them" that cannot be the speaker: what they just named, or the line before,
+            # or their own line before that named
+            sentence = name_bound_them(sentence, [*own, *thing_before, *self.plurals_of.get(line.speaker, ())])
+            own[:0] = own_plurals(sentence)
             if question is not None:
                 answer = self._about_what_was_asked(question, sentence, line, voice, replied_to, thing_before)
                 if answer is not None:
