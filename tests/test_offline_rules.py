@@ -486,6 +486,17 @@ def test_a_them_that_cannot_be_the_speaker_is_named_by_what_they_named() -> None
     assert not any("let their" in row or "let the " in row for row in said)
 
 
+def test_a_hope_or_a_plan_without_its_i_gets_it_back_even_with_a_verb_after_it() -> None:
+    assert texts("Hoping my screenplay gets picked up by a small studio.") == [
+        "u:42 is hoping their screenplay gets picked up by a small studio."
+    ]
+    assert texts("Working on a new song about the harbour.") == ["u:42 is working on a new song about the harbour."]
+
+
+def test_so_far_so_good_is_not_cut_to_far() -> None:
+    assert not any(row.startswith("Far") for row in texts("So far, so good - my bakery doubled its orders in May."))
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]

@@ -196,6 +196,11 @@ def test_a_memory_text_begins_with_a_capital_or_an_id() -> None:
 
 def test_normalise_writes_out_chat_spellings() -> None:
     assert normalise("i’m gonna start cuz im bored") == "I'm going to start because I'm bored"
+    assert normalise("Im livin' the dream and snackin' on figs") == "I'm living the dream and snacking on figs"
+    assert normalise("Its just great, its been a year") == "It's just great, it's been a year"
+    assert normalise("Its paws are muddy") == "Its paws are muddy"  # a possessive stays
+    assert normalise("Tomorrow's going to be loud") == "Tomorrow is going to be loud"
+    assert normalise("Tomorrow's match starts at six") == "Tomorrow's match starts at six"
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,9 @@ Rules:
   persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
   guys" — the sentence is refused (``None``): nobody later could tell whom it meant.
 - A subject the chat left out is put back first: "Gonna continue my edu" → "I'm going to
-  continue my edu", "Finally booked the ferry to Crete" → "I finally booked…",
+  continue my edu", "Finally booked the ferry to Crete" → "I finally booked…", "Hoping my
+  screenplay gets noticed" → "I'm hoping my screenplay gets noticed" (a verb after a hope or
+  a plan is the hoped thing's, so it does not make the opening a gerund subject),
   "Comparing mortgage offers" → "I'm comparing mortgage offers", "Dyed my hair green" → "I
   dyed my hair green" (a past form before "my"), "Here's a snap of my
   allotment" → "I shared a snap of my allotment", "Stoked to start the new job" → "I'm stoked
@@ -171,6 +173,12 @@ _RESTORE = (
         "I shared",
     ),
 )
+# "Hoping my screenplay gets noticed", "Working on a new song": the chat's "I'm" left out
+_ELIDED_PROGRESSIVE = re.compile(
+    r"^(?:hoping|planning|trying|working on|thinking (?:about|of)|looking forward|heading|saving up)"
+    r"(?= (?:to|for|on|about|that|my|our|the|a|an|it|this|some)\b)",
+    re.I,
+)
 # The word after a left-out subject's verb is the speaker as its object ("Took me four months",
 # "Got us talking"): the subject the chat left out was a thing, not "I".
 _SPEAKER_AS_OBJECT = re.compile(r"\s*(?:me|us)\b", re.I)
@@ -299,6 +307,8 @@ def restore_subject(sentence: str) -> str:
         return "I shared" + sentence[presenting.end() :]
     if has_first_person_subject(sentence):
         return sentence
+    if _ELIDED_PROGRESSIVE.match(sentence):  # a verb later is the hoped thing's, not the subject's
+        return "I'm " + sentence[0].lower() + sentence[1:]
     for pattern, replacement in _RESTORE:
         match = pattern.match(sentence)
         if match is None:

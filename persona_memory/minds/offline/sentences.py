@@ -81,7 +81,7 @@ _INTERJECTION = (
     r"right|indeed|agreed|of course|for sure|good|well done|same|haha"
 )
 _MARKER = (
-    r"so|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
+    r"so(?! far\b)|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
     r"to be honest|tbh|i mean|you know|guess what|fun fact|oh and|oh by the way|speaking of which|"
     r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
     r"in the meantime|meanwhile|though|however|but yeah|long time no (?:see|talk)|"
@@ -164,8 +164,10 @@ def carries_link_or_order(text: str) -> bool:
 def normalise(text: str) -> str:
     """Curly quotes straightened, ellipses and spaces folded, lower-case "i" capitalised, and
     chat spellings written out: contractions typed without their apostrophe ("Im", "cant",
-    "didnt", "thats"; "ill" only where it can only mean "I'll"), and chat words ("gonna" →
-    "going to", "cuz" → "because", "u" → "you"). A row is English a person reads: the
+    "didnt", "thats"; "ill" only where it can only mean "I'll"; "its just" → "it's just"), a
+    dropped g ("livin'" → "living"), a day's "'s" before a verb ("Tomorrow's going to be…" →
+    "Tomorrow is going to be…") and chat words ("gonna" → "going to", "cuz" → "because",
+    "u" → "you"). A row is English a person reads: the
     spellings of a quick chat must not leak into it."""
     if not text.isascii():  # an ASCII text holds no curly quote and no ellipsis
         text = text.translate(_QUOTES).replace("…", "...")
@@ -174,6 +176,12 @@ def normalise(text: str) -> str:
         text = _CHAT_WORD.sub(_write_out, text)
     if "ll " in text:
         text = _ILL.sub(r"\1I'll", text)
+    if "in'" in text:
+        text = _DROPPED_G.sub(r"\1ing", text)
+    if "its " in text.lower():
+        text = _ITS_IS.sub(lambda m: m[1] + "'s", text)
+    if "'s " in text:
+        text = _DAY_IS.sub(lambda m: m[1] + " is", text)
     if "  " in text or "\t" in text:  # else every run of spaces is one space already
         text = _SPACES.sub(" ", text)
     return text.strip()
@@ -211,6 +219,17 @@ _ILL = re.compile(
     r"text|tell|check|keep|bring|show|look|think|ask|start|write|come|give|miss|need|definitely|"
     r"probably|never|always|just|also|still)\b)"
 )
+
+
+# "livin'", "snackin'": a dropped g, written out
+_DROPPED_G = re.compile(r"\b([A-Za-z]{2,})in'(?=[\s.,!?;:]|$)")
+# "its just", "its been": "its" before what only follows "it is" or "it has"
+_ITS_IS = re.compile(
+    r"\b([Ii]t)s(?= (?:just|so|been|not|a|an|the|really|gonna|going|all|like|got|definitely|always|never|too|such|my|our|your|what|how|time|okay|ok|fine|great|amazing|awesome|hard|tough|true)\b)"
+)
+# "Tomorrow's going to be…": the day is the subject, "'s" is "is" (a possessive, "tomorrow's
+# game", is followed by a noun, not by these)
+_DAY_IS = re.compile(r"\b((?:[Tt]oday|[Tt]omorrow|[Tt]onight|[Yy]esterday))'s(?= (?:going|gonna|gon|been|a|an|the|my|our|so|really|just|finally|all)\b)")
 
 
 def _write_out(match: re.Match[str]) -> str:
