@@ -497,6 +497,29 @@ def test_so_far_so_good_is_not_cut_to_far() -> None:
     assert not any(row.startswith("Far") for row in texts("So far, so good - my bakery doubled its orders in May."))
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "If I need anything, I'll be sure to reach out.",
+        "Unless the ferry is cancelled, I'm in Oban on Friday.",
+        "Even though I kept falling off the board.",
+        "A lot's been going on in my life.",
+    ],
+)
+def test_a_condition_a_leaning_clause_or_small_talk_is_no_row(said: str) -> None:
+    assert texts(said) == []
+
+
+def test_giving_it_my_all_names_no_thing_of_the_line_before() -> None:
+    said = chat(("warren", "How did the final level go?"), ("u:42", "Giving it my all every time I play."))
+    assert not any("level" in row for row in said)
+
+
+def test_a_row_cut_to_its_clause_before_a_pointer_must_still_say_something() -> None:
+    # "I put so much into this": cut before "this", "u:42 put." would say nothing
+    assert not any(row.startswith("u:42 put") for row in texts("I put so much into this."))
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]

@@ -391,6 +391,7 @@ def _dummy_it_in(sentence: str) -> bool:
 _DUMMY_IT_INSIDE = re.compile(
     r"\b(?:make|made|makes|find|found|take|took)\s+it\s+(?:to|easy|hard|home)\b|"
     r"\bhow\s+\w+\s+it\s+(?:(?:can|could|must|might|may)\s+be|is|was|gets|got)\b|"  # "how hard it can be"
+    r"\b(?:give|gives|giving|gave)\s+it\s+(?:my|our|their|your|his|her|a|an|some)\b|"  # "giving it my all"
     # "It only took us two hours": the task the speaker did, not a thing the listener named
     r"^it\s+(?:only\s+|just\s+)?(?:took|takes)\s+(?:me|us)\b",
     re.IGNORECASE,

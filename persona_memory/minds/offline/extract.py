@@ -37,7 +37,8 @@ Rules:
   before "is", "was", "has" or "means" is a subject, not an adverb ("Family is everything
   to u:42").
 - Display names never reach the text; a sentence that still names someone present is dropped.
-- Wishes and hypotheticals ("I wish I…", "if I could…") are not facts; "we" that means the
+- Wishes, hypotheticals and conditions ("I wish I…", "if I could…", "If I need anything,
+  I'll…") are not facts, nor is a leaning clause alone ("Even though I kept falling off."); "we" that means the
   speaker and the listener ("we should…", "we both…", "each other") is not about the speaker.
 - "you" is the listener: in a private chat it is the persona, and named ("I'll send you the
   photos" → "u:42 will send Warren the photos"); in a group nobody could tell whom it meant, so
@@ -425,6 +426,9 @@ class _Reader:
             if last is None:
                 sentence = named_thing(sentence) or sentence
             sentence = restore_subject(sentence)
+            if _CONDITION_OR_FRAGMENT.match(sentence):
+                last = None
+                continue  # "If I need anything, I'll reach out", "Even though I kept falling off."
             if things and _BARE_PRESENTER.match(sentence):
                 self._shown(things.pop(0), found)
                 last = None
@@ -568,8 +572,8 @@ class _Reader:
             if found and self._continue(found[-1], text, line):
                 return None
             text = _before_dangling_clause(text)
-            if text is None or line.speaker not in text or not self._specific(text):
-                return None  # what is left must still say who ("Finally." is no row)
+            if text is None or line.speaker not in text or not self._specific(text) or len(text.split()) < 3:
+                return None  # what is left must still say who and what ("u:42 put." is no row)
         return self._new(line.speaker, kind, text, importance, line, dated.valid_from)
 
     def _a_view(self, sentence: str) -> bool:
@@ -777,6 +781,11 @@ def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
     return not any(re.search(rf"\b{re.escape(noun)}\b", thing, re.IGNORECASE) for thing in things)
 
 
+# A condition is no fact ("If I need anything, I'll…"), and a clause that only leans on
+# another is no sentence ("Even though I kept falling off.")
+_CONDITION_OR_FRAGMENT = re.compile(
+    r"^(?:if|unless)\b|^(?:even though|although|though|because|whereas|even if)\b[^,;:–—-]*[.!]?$", re.IGNORECASE
+)
 _OPENS_ON_A_PRONOUN = re.compile(r"^(?:it|it's|they|they're|they've)\s+\w", re.IGNORECASE)
 _REACTION_WORDS = re.compile(r"[A-Za-z']+")
 

@@ -20,7 +20,8 @@ Rules:
   studio", "two cats") or after a quantity's "of" ("lots of cookbooks"), a capitalised word inside the row ("Lisbon"; never "I'm"), a number or a
   quoted title. Without one the row is *dangling*.
 - Not pointing at all: dummy "it" ("it takes courage to…", "find it hard to…", "made it to
-  the final", "how hard it can be when…", "it seems like…", "it's so true"), "that" joining a clause ("says that the bus…", "so tired that…"), and
+  the final", "how hard it can be when…", "it seems like…", "giving it my all", "give it a
+  try", "it's so true"), "that" joining a clause ("says that the bus…", "so tired that…"), and
   "they/them/their", which the third-person turn uses for the speaker themself.
 - What a line showed (an attachment, "a photo of a clay bowl") can be the referent of the
   line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl";
@@ -83,6 +84,8 @@ _DUMMY_IT = re.compile(
     r"\b(?:make|makes|made|making)\s+it\s+(?:happen|work|count)\b|"
     # "how hard it can be when…": what follows is what "it" stands for
     r"\bhow\s+\w+\s+it\s+(?:(?:can|could|must|might|may)\s+be|is|was|gets|got)\b|"
+    # "giving it my all", "give it a try": an idiom
+    r"\b(?:give|gives|giving|gave)\s+it\s+(?:(?:my|our|their|your|his|her)\s+(?:all|best)|a\s+(?:try|go|shot|whirl))\b|"
     # "it seems like…": what follows, not a thing
     r"\bit\s+(?:seems|seemed|looks|looked|feels|felt)\s+(?:like|as if|as though)\b|"
     # agreeing: "it's so true", "it's right"

@@ -123,6 +123,8 @@ _GREETING_OR_THANKS = re.compile(
     r"glad to (hear|see)|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
     r"keep (it up|going|up)|you got this|hang in there|no worries|no problem|my pleasure|"
     r"same here|me too|(I )?(got|have got) your back|how about you|what about you|let's|let us|"
+    r"(?:a lot|so much|lots|loads)(?:'s| has| is)? (?:been )?(?:going on|happening|happened)|"
+    r"(?:some )?(?:\w+ )?(?:stuff|things) (?:has|have|'s|'ve) been (?:going on|happening)|"
     r"hope you|wish you|can't wait to (see|hear) (you|your|it|how|what|more)|(I'm |I am )?(so |really |very )?glad(?=\s+(?:you|your|it|it's|that|we|to (?:hear|see|know|help)|for)\b|\s*[.!,]|$)|"
     r"I (totally |completely |so |"
     r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see|"
