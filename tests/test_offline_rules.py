@@ -520,6 +520,45 @@ def test_a_row_cut_to_its_clause_before_a_pointer_must_still_say_something() -> 
     assert not any(row.startswith("u:42 put") for row in texts("I put so much into this."))
 
 
+def test_a_bare_there_is_the_place_the_chat_named_or_no_row() -> None:
+    assert texts("By the way, have you been to Porto? I had a blast there last month.") == [
+        "u:42 had a blast in Porto in July 2026."
+    ]
+    assert chat(("warren", "I've always wanted to visit Oslo."), ("u:42", "I lived there for two years after college.")) == [
+        "u:42 lived in Oslo for two years after college."
+    ]
+    # with no place named, "there" says nothing a reader could use
+    assert not any("there" in row for row in texts("I had a blast there in December."))
+
+
+def test_he_or_she_needs_a_person_and_is_the_one_the_speaker_named() -> None:
+    assert "u:42 is helping their cousin find a new flat" in " ".join(
+        texts("My cousin had a rough year. I'm helping her find a new flat in Bristol.")
+    )
+    # a word that says the other one is not named over
+    assert not any("brother" in row and "garden" in row for row in texts("My brother moved to Leeds. I love her garden."))
+    # "the chance" is no person: "him" points at nobody in the row
+    assert not any(" him " in row for row in texts("I finally had the chance to see him play live at the arena."))
+
+
+def test_a_row_about_the_speakers_kin_is_not_continued_as_if_the_kin_did_it() -> None:
+    said = texts("My brother moved to Leeds. I visit him every month.")
+    assert "u:42's brother moved to Leeds." in said
+    assert not any("moved to Leeds and visits" in row for row in said)
+
+
+def test_that_before_a_thing_a_clause_describes_names_it() -> None:
+    (row,) = texts("I dropped off that stuff I baked at the shelter on Tuesday.")
+    assert "dropped off that stuff they baked at the shelter" in row
+
+
+def test_a_reply_that_says_what_the_thing_is_keeps_its_own_words() -> None:
+    assert chat(
+        ("warren", "Love this map, it really pulls you in. What's on it?"),
+        ("u:42", "It's a map of the old harbour from 1850."),
+    ) == ["u:42 mentioned a map of the old harbour from 1850."]
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]

@@ -39,6 +39,16 @@ Rules:
   People and pets may be any "them"; a thing only where a thing fits (not after "let", "tell",
   "to", "with"…) and only one the speaker said whose or how many ("my abilities" after "let
   them down" and "the hard work starts" are never it). With none, "them" stays.
+- **A person the speaker named** (``name_the_person``): "he", "she", or "him"/"her" as an
+  object, after the speaker's own line named one person of theirs ("my cousin", "my sister")
+  is that person, unless the word says the other: "My cousin had a tough year. I'm helping
+  her find a flat." → "I'm helping my cousin find a flat". An opening "he"/"she" and a
+  possessive "her" are left as they are.
+- **A place the chat named** (``name_there``): a bare "there" ("I had a blast there") is the
+  last place named just before it — by a name after a verb or a preposition — in the line
+  before or earlier in the speaker's own line ("Have you been to Italy? I had a blast there
+  last month." → "I had a blast in Italy last month"). "There is…" and "out there in the
+  hills" point at nothing.
 - **A short reply to a question** (``answer_row``): when the line before asks a wh-question
   ("what", "which", "where", "who", "when", "how many/much/long/often/far/old") of the
   listener, and the reply's first sentence is a fragment (at most eight words, no verb of its
@@ -184,6 +194,77 @@ def name_bound_them(sentence: str, things: Sequence[Thing]) -> str:
     if thing is None:
         return sentence
     return sentence[: found.start("them")] + thing.words + sentence[found.end("them") :]
+
+
+def places_named(said: str) -> list[str]:
+    """The places ``said`` names by a name after a verb or preposition ("been to Italy",
+    "in Oslo"), the last first."""
+    return [m["name"] for m in reversed(list(_PLACE_NAME.finditer(said)))]
+
+
+# "there" that points at a place: not "there is/are…", not "out there in…" (the place follows)
+_BARE_THERE = re.compile(
+    r"\bthere\b(?!\s+(?:is|are|was|were|'s|has|have|had|will|would|might|must|seems|seem|in|at|on|to|from|with|by)\b)(?!')",
+    re.IGNORECASE,
+)
+
+
+def name_there(sentence: str, places: Sequence[str]) -> str:
+    """"I had a blast there last month." after "…have you been to Italy?" → "I had a blast in
+    Italy last month." — the first bare "there" named by the last place the chat named just
+    before it; unchanged with none."""
+    if not places or "there" not in sentence.lower():
+        return sentence
+    found = _BARE_THERE.search(sentence)
+    if found is None or found.start() == 0:
+        return sentence
+    return f"{sentence[: found.start()]}in {places[0]}{sentence[found.end() :]}"
+
+
+_HE = frozenset("brother son dad father husband boyfriend uncle nephew grandpa grandfather fiance stepdad stepson".split())
+_SHE = frozenset("sister daughter mom mum mother wife girlfriend aunt niece grandma grandmother fiancee stepmom stepdaughter".split())
+_KIN = re.compile(
+    r"\b(?P<whose>my|our)\s+(?:(?:little|big|older|younger|oldest|youngest|best|new|old)\s+)?(?P<who>[a-z-]+)\b",
+    re.IGNORECASE,
+)
+
+
+def people_named(said: str) -> list[tuple[str, str | None]]:
+    """The one person (or pet) phrases a speaker's own words name, the last first, with "he"
+    or "she" when the word says which: "my cousin" (either), "my sister" ("she")."""
+    found = []
+    for m in _KIN.finditer(said):
+        who = m["who"].lower()
+        if who in RELATIONS and not _is_plural(who) and who not in ("family", "fam", "team", "kids", "children"):
+            found.append((m[0][0].lower() + m[0][1:], "he" if who in _HE else "she" if who in _SHE else None))
+    return found[::-1]
+
+
+# "he", "she", and "him"/"her" as an object (before a verb, a preposition or the end)
+_PERSON_POINTER = re.compile(
+    r"\b(?P<word>he|she|him|her)\b(?P<next>\s+(?:find|get|go|be|feel|know|see|make|out|up|with|to|for|about|"
+    r"through|when|and|a|the|so|again|too|more|most)\b|\s*[.,;!]|$)?",
+    re.IGNORECASE,
+)
+
+
+def name_the_person(sentence: str, people: Sequence[tuple[str, str | None]]) -> str:
+    """"I'm helping her find a new place." after "My cousin had a tough year." → "I'm helping
+    my cousin find a new place.": the first "he"/"she"/"him"/"her" (as an object) named by
+    the last person the speaker's line named, when their word does not say the other one;
+    unchanged otherwise."""
+    if not people:
+        return sentence
+    found = _PERSON_POINTER.search(sentence)
+    if found is None or found.start() == 0:
+        return sentence
+    word = found["word"].lower()
+    if word == "her" and found["next"] is None:
+        return sentence  # "her bag": a possessive, whose form the phrase cannot take
+    phrase, gender = people[0]
+    if gender is not None and gender != ("he" if word in ("he", "him") else "she"):
+        return sentence
+    return f"{sentence[: found.start()]}{phrase}{sentence[found.end('word') :]}"
 
 
 # "let them know", "reading to them": a "them" that only people (or pets) can be
@@ -353,6 +434,9 @@ def name_the_pronoun(sentence: str, things: Sequence[Thing]) -> str:
         return sentence  # "It was busy but fine": a verdict says nothing a row could keep
     if _JUDGES_WHAT_FOLLOWS.match(sentence[match.start() :]):
         return sentence  # "It's priceless being able to…": "it" is what follows, not a thing
+    head = thing.words.split()[-1].lower()
+    if re.match(rf"(?:'s|\s+is|\s+was)?\s+(?:a|an|the)\s+(?:\w+\s+)?{re.escape(head)}\b", sentence[match.end() :], re.I):
+        return sentence  # "It's a map of the old harbour": the reply names it itself (``identity``)
     named = _SPELLED[word].format(thing.words)
     if word == "it's" and re.match(r"\s+(?:been|got|gotten)\b", sentence[match.end() :]):
         named = f"{thing.words} has"  # "it's been" is "has been", not "is been"

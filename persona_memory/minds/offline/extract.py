@@ -99,7 +99,19 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...text.folded import Folded
-from .answers import Thing, antecedents, answer_row, indirect_question_about, name_bound_them, name_the_pronoun, own_plurals
+from .answers import (
+    Thing,
+    antecedents,
+    answer_row,
+    indirect_question_about,
+    name_bound_them,
+    name_the_person,
+    name_the_pronoun,
+    people_named,
+    name_there,
+    own_plurals,
+    places_named,
+)
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -390,7 +402,10 @@ class _Reader:
         last: _Memory | None = carried
         reacted = False
         own: list[Thing] = []  # the plurals this line named so far, the last first
+        places = places_named(question) if question else []  # the places named so far, the last first
+        people: list[tuple[str, str | None]] = []  # the speaker's own people named so far, the last first
         for raw in sentences:
+            said_places = places_named(raw)
             sentence = feeling_of_the_speaker(
                 generic_your(drop_fillers(drop_suggestion(drop_tag_question(strip_address(raw, self.names)))))
             )
@@ -413,6 +428,10 @@ class _Reader:
             # or their own line before that named
             sentence = name_bound_them(sentence, [*own, *thing_before, *self.plurals_of.get(line.speaker, ())])
             own[:0] = own_plurals(sentence)
+            sentence = name_there(sentence, places)
+            places[:0] = said_places
+            sentence = name_the_person(sentence, people)
+            people[:0] = people_named(sentence)
             if question is not None:
                 answer = self._about_what_was_asked(question, sentence, line, voice, replied_to, thing_before)
                 if answer is not None:
@@ -622,6 +641,8 @@ class _Reader:
         subject = f"{previous.subject} "
         if previous.followed or not text.startswith(subject) or line.id not in previous.evidence:
             return False
+        if not previous.text.startswith(subject):
+            return False  # "u:42's brother moved…": "and visits him" would make the brother do it
         rest = text[len(subject) :]
         if rest.startswith("and "):
             return False  # "u:42 and others paddle it" has a subject of its own, not the row's

@@ -13,10 +13,12 @@ Rules:
 - "that" before a noun, straight after a verb or a preposition, points at a thing only the
   chat named ("u:42 loves that painting") unless the row named that noun before it, or a
   preposition and a name, a number or an id after the noun say which ("that trip to
-  Portugal"): such a row is *dangling* too.
+  Portugal"), or a clause of its own ("that stuff they baked"): such a row is *dangling* too.
 - A pointing word used alone — ``it``/``its``, ``this``/``that``/``these``/``those`` not followed
   by a noun, ``there`` not followed by "is/are/was/were", ``he``/``she``/``him``/``her``/``his``
-  — needs a *referent* earlier in the row: a word after an article, number or possessive ("a bike", "their dog", "u:42's
+  — needs a *referent* earlier in the row (``he`` and its forms a person or a pet: a name or
+  a word for one, "their sister", "a dog"; ``there`` a place: a name, or a thing after "in",
+  "at", "to"…): a word after an article, number or possessive ("a bike", "their dog", "u:42's
   studio", "two cats") or after a quantity's "of" ("lots of cookbooks"), a capitalised word inside the row ("Lisbon"; never "I'm"), a number or a
   quoted title. Without one the row is *dangling*.
 - Not pointing at all: dummy "it" ("it takes courage to…", "find it hard to…", "made it to
@@ -50,7 +52,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import STOPWORDS
+from .lexicon import RELATIONS, STOPWORDS
 
 _TIME_WORDS = frozenset(
     """week weekend month year morning afternoon evening night time summer winter spring fall
@@ -273,7 +275,59 @@ def dangling(text: str) -> bool:
                 has_dummy = _DUMMY_IT.search(text) is not None
             if has_dummy and _dummy_at(text, words, i):
                 continue
+        if word in _PERSON_POINTERS:
+            if not _person_before(words, i):
+                return True  # "u:42 got to see him play": who he is stayed in the chat
+            continue
+        if word == "there":
+            after = lowered[i + 2] if i + 2 < len(lowered) else ""
+            if (following in _PLACE_WORDS or following in ("on", "with")) and after not in _WHEN_WORDS and not after[:1].isdigit():
+                continue  # "out there in the hills": the place follows (not "there in December")
+            if not _place_before(words, i):
+                return True  # "u:42 had a blast there": where stayed in the chat
+            continue
         if not _referent_before(words, i):
+            return True
+    return False
+
+
+_PERSON_POINTERS = frozenset({"he", "she", "him", "her", "his"})
+_PEOPLE_AND_PETS = RELATIONS | frozenset(
+    """player players coach singer actor actress author writer artist man woman guy girl boy
+    lady player teammate teammates resident residents volunteer pup puppy dog cat horse bird
+    turtle rabbit hamster""".split()
+)
+_PLACE_WORDS = frozenset("in at to from into near around visit visited visiting".split())
+_WHEN_WORDS = _TIME_WORDS | frozenset(
+    """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+
+def _person_before(words: list[str], index: int) -> bool:
+    """A person (or pet) the row names before ``index``: a name ("Cara") or a word for one
+    ("their sister", "a dog") — "the opportunity" is no "him"."""
+    for j in range(1, index):
+        word = words[j]
+        if word[:1].isupper() and not word.startswith("u:") and word.split("'")[0] != "I":
+            return True
+        if word.lower().split("'")[0] in _PEOPLE_AND_PETS:
+            return True
+        if words[j - 1].endswith("'s") and words[j - 1].startswith("u:") and word[:1].isalpha():
+            return True  # "u:42's one-year-old… his name": what is theirs may be a person
+    return False
+
+
+def _place_before(words: list[str], index: int) -> bool:
+    """A place the row names before ``index``: a name ("Lisbon") or a thing after "in", "at",
+    "to"… ("at the lake") — "a trip there" says no more where than "there"."""
+    for j in range(1, index):
+        word = words[j]
+        if word[:1].isupper() and not word.startswith("u:") and word.split("'")[0] != "I":
+            return True
+        if words[j - 1].lower() in _PLACE_WORDS and word[:1].isalpha() and word.lower() not in STOPWORDS:
+            return True
+        if j >= 2 and words[j - 2].lower() in _PLACE_WORDS and words[j - 1].lower() in _DETERMINER_BEFORE:
             return True
     return False
 
@@ -297,6 +351,8 @@ def _points_past_the_row(words: list[str], lowered: list[str], index: int) -> bo
     if noun in _TIME_WORDS or noun.rstrip("s") in _TIME_WORDS:
         return False  # "in that moment", "at that point"
     after = words[index + 2 : index + 4]
+    if after and (after[0].startswith("u:") or after[0].lower() in _CLAUSE_SUBJECTS):
+        return False  # "that stuff they baked": the clause after it says which
     if len(after) == 2 and after[0].lower() in _NAMING_PREPOSITIONS and (
         after[1][:1].isupper() or after[1][:1].isdigit() or after[1].startswith("u:")
     ):
@@ -305,6 +361,7 @@ def _points_past_the_row(words: list[str], lowered: list[str], index: int) -> bo
 
 
 _NAMING_PREPOSITIONS = frozenset({"to", "in", "of", "from", "at", "on", "with", "by"})
+_CLAUSE_SUBJECTS = frozenset({"i", "they", "we", "he", "she", "you"})
 
 
 def _dummy_at(text: str, words: list[str], index: int) -> bool:
