@@ -559,6 +559,18 @@ def test_a_reply_that_says_what_the_thing_is_keeps_its_own_words() -> None:
     ) == ["u:42 mentioned a map of the old harbour from 1850."]
 
 
+def test_a_sentence_opening_on_a_preposition_in_ing_is_the_speakers_own() -> None:
+    # "During" is no gerund subject: the family's habit is theirs, not people's at large
+    assert texts("During the holidays, we usually watch a few old films.") == [
+        "u:42 and others usually watch a few old films during the holidays."
+    ]
+
+
+def test_this_is_my_thing_and_what_it_is_says_what_the_thing_is() -> None:
+    (row,) = texts("By the way - this is my prized possession, a jersey signed by my favorite player.")
+    assert row == "u:42's prized possession is a jersey signed by their favorite player."
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]

@@ -181,6 +181,8 @@ def test_a_row_led_by_what_its_person_does_or_owns_opens_on_them(text: str, shap
         ("As for u:42, they've been restoring a canal boat.", "u:42 has been restoring a canal boat."),
         ("In u:42's spare time, they repair old radios.", "u:42 repairs old radios in their spare time."),
         ("Growing up, u:42 spent summers on a farm.", "u:42 spent summers on a farm growing up."),
+        ("On Sundays u:42 bakes rye bread.", "u:42 bakes rye bread on Sundays."),
+        ("The gate u:42 fixed was rusty.", "The gate u:42 fixed was rusty."),  # a thing, not a time
         ("Two friends from choir and u:42 went hiking.", "u:42 and two friends from choir went hiking."),
         ("The kids and u:42 baked bread.", "The kids and u:42 baked bread."),  # whose kids stays said
     ],

@@ -182,7 +182,12 @@ _ABOUT_LISTENER = Folded(
     r"inspired by|sorry|excited for|thrilled for) (?:you|your)\b|\byou (?:too|as well)\b",
     re.IGNORECASE,
 )
-_GERUND_SUBJECT = re.compile(r"^[A-Za-z]+ing\b")
+# "Painting landscapes is…" — but "During the holidays, we…" opens on a preposition
+_GERUND_SUBJECT = re.compile(
+    r"^(?!(?:during|regarding|including|concerning|according|considering|following|notwithstanding|"
+    r"nothing|something|everything|anything|morning|evening|spring)\b)[A-Za-z]+ing\b",
+    re.IGNORECASE,
+)
 _VIEW_OPENER = re.compile(
     r"^(?:it|it's|its|that|that's|this|these|those|they|they're|they've|their|he|he's|his|she|"
     r"she's|her|him|there|there's|here|here's|what|which|who|someone|everyone|anyone|nobody|"

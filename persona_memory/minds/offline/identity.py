@@ -21,6 +21,8 @@ Rules:
   of jazz and soul") or a name or a number.
 - The sentence must not speak to the listener ("It's a gift for you") — whose thing that is
   cannot be told later — nor name someone present (the caller checks names).
+- "This is my prized possession, a jersey signed by my hero" says what the speaker's thing
+  is: "My prized possession is a jersey signed by my hero".
 - A name given for the pronoun is the thing: "Her name is Juniper!", "It's called The Lamb"
   → "I mentioned Juniper", "I mentioned The Lamb" (a name is capitalised; "It's called a
   hob" is no name).
@@ -62,9 +64,20 @@ _TIME_OR_NUMBER_ONLY = re.compile(
 _TO_LISTENER = re.compile(r"\byou(?:r|rs|'re|'ve|'ll|'d)?\b", re.IGNORECASE)
 
 
+_THIS_IS_MY = re.compile(
+    r"^(?:this|that|it|these)(?:'s| is| was| are)\s+(?P<own>my|our)\s+(?P<what>[\w'-]+(?:\s+[\w'-]+){0,3}?)\s*"
+    r"(?:,|:|\s[-–—])\s*(?P<thing>(?:a|an|the|two|three|\d+)\s+\S.*|(?-i:[A-Z])\S.*)$",
+    re.IGNORECASE,
+)
+
+
 def named_thing(sentence: str) -> str | None:
     """"It's a map of the old city." → "I mentioned a map of the old city."; ``None`` when
     the sentence is not a pronoun named by its predicate (see the module rules)."""
+    own = _THIS_IS_MY.match(sentence.strip())
+    if own is not None:
+        verb = "are" if own["what"].lower().endswith("s") and not own["what"].lower().endswith("ss") else "is"
+        return f"{own['own'].capitalize()} {own['what']} {verb} {own['thing']}"
     named = _NAMED.match(sentence.strip())
     if named is not None:
         return f"I mentioned {named['name']}{named['rest']}"

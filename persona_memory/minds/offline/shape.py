@@ -74,6 +74,12 @@ _LEADING_PHRASE = re.compile(
     r"[^,;:\-–—]{0,40}?),\s+(?P<subject>u:\d+)\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
+# "On Sundays u:42 bakes…": a phrase of time or place needs no comma before the subject
+_LEADING_PHRASE_BARE = re.compile(
+    r"^(?P<phrase>(?:on|in|at|during|after|before|over|since|every|last)\s[^,;:\-–—]{0,30}?)\s+"
+    r"(?P<subject>u:\d+)\s+(?P<rest>.+)$",
+    re.IGNORECASE,
+)
 _CLAUSE_END = re.compile(r";\s|\s[-–—]\s")
 
 
@@ -201,7 +207,7 @@ def _subject_first(text: str) -> str:
         if aux is not None:
             return f"{adverb['subject']} {rest[: aux.end()]}{word} {rest[aux.end() :]}"
         return f"{adverb['subject']} {word} {rest}"
-    phrase = _LEADING_PHRASE.match(text)
+    phrase = _LEADING_PHRASE.match(text) or _LEADING_PHRASE_BARE.match(text)
     if phrase is not None and len(phrase["phrase"].split()) <= 6:
         rest = phrase["rest"].rstrip(" .!")
         lead = phrase["phrase"][0].lower() + phrase["phrase"][1:]
