@@ -143,6 +143,11 @@ def test_a_short_reply_is_the_answer_to_the_question_it_follows() -> None:
         ("warren", "What's your go-to breakfast?"),
         ("u:42", "Porridge with stewed plums."),
     )] == ["Asked what their go-to breakfast is, u:42 answered: Porridge with stewed plums."]
+    # one word and an adverb is an answer, not a reaction like "Thanks!"
+    assert [m["text"] for m in dialogue(
+        ("warren", "What cheese do you usually buy?"),
+        ("u:42", "Comté, always!"),
+    )] == ["Asked what cheese they usually buy, u:42 answered: Comté, always."]
 
 
 def test_a_reply_that_answers_nothing_worth_keeping_is_no_row() -> None:

@@ -821,7 +821,12 @@ def _only_a_reaction(sentence: str) -> bool:
     what the question asked is answered by the sentence after it."""
     if not sentence.strip():
         return True
-    return not sentence.rstrip().endswith("?") and is_chatter(sentence) and len(_REACTION_WORDS.findall(sentence)) <= 4 and _count_specific(sentence) <= 1
+    return (
+        not sentence.rstrip().endswith("?")
+        and is_chatter(sentence)
+        and len(_REACTION_WORDS.findall(sentence)) <= 4
+        and _count_specific(sentence) == 0  # "Margherita, always!" answers; "Thanks!" does not
+    )
 
 
 _CLAUSE_BOUNDARY = re.compile(r",\s|;\s|\s[-–—]+\s|\s(?:and|but|so|because|which|while)\s")
