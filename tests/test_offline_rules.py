@@ -449,7 +449,7 @@ def test_since_we_last_spoke_is_peeled_whatever_follows() -> None:
 
 
 def test_that_before_a_thing_said_by_what_follows_names_it() -> None:
-    (row,) = texts("I got the idea from that trip to Portugal a few years ago.")
+    (row,) = texts("I found the recipe on that trip to Portugal in 2019.")
     assert "trip to Portugal" in row
 
 
@@ -466,7 +466,7 @@ def test_it_seems_like_and_it_took_us_point_at_no_thing_of_the_line_before() -> 
     assert not any("lake looked" in row or "the lake seems" in row for row in said)
     said = chat(
         ("warren", "Everyone worked so hard on the garden clean-up."),
-        ("u:42", "It only took us two hours. We filled twelve bags."),
+        ("u:42", "It just took us an afternoon. We filled twelve bags."),
     )
     assert said == ["u:42 and others filled twelve bags."]
 
@@ -500,14 +500,19 @@ def test_so_far_so_good_is_not_cut_to_far() -> None:
 @pytest.mark.parametrize(
     "said",
     [
-        "If I need anything, I'll be sure to reach out.",
+        "If the boiler breaks again, I'll ring the landlord.",
         "Unless the ferry is cancelled, I'm in Oban on Friday.",
         "Even though I kept falling off the board.",
-        "A lot's been going on in my life.",
+        "Loads has been happening lately.",
     ],
 )
 def test_a_condition_a_leaning_clause_or_small_talk_is_no_row(said: str) -> None:
     assert texts(said) == []
+
+
+def test_small_talk_before_a_clause_of_the_speakers_own_is_peeled_not_the_whole_sentence() -> None:
+    (row,) = texts("Some odd stuff has been happening; last week I gave away that bread I baked to the food bank.")
+    assert row.startswith("u:42 gave away that bread they baked to the food bank")
 
 
 def test_giving_it_my_all_names_no_thing_of_the_line_before() -> None:
@@ -521,14 +526,14 @@ def test_a_row_cut_to_its_clause_before_a_pointer_must_still_say_something() -> 
 
 
 def test_a_bare_there_is_the_place_the_chat_named_or_no_row() -> None:
-    assert texts("By the way, have you been to Porto? I had a blast there last month.") == [
-        "u:42 had a blast in Porto in July 2026."
+    assert texts("Ever been to Porto? I stayed there for a week in May.") == [
+        "u:42 stayed in Porto for a week in May 2026."
     ]
     assert chat(("warren", "I've always wanted to visit Oslo."), ("u:42", "I lived there for two years after college.")) == [
         "u:42 lived in Oslo for two years after college."
     ]
     # with no place named, "there" says nothing a reader could use
-    assert not any("there" in row for row in texts("I had a blast there in December."))
+    assert not any("there" in row for row in texts("I stayed there for a week in December."))
 
 
 def test_he_or_she_needs_a_person_and_is_the_one_the_speaker_named() -> None:
@@ -548,8 +553,8 @@ def test_a_row_about_the_speakers_kin_is_not_continued_as_if_the_kin_did_it() ->
 
 
 def test_that_before_a_thing_a_clause_describes_names_it() -> None:
-    (row,) = texts("I dropped off that stuff I baked at the shelter on Tuesday.")
-    assert "dropped off that stuff they baked at the shelter" in row
+    (row,) = texts("I gave away that bread I baked to the food bank on Tuesday.")
+    assert "gave away that bread they baked to the food bank" in row
 
 
 def test_a_reply_that_says_what_the_thing_is_keeps_its_own_words() -> None:
@@ -569,6 +574,15 @@ def test_a_sentence_opening_on_a_preposition_in_ing_is_the_speakers_own() -> Non
 def test_this_is_my_thing_and_what_it_is_says_what_the_thing_is() -> None:
     (row,) = texts("By the way - this is my prized possession, a jersey signed by my favorite player.")
     assert row == "u:42's prized possession is a jersey signed by their favorite player."
+
+
+def test_a_reaction_about_a_thing_of_the_line_before_is_not_named_by_it() -> None:
+    # "It's a huge relief!": a reaction, not a statement about "the big screen"
+    said = chat(
+        ("warren", "I'd love to see your film on the big screen one day."),
+        ("u:42", "It's a huge relief! The paperwork took ages."),
+    )
+    assert not any("big screen is" in row for row in said)
 
 
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:

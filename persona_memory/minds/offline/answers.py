@@ -44,10 +44,10 @@ Rules:
   is that person, unless the word says the other: "My cousin had a tough year. I'm helping
   her find a flat." → "I'm helping my cousin find a flat". An opening "he"/"she" and a
   possessive "her" are left as they are.
-- **A place the chat named** (``name_there``): a bare "there" ("I had a blast there") is the
+- **A place the chat named** (``name_there``): a bare "there" ("we stayed there a week") is the
   last place named just before it — by a name after a verb or a preposition — in the line
-  before or earlier in the speaker's own line ("Have you been to Italy? I had a blast there
-  last month." → "I had a blast in Italy last month"). "There is…" and "out there in the
+  before or earlier in the speaker's own line ("Ever been to Crete? We stayed there a week
+  in May." → "We stayed in Crete a week in May"). "There is…" and "out there in the
   hills" point at nothing.
 - **A short reply to a question** (``answer_row``): when the line before asks a wh-question
   ("what", "which", "where", "who", "when", "how many/much/long/often/far/old") of the
@@ -76,6 +76,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from .identity import is_verdict
 from .lexicon import IRREGULAR_PAST, RELATIONS, STOPWORDS, VAGUE
 from .person import third_singular
 from .references import asks_by_pronoun, dangling, opens_on_dummy_it
@@ -197,7 +198,7 @@ def name_bound_them(sentence: str, things: Sequence[Thing]) -> str:
 
 
 def places_named(said: str) -> list[str]:
-    """The places ``said`` names by a name after a verb or preposition ("been to Italy",
+    """The places ``said`` names by a name after a verb or preposition ("been to Crete",
     "in Oslo"), the last first."""
     return [m["name"] for m in reversed(list(_PLACE_NAME.finditer(said)))]
 
@@ -210,8 +211,8 @@ _BARE_THERE = re.compile(
 
 
 def name_there(sentence: str, places: Sequence[str]) -> str:
-    """"I had a blast there last month." after "…have you been to Italy?" → "I had a blast in
-    Italy last month." — the first bare "there" named by the last place the chat named just
+    """"We stayed there a week." after "…ever been to Crete?" → "We stayed in Crete a week."
+    — the first bare "there" named by the last place the chat named just
     before it; unchanged with none."""
     if not places or "there" not in sentence.lower():
         return sentence
@@ -432,6 +433,9 @@ def name_the_pronoun(sentence: str, things: Sequence[Thing]) -> str:
         return sentence  # something before it in the sentence it may mean
     if _ONLY_A_VERDICT.match(sentence, match.end()) and not _MORE_AFTER.search(sentence, match.end()):
         return sentence  # "It was busy but fine": a verdict says nothing a row could keep
+    predicate = _PREDICATE_AFTER.match(sentence, match.end())
+    if predicate is not None and is_verdict(predicate["what"]):
+        return sentence  # "It's such a relief!": a reaction, about whatever the chat meant
     if _JUDGES_WHAT_FOLLOWS.match(sentence[match.start() :]):
         return sentence  # "It's priceless being able to…": "it" is what follows, not a thing
     head = thing.words.split()[-1].lower()
@@ -456,6 +460,9 @@ _ONLY_A_VERDICT = re.compile(
 )
 
 
+_PREDICATE_AFTER = re.compile(r"(?:'s|\s+is|\s+was|\s+'re|\s+are|\s+were)?\s+(?:really\s+|such\s+|so\s+)?(?P<what>.+)$", re.IGNORECASE)
+
+
 # A judgement of the clause after it: "it's priceless being able to…", "it was fun seeing…".
 _JUDGES_WHAT_FOLLOWS = re.compile(
     r"^it(?:'s| is| was)\s+(?:so\s+|very\s+|really\s+)?(?!(?:a|an|the|my|your|our|their|been)\b)[a-z]+,?\s+"
@@ -476,7 +483,7 @@ _DUMMY_IT_INSIDE = re.compile(
     r"\b(?:make|made|makes|find|found|take|took)\s+it\s+(?:to|easy|hard|home)\b|"
     r"\bhow\s+\w+\s+it\s+(?:(?:can|could|must|might|may)\s+be|is|was|gets|got)\b|"  # "how hard it can be"
     r"\b(?:give|gives|giving|gave)\s+it\s+(?:my|our|their|your|his|her|a|an|some)\b|"  # "giving it my all"
-    # "It only took us two hours": the task the speaker did, not a thing the listener named
+    # "It just took us an afternoon": the task the speaker did, not a thing the listener named
     r"^it\s+(?:only\s+|just\s+)?(?:took|takes)\s+(?:me|us)\b",
     re.IGNORECASE,
 )

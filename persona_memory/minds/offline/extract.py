@@ -37,7 +37,7 @@ Rules:
   before "is", "was", "has" or "means" is a subject, not an adverb ("Family is everything
   to u:42").
 - Display names never reach the text; a sentence that still names someone present is dropped.
-- Wishes, hypotheticals and conditions ("I wish I…", "if I could…", "If I need anything,
+- Wishes, hypotheticals and conditions ("I wish I…", "if I could…", "If the boiler breaks,
   I'll…") are not facts, nor is a leaning clause alone ("Even though I kept falling off."); "we" that means the
   speaker and the listener ("we should…", "we both…", "each other") is not about the speaker.
 - "you" is the listener: in a private chat it is the persona, and named ("I'll send you the
@@ -452,7 +452,7 @@ class _Reader:
             sentence = restore_subject(sentence)
             if _CONDITION_OR_FRAGMENT.match(sentence):
                 last = None
-                continue  # "If I need anything, I'll reach out", "Even though I kept falling off."
+                continue  # "If the boiler breaks, I'll ring the landlord", "Even though I kept slipping."
             if things and _BARE_PRESENTER.match(sentence):
                 self._shown(things.pop(0), found)
                 last = None
@@ -807,7 +807,7 @@ def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
     return not any(re.search(rf"\b{re.escape(noun)}\b", thing, re.IGNORECASE) for thing in things)
 
 
-# A condition is no fact ("If I need anything, I'll…"), and a clause that only leans on
+# A condition is no fact ("If the boiler breaks, I'll…"), and a clause that only leans on
 # another is no sentence ("Even though I kept falling off.")
 _CONDITION_OR_FRAGMENT = re.compile(
     r"^(?:if|unless)\b|^(?:even though|although|though|because|whereas|even if)\b[^,;:–—-]*[.!]?$", re.IGNORECASE

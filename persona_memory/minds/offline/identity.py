@@ -71,6 +71,12 @@ _THIS_IS_MY = re.compile(
 )
 
 
+def is_verdict(predicate: str) -> bool:
+    """Whether what a sentence calls its pronoun is a reaction, not a thing: "a big deal", "a
+    relief", "one of my favourites" (see the module rules)."""
+    return _VERDICTS.match(predicate.strip()) is not None
+
+
 def named_thing(sentence: str) -> str | None:
     """"It's a map of the old city." → "I mentioned a map of the old city."; ``None`` when
     the sentence is not a pronoun named by its predicate (see the module rules)."""

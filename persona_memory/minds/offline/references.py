@@ -284,7 +284,7 @@ def dangling(text: str) -> bool:
             if (following in _PLACE_WORDS or following in ("on", "with")) and after not in _WHEN_WORDS and not after[:1].isdigit():
                 continue  # "out there in the hills": the place follows (not "there in December")
             if not _place_before(words, i):
-                return True  # "u:42 had a blast there": where stayed in the chat
+                return True  # "u:42 stayed there a week": where stayed in the chat
             continue
         if not _referent_before(words, i):
             return True
@@ -313,8 +313,8 @@ def _person_before(words: list[str], index: int) -> bool:
             return True
         if word.lower().split("'")[0] in _PEOPLE_AND_PETS:
             return True
-        if words[j - 1].endswith("'s") and words[j - 1].startswith("u:") and word[:1].isalpha():
-            return True  # "u:42's one-year-old… his name": what is theirs may be a person
+        if (words[j - 1].endswith("'s") or words[j - 1].lower() in ("their", "his", "her", "our")) and word[:1].isalpha():
+            return True  # "u:42's one-year-old… his name", "their youngest… her first steps"
     return False
 
 

@@ -42,7 +42,8 @@ Rules:
   a reply that stands alone ("I'm good, thanks", "I know!" — but "I'm in talks with a
   sponsor" and "I know three languages" go on to say something), a reaction to the listener
   ("Good to see you", "So glad you had fun" — but "So glad to have a studio of my own" is
-  the speaker's), an instruction or a wish addressed to the
+  the speaker's), small talk ("A lot's been going on", peeled as an opener when a clause of
+  the speaker's follows it), an instruction or a wish addressed to the
   listener ("Enjoy the views", "Take care", "Good luck with the move", "Wishing you a calm
   week", "…, let me know"), an order, or a fragment: a single word, or
   two that do not start with the speaker ("I'm vegetarian" is a statement; "Love it" is not).
@@ -86,7 +87,9 @@ _MARKER = (
     r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
     r"in the meantime|meanwhile|though|however|but yeah|long time no (?:see|talk)|"
     r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
-    r"it'?s been (?:a while|ages|a few days|some time)"
+    r"it'?s been (?:a while|ages|a few days|some time)|"
+    r"(?:a lot|so much|lots|loads)(?:'s| has)? (?:been )?(?:going on|happening)(?= *[;:,–—-])|"
+    r"(?:some )?(?:\w+ )?(?:stuff|things) (?:has|have|'s|'ve) been (?:going on|happening)(?= *[;:,–—-])"
 )
 _REPLY = r"nah|not really|not exactly|not quite"  # a reply word peeled only before its punctuation
 _OPENER = re.compile(
@@ -123,8 +126,9 @@ _GREETING_OR_THANKS = re.compile(
     r"glad to (hear|see)|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
     r"keep (it up|going|up)|you got this|hang in there|no worries|no problem|my pleasure|"
     r"same here|me too|(I )?(got|have got) your back|how about you|what about you|let's|let us|"
-    r"(?:a lot|so much|lots|loads)(?:'s| has| is)? (?:been )?(?:going on|happening|happened)|"
-    r"(?:some )?(?:\w+ )?(?:stuff|things) (?:has|have|'s|'ve) been (?:going on|happening)|"
+    r"(?:(?:a lot|so much|lots|loads)(?:'s| has| is)? (?:been )?(?:going on|happening|happened)|"
+    r"(?:some )?(?:\w+ )?(?:stuff|things) (?:has|have|'s|'ve) been (?:going on|happening))"
+    r"(?=(?: (?:in my life|lately|recently|with me|at my end|here))?\s*(?:[.!]+\s*)?$)|"
     r"hope you|wish you|can't wait to (see|hear) (you|your|it|how|what|more)|(I'm |I am )?(so |really |very )?glad(?=\s+(?:you|your|it|it's|that|we|to (?:hear|see|know|help)|for)\b|\s*[.!,]|$)|"
     r"I (totally |completely |so |"
     r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see|"

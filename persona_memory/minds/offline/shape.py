@@ -90,7 +90,7 @@ _LEADING_CLAUSE = re.compile(
     re.IGNORECASE,
 )
 _AS_FOR = re.compile(r"^as for\s+u:\d+$", re.IGNORECASE)
-# "For u:42, adoption is a way of giving back": what the person holds — their view
+# "For u:42, rowing is how they clear their head": what the person holds — their view
 _FOR_THEM = re.compile(r"^For\s+(?P<id>u:\d+),\s+(?P<view>(?!they\b|it\b)[a-z][^;]+)$", re.S)
 # "Some friends from church and u:42 went camping": the person first
 _AND_THEM = re.compile(r"^(?P<others>[A-Z][a-z][^,;:]{0,40}?)\s+and\s+(?P<id>u:\d+)\s+(?P<rest>[a-z].*)$", re.S)
