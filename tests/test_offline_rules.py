@@ -585,6 +585,11 @@ def test_a_reaction_about_a_thing_of_the_line_before_is_not_named_by_it() -> Non
     assert not any("big screen is" in row for row in said)
 
 
+def test_love_as_a_subject_is_no_left_out_i() -> None:
+    assert not any(row.startswith("u:42 loves") for row in texts("Love sure does make people kinder, right?"))
+    assert texts("Love the new café on my street.") == ["u:42 loves the new café on their street."]
+
+
 def test_a_statement_with_a_tag_question_is_the_statement() -> None:
     assert texts("Tulips mean hope and new starts, right?") == ["u:42 thinks: Tulips mean hope and new starts."]
     assert texts("I've been rowing for six years now, haven't I?") == ["u:42 has been rowing for six years (since 2020) now."]

@@ -185,6 +185,8 @@ def test_a_row_led_by_what_its_person_does_or_owns_opens_on_them(text: str, shap
         ("The gate u:42 fixed was rusty.", "The gate u:42 fixed was rusty."),  # a thing, not a time
         ("Two friends from choir and u:42 went hiking.", "u:42 and two friends from choir went hiking."),
         ("The kids and u:42 baked bread.", "The kids and u:42 baked bread."),  # whose kids stays said
+        # a clause before "and u:42" is no company
+        ("Sorted the shed and u:42 thinks it looks better.", "Sorted the shed and u:42 thinks it looks better."),
     ],
 )
 def test_a_leading_phrase_about_the_person_gives_way_to_them(text: str, shaped: str) -> None:

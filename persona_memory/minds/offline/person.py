@@ -157,7 +157,8 @@ _RESTORE = (
         None,
     ),
     (re.compile(r"^(?:" + "|".join(_ELIDED_PAST) + r")\b", re.I), None),
-    (re.compile(r"^(?:love|loved|hate|hated|enjoyed|adore|prefer)\b", re.I), None),
+    # "Love the new café" left out its "I"; "Love sure does bring joy" is about love
+    (re.compile(r"^(?:love|loved|hate|hated|enjoyed|adore|prefer)\b(?!\s+(?:\w+\s+)?(?:does|did|is|was|has|makes|made|brings|brought|helps|can|will)\b)", re.I), None),
     (re.compile(r"^[A-Za-z]{2,}ed (?=my\b)"), None),
     (
         re.compile(r"^(?:here's|here is|here are|check out|take a look at)(?=.*\b(?:my|I|our|we)\b)", re.I),

@@ -93,7 +93,11 @@ _AS_FOR = re.compile(r"^as for\s+u:\d+$", re.IGNORECASE)
 # "For u:42, rowing is how they clear their head": what the person holds — their view
 _FOR_THEM = re.compile(r"^For\s+(?P<id>u:\d+),\s+(?P<view>(?!they\b|it\b)[a-z][^;]+)$", re.S)
 # "Some friends from church and u:42 went camping": the person first
-_AND_THEM = re.compile(r"^(?P<others>[A-Z][a-z][^,;:]{0,40}?)\s+and\s+(?P<id>u:\d+)\s+(?P<rest>[a-z].*)$", re.S)
+_AND_THEM = re.compile(
+    r"^(?P<others>(?:Some|Two|Three|Four|Five|Several|Many|A few|My|Our|Their|A couple of)\s[^,;:]{0,40}?)\s+and\s+"
+    r"(?P<id>u:\d+)\s+(?P<rest>[a-z].*)$",
+    re.S,
+)
 _THEY_VERB = re.compile(r"^(?:(?P<contracted>they're|they've|they'd|they'll)|they\s+(?P<verb>[a-z']+))\b", re.IGNORECASE)
 _SINGULAR_OF = {"they're": "is", "they've": "has", "they'd": "would", "they'll": "will",
                 "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't", "aren't": "isn't",
