@@ -419,14 +419,12 @@ class _Reader:
             if question is not None and _only_a_reaction(sentence):
                 reacted = True
                 continue  # "Thanks!" before an answer about a thing: the answer is the next sentence
-            if question is not None and not reacted:  # a fragment answers only straight after the question
-                answer = self._answer(question, sentence, line, replied_to)
-                if answer is not None:
-                    found.append(answer)
-                    self.last_of[line.speaker] = (index, answer)
-                    last = answer
-                    question = asked = None
-                    continue
+            # a fragment answers only straight after the question
+            answer = self._answer(question, sentence, line, replied_to) if question is not None and not reacted else None
+            if answer is not None:
+                last = self._kept_answer(answer, found, index)
+                question = asked = None
+                continue
             if thing_before and not found:
                 sentence = name_the_pronoun(sentence, thing_before)
             # a "them" that cannot be the speaker: what they just named, or the line before,
@@ -439,12 +437,10 @@ class _Reader:
             people[:0] = people_named(sentence)
             if question is not None:
                 answer = self._about_what_was_asked(question, sentence, line, voice, replied_to, thing_before)
-                if answer is not None:
-                    found.append(answer)
-                    self.last_of[line.speaker] = (index, answer)
-                    last = answer
-                    question = asked = None
-                    continue
+            if answer is not None:
+                last = self._kept_answer(answer, found, index)
+                question = asked = None
+                continue
             # the line before is answered by the first sentence only
             asked = question = None
             if last is None:
@@ -488,6 +484,12 @@ class _Reader:
         text = as_memory_text(text)
         importance = max(self.importance_min, importance_of(text, "fact"))
         return self._new(line.speaker, "fact", text, importance, line, None)
+
+    def _kept_answer(self, answer: _Memory, found: list[_Memory], index: int) -> _Memory:
+        """A reply's row that answers the line before: kept, and the speaker's last row."""
+        found.append(answer)
+        self.last_of[answer.subject] = (index, answer)
+        return answer
 
     def _about_what_was_asked(
         self, question: str, sentence: str, line: Line, voice: Voice, asker: Line | None, things: tuple[Thing, ...]
