@@ -433,6 +433,8 @@ def test_a_reply_about_a_thing_asked_by_a_pronoun_is_written_with_the_question()
 
 def test_a_reply_about_a_thing_nothing_names_is_not_written() -> None:
     assert chat(("warren", "How was it?"), ("u:42", "Thanks! It was wonderful.")) == []
+    # the question's own "it" must point somewhere too, not only the answer's
+    assert chat(("warren", "How was it to finally hear it on the radio?"), ("u:42", "It was a thrilling moment.")) == []
     assert chat(("warren", "Wow. What do they eat?"), ("u:42", "They eat kale and peppers.")) == []
 
 

@@ -516,7 +516,9 @@ class _Reader:
             first = first_clause(said)
             text = f"Asked {indirect}, {line.speaker} answered: {first}" if first else text
         text = as_memory_text(text)
-        if len(text) > LIMIT or dangling(text.replace(said.split(None, 1)[0], "the thing", 1)):
+        head, _, answer = text.partition(" answered: ")
+        # the answer's opening pronoun is the question's thing; anything else must point inside
+        if len(text) > LIMIT or dangling(f"{head} answered: the thing {answer.split(None, 1)[-1]}"):
             return None
         importance = max(self.importance_min, importance_of(sentence, kind_of(sentence, tense)))
         return self._new(line.speaker, "fact", text, importance, line, dated.valid_from)
