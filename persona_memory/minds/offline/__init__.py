@@ -12,6 +12,8 @@ Modules, one concept each:
 - ``references`` — whether a row's "it", "this" or "there" points at something inside it;
   "those letters" → "the letters"; what a photo or the question before names.
 - ``answers`` — a reply read with the line it answers: the thing it named, the question it asked.
+- ``mentions`` — what a speaker's own line named (plurals, people) and a later "them",
+  "her" or "there" named by it.
 - ``identity`` — an answer whose "it" is named by what follows ("It's a map of…").
 - ``shape`` — one sentence of at most 200 characters.
 - ``stems`` — lexical likeness of two sentences.

@@ -99,25 +99,14 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...text.folded import Folded
-from .answers import (
-    Thing,
-    antecedents,
-    answer_row,
-    indirect_question_about,
-    name_bound_them,
-    name_the_person,
-    name_the_pronoun,
-    people_named,
-    name_there,
-    own_plurals,
-    places_named,
-)
+from .answers import Thing, antecedents, answer_row, indirect_question_about, name_the_pronoun, places_named
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
+from .mentions import name_bound_them, name_the_person, name_there, own_plurals, people_named
 from .person import (
     Voice,
     addresses_listener,

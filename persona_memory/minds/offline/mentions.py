@@ -1,0 +1,164 @@
+"""What a speaker's own words named — plurals, people — and a later pointer named by them.
+
+A row is read alone, so a pointer in it must say what it means. The line before a reply lends
+it what it named (``answers``); the speaker's own line lends it more: "My kids are off school.
+I took them to the museum" means the kids, and "My cousin had a rough year. I'm helping her
+find a flat" means the cousin. Only what cannot be the speaker is named, and only by what fits.
+
+Rules:
+- **A "them" that cannot be the speaker** (``name_bound_them``): in the clause of the
+  speaker's own "I" or "we" ("I love having them around"), "them" is something the chat
+  named: the last plural the speaker's line named before it, else the line before's, else
+  the speaker's own line before that ("my turtles", "two kayaks", "the younger players").
+  People and pets may be any "them"; a thing only where a thing fits (not after "let", "tell",
+  "to", "with"…) and only one the speaker said whose or how many ("my abilities" after "let
+  them down" and "the hard work starts" are never it). With none, "them" stays.
+- **A place the chat named** (``name_there``): a bare "there" ("we stayed there a week") is the
+  last place named just before it — by a name after a verb or a preposition — in the line
+  before or earlier in the speaker's own line ("Ever been to Crete? We stayed there a week
+  in May." → "We stayed in Crete a week in May"). "There is…" and "out there in the hills"
+  point at nothing.
+- **A person the speaker named** (``name_the_person``): "he", "she", or "him"/"her" as an
+  object, after the speaker's own line named one person of theirs ("my cousin", "my sister")
+  is that person, unless the word says the other: "My cousin had a tough year. I'm helping
+  her find a flat." → "I'm helping my cousin find a flat". An opening "he"/"she" and a
+  possessive "her" are left as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .answers import Thing, is_plural, noun_phrases
+from .lexicon import RELATIONS
+
+
+def own_plurals(said: str) -> list[Thing]:
+    """The plural things a speaker's own words name, as the speaker says them, the last
+    first: "My turtles love the sun" → "my turtles"; "two kayaks" (``name_bound_them`` names
+    by them)."""
+    found = [
+        (at, f"{'the' if det in ('this', 'that', 'these', 'those') else det} {words}")
+        for at, det, words in noun_phrases(said)
+        if is_plural(words)
+    ]
+    found += [(m.start(), m[0]) for m in _COUNTED.finditer(said) if noun_phrases(f"the {m['noun']}")]
+    return [Thing(words=words, plural=True) for _, words in sorted(found, reverse=True)]
+
+
+# "two rabbits", "three old bikes": things counted are things named
+_COUNTED = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:[a-z-]+\s+)?(?P<noun>[a-z]+[^s\W]s)\b"
+)
+# "them" in the clause of the speaker's own "I"/"we" cannot be the speaker ("I love having
+# them around"): it is something the chat named.
+_BOUND_THEM = re.compile(
+    r"\b(?:I|I'm|I've|I'll|I'd|we|we're|we've|we'll)\s+"
+    r"(?:(?!(?:and|but|because|so|when|while|if|that|who|which|since|as|after|before|until|or)\b)[^,;:.!?\s]+\s+){0,6}?"
+    r"(?P<them>them)\b(?!\s+(?:and|&)\s+(?:others|me|us)\b)",
+)
+
+
+def name_bound_them(sentence: str, things: Sequence[Thing]) -> str:
+    """The sentence with a "them" bound in the speaker's own clause named by the first
+    plural of ``things`` ("I love having them around" → "I love having my turtles around"),
+    or unchanged when there is none or no such "them"."""
+    found = _BOUND_THEM.search(sentence)
+    if found is None:
+        return sentence
+    to_people = _TO_PEOPLE.search(sentence[: found.start("them")]) is not None
+    thing = next((t for t in things if t.plural and _may_be_them(t, to_people)), None)
+    if thing is None:
+        return sentence
+    return sentence[: found.start("them")] + thing.words + sentence[found.end("them") :]
+
+
+# "there" that points at a place: not "there is/are…", not "out there in…" (the place follows)
+_BARE_THERE = re.compile(
+    r"\bthere\b(?!\s+(?:is|are|was|were|'s|has|have|had|will|would|might|must|seems|seem|in|at|on|to|from|with|by)\b)(?!')",
+    re.IGNORECASE,
+)
+
+
+def name_there(sentence: str, places: Sequence[str]) -> str:
+    """"We stayed there a week." after "…ever been to Crete?" → "We stayed in Crete a week."
+    — the first bare "there" named by the last place the chat named just
+    before it; unchanged with none."""
+    if not places or "there" not in sentence.lower():
+        return sentence
+    found = _BARE_THERE.search(sentence)
+    if found is None or found.start() == 0:
+        return sentence
+    return f"{sentence[: found.start()]}in {places[0]}{sentence[found.end() :]}"
+
+
+_HE = frozenset("brother son dad father husband boyfriend uncle nephew grandpa grandfather fiance stepdad stepson".split())
+_SHE = frozenset("sister daughter mom mum mother wife girlfriend aunt niece grandma grandmother fiancee stepmom stepdaughter".split())
+_KIN = re.compile(
+    r"\b(?P<whose>my|our)\s+(?:(?:little|big|older|younger|oldest|youngest|best|new|old)\s+)?(?P<who>[a-z-]+)\b",
+    re.IGNORECASE,
+)
+
+
+def people_named(said: str) -> list[tuple[str, str | None]]:
+    """The one person (or pet) phrases a speaker's own words name, the last first, with "he"
+    or "she" when the word says which: "my cousin" (either), "my sister" ("she")."""
+    found = []
+    for m in _KIN.finditer(said):
+        who = m["who"].lower()
+        if who in RELATIONS and not is_plural(who) and who not in ("family", "fam", "team", "kids", "children"):
+            found.append((m[0][0].lower() + m[0][1:], "he" if who in _HE else "she" if who in _SHE else None))
+    return found[::-1]
+
+
+# "he", "she", and "him"/"her" as an object (before a verb, a preposition or the end)
+_PERSON_POINTER = re.compile(
+    r"\b(?P<word>he|she|him|her)\b(?P<next>\s+(?:find|get|go|be|feel|know|see|make|out|up|with|to|for|about|"
+    r"through|when|and|a|the|so|again|too|more|most)\b|\s*[.,;!]|$)?",
+    re.IGNORECASE,
+)
+
+
+def name_the_person(sentence: str, people: Sequence[tuple[str, str | None]]) -> str:
+    """"I'm helping her find a new place." after "My cousin had a tough year." → "I'm helping
+    my cousin find a new place.": the first "he"/"she"/"him"/"her" (as an object) named by
+    the last person the speaker's line named, when their word does not say the other one;
+    unchanged otherwise."""
+    if not people:
+        return sentence
+    found = _PERSON_POINTER.search(sentence)
+    if found is None or found.start() == 0:
+        return sentence
+    word = found["word"].lower()
+    if word == "her" and found["next"] is None:
+        return sentence  # "her bag": a possessive, whose form the phrase cannot take
+    phrase, gender = people[0]
+    if gender is not None and gender != ("he" if word in ("he", "him") else "she"):
+        return sentence
+    return f"{sentence[: found.start()]}{phrase}{sentence[found.end('word') :]}"
+
+
+# "let them know", "reading to them": a "them" that only people (or pets) can be
+_TO_PEOPLE = re.compile(
+    r"\b(?:let|lets|tell|told|help|helped|helps|thank|thanked|support|supported|remind|reminded|show|"
+    r"showed|teach|taught|meet|met|visit|visited|miss|missed|know|knew|trust|love|loved|call|called|"
+    r"to|for|with|of|about|provide|provided|believe in|proud of)\s+$",
+    re.IGNORECASE,
+)
+
+
+def _may_be_them(thing: Thing, to_people: bool) -> bool:
+    """Whether a bound "them" may be ``thing``: people or pets ("my kids", "the younger
+    players") anywhere, a thing only where a thing fits and the speaker said whose or how many
+    ("my turtles", "two kayaks") — "the hard work starts" or "my abilities" are no "them"."""
+    head = thing.words.split()[-1].lower()
+    if head in RELATIONS or head in _PEOPLE:
+        return True
+    if to_people or thing.words.startswith('"'):
+        return False
+    return thing.words.split()[0].lower() in ("my", "our", "your") or thing.words.split()[0].isdigit() or thing.words.split()[0].lower() in _COUNT_WORDS
+
+
+_PEOPLE = frozenset("players people guys girls boys folks kids members fans residents volunteers visitors guests".split())
+_COUNT_WORDS = frozenset("two three four five six seven eight nine ten".split())
