@@ -504,7 +504,7 @@ def test_so_far_so_good_is_not_cut_to_far() -> None:
     [
         "If the boiler breaks again, I'll ring the landlord.",
         "Unless the ferry is cancelled, I'm in Oban on Friday.",
-        "Even though I kept falling off the board.",
+        "Even though I kept slipping on the ice.",
         "Loads has been happening lately.",
     ],
 )

@@ -38,14 +38,20 @@ Rules:
   to u:42").
 - Display names never reach the text; a sentence that still names someone present is dropped.
 - Wishes, hypotheticals and conditions ("I wish I…", "if I could…", "If the boiler breaks,
-  I'll…") are not facts, nor is a leaning clause alone ("Even though I kept falling off."); "we" that means the
-  speaker and the listener ("we should…", "we both…", "each other") is not about the speaker.
+  I'll…") are not facts, nor is a leaning clause alone ("Even though I kept slipping."); "we"
+  that means the speaker and the listener ("we should…", "we both…", "each other") is not
+  about the speaker.
 - "you" is the listener: in a private chat it is the persona, and named ("I'll send you the
   photos" → "u:42 will send Warren the photos"); in a group nobody could tell whom it meant, so
   the sentence is dropped. A sentence that is only about feelings toward the listener ("I'm so
   proud of you") is dropped everywhere: it says nothing lasting about the speaker.
 - Follow-ups ("ask me how it went", "I'll let you know") join the statement they follow, one
   follow-up per row: a second one never joins a row that already holds one.
+- A "them" that cannot be the speaker, a bare "there" and a "her" are named by what the chat
+  named just before — "I took them to the museum" after "My kids are off school" →
+  "u:42 took their kids to the museum" — or the row does without them (``mentions``); a
+  reply about a thing asked by a pronoun is written with the question that names it
+  ("Asked how Lisbon was, u:42 answered: it was wonderful.", ``answers``).
 - An answer's opening "it", "she" or "they" is the thing the line just before asked about
   ("How are your twins?" → "They're in Year 2 now" is "My twins are in Year 2 now"; see
   ``references``).
@@ -801,7 +807,7 @@ def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
 
 
 # A condition is no fact ("If the boiler breaks, I'll…"), and a clause that only leans on
-# another is no sentence ("Even though I kept falling off.")
+# another is no sentence ("Even though I kept slipping.")
 _CONDITION_OR_FRAGMENT = re.compile(
     r"^(?:if|unless)\b|^(?:even though|although|though|because|whereas|even if)\b[^,;:–—-]*[.!]?$", re.IGNORECASE
 )
