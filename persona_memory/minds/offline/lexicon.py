@@ -76,6 +76,14 @@ RELATIONS = frozenset(
     puppy kitten spouse ex in-laws stepmom stepdad stepson stepdaughter""".split()
 )
 
+PEOPLE_AND_PETS = RELATIONS | frozenset(
+    """player players coach singer actor actress author writer artist man men woman women guy
+    guys girl girls boy boys lady people folks kids members fans teammate teammates resident
+    residents volunteer volunteers visitors guests pup puppy dog cat horse bird turtle rabbit
+    hamster""".split()
+)
+"""Words for a person or a pet: what "he", "she" or a "them" of people can stand for."""
+
 ING_NOUNS = frozenset(
     """thing something nothing anything everything morning evening wedding building ceiling
     king ring spring string sing swing wing bring sibling earring darling pudding duckling

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 
 from .answers import Thing, is_plural, noun_phrases
-from .lexicon import RELATIONS
+from .lexicon import PEOPLE_AND_PETS, RELATIONS
 
 
 def own_plurals(said: str) -> list[Thing]:
@@ -153,12 +153,11 @@ def _may_be_them(thing: Thing, to_people: bool) -> bool:
     players") anywhere, a thing only where a thing fits and the speaker said whose or how many
     ("my turtles", "two kayaks") — "the hard work starts" or "my abilities" are no "them"."""
     head = thing.words.split()[-1].lower()
-    if head in RELATIONS or head in _PEOPLE:
+    if head in PEOPLE_AND_PETS:
         return True
     if to_people or thing.words.startswith('"'):
         return False
     return thing.words.split()[0].lower() in ("my", "our", "your") or thing.words.split()[0].isdigit() or thing.words.split()[0].lower() in _COUNT_WORDS
 
 
-_PEOPLE = frozenset("players people guys girls boys folks kids members fans residents volunteers visitors guests".split())
 _COUNT_WORDS = frozenset("two three four five six seven eight nine ten".split())

@@ -52,7 +52,8 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import RELATIONS, STOPWORDS
+from .dates import MONTHS, WEEKDAYS
+from .lexicon import PEOPLE_AND_PETS, STOPWORDS
 
 _TIME_WORDS = frozenset(
     """week weekend month year morning afternoon evening night time summer winter spring fall
@@ -292,16 +293,8 @@ def dangling(text: str) -> bool:
 
 
 _PERSON_POINTERS = frozenset({"he", "she", "him", "her", "his"})
-_PEOPLE_AND_PETS = RELATIONS | frozenset(
-    """player players coach singer actor actress author writer artist man woman guy girl boy
-    lady player teammate teammates resident residents volunteer pup puppy dog cat horse bird
-    turtle rabbit hamster""".split()
-)
 _PLACE_WORDS = frozenset("in at to from into near around visit visited visiting".split())
-_WHEN_WORDS = _TIME_WORDS | frozenset(
-    """january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday""".split()
-)
+_WHEN_WORDS = _TIME_WORDS | frozenset(name.lower() for name in (*MONTHS, *WEEKDAYS))
 
 
 def _person_before(words: list[str], index: int) -> bool:
@@ -311,7 +304,7 @@ def _person_before(words: list[str], index: int) -> bool:
         word = words[j]
         if word[:1].isupper() and not word.startswith("u:") and word.split("'")[0] != "I":
             return True
-        if word.lower().split("'")[0] in _PEOPLE_AND_PETS:
+        if word.lower().split("'")[0] in PEOPLE_AND_PETS:
             return True
         if (words[j - 1].endswith("'s") or words[j - 1].lower() in ("their", "his", "her", "our")) and word[:1].isalpha():
             return True  # "u:42's one-year-old… his name", "their youngest… her first steps"
