@@ -127,6 +127,19 @@ def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() ->
     assert "plank" not in text and "rowing machine and" in text and "it every morning" in text
 
 
+def test_a_pronoun_after_the_reply_spoke_of_a_thing_of_its_own_is_not_the_asked_thing() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "Is that your notebook?"),
+        ("u:42", "That chapter has two letters about loss and luck. It's a gloomy tale that I'm proud of!"),
+    )]
+    assert not any("notebook" in text for text in rows)  # the tale is the chapter's, not the notebook
+    # with nothing of its own named first, the question's thing is still what "it" means
+    assert [m["text"] for m in dialogue(
+        ("warren", "Is that your garden shed?"),
+        ("u:42", "Thanks! It was built by my grandfather in the fifties."),
+    )] == ["u:42's garden shed was built by their grandfather in the fifties."]
+
+
 def test_a_verdict_on_the_asked_thing_is_no_row() -> None:
     assert dialogue(("warren", "How was your weekend in Bath?"), ("u:42", "It was lovely but tiring.")) == []
 

@@ -40,6 +40,16 @@ def test_a_line_is_cut_at_sentence_ends_and_clause_dashes() -> None:
     ]
 
 
+def test_a_dash_before_so_many_or_so_much_does_not_cut_the_reason_away() -> None:
+    assert split_sentences("The open day was packed - so many families asked about the choir.") == [
+        "The open day was packed - so many families asked about the choir.",
+    ]
+    assert split_sentences("I missed the bus - so I walked to the harbour.") == [
+        "I missed the bus",
+        "so I walked to the harbour.",
+    ]
+
+
 def test_abbreviations_do_not_end_a_sentence() -> None:
     assert split_sentences("I saw Dr. Chen about my knee. It's fine.") == ["I saw Dr. Chen about my knee.", "It's fine."]
     assert split_sentences("I should start one, shouldn't I. That seems useful.") == [

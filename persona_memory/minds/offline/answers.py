@@ -32,6 +32,9 @@ Rules:
   something before it to mean ("I bought a kite and flew it") is left alone, and so is a dummy
   "it" ("it takes patience to…", "how hard it can be when…", "it's lovely being able to…").
   A participle with its agent is no verdict: "They were handed out by the mayor" names them.
+  Nor after a sentence of the reply that opened on a thing of its own ("That chapter has two
+  letters. It's a gloomy tale"): a later "it" means what the reply went on to speak of (the
+  reader, ``extract``, stops lending the line before's things to an "it" there).
 - **A short reply to a question** (``answer_row``): when the line before asks a wh-question
   ("what", "which", "where", "who", "when", "how many/much/long/often/far/old") of the
   listener, and the reply's first sentence is a fragment (at most eight words, no verb of its
@@ -76,7 +79,7 @@ class Thing:
 _NOUN_PHRASE = re.compile(
     r"\b(?P<det>your|my|the|this|that|these|those)\s+"
     r"(?!(?:a|an|the|your|my|our|this|that|these|those)\b)(?P<words>(?:[a-z][a-z'-]*\s+){0,2}?[a-z][a-z-]+)"
-    r"(?=\s*(?:[?!.,;]|$|\s(?:of|with|for|to|in|on|at|from|and|or|so|do|does|did|is|are|was|were|you|ready|going)\b))",
+    r"(?=\s*(?:[?!.,;]|$|\s(?:of|with|for|to|in|on|at|from|and|or|so|do|does|did|is|are|was|were|has|have|had|you|ready|going)\b))",
     re.IGNORECASE,
 )
 # A title in quotes ("The Overstory") or a run of two or more capitalised words that does

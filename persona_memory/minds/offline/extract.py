@@ -105,7 +105,15 @@ from ...errors import InvalidInput
 from ..port import ExtractionRequest, Line, Person
 from ...ids import persona_name
 from ...text.folded import Folded
-from .answers import Thing, antecedents, answer_row, indirect_question_about, name_the_pronoun, places_named
+from .answers import (
+    Thing,
+    antecedents,
+    answer_row,
+    indirect_question_about,
+    name_the_pronoun,
+    noun_phrases,
+    places_named,
+)
 from .continuation import first_clause, joined, may_continue, points_back, sentence_case
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
@@ -397,6 +405,7 @@ class _Reader:
         # until the speaker has said a row of their own (after that, "it" is more likely the
         # speaker's own thing)
         thing_before = tuple(t for t in antecedents(question) if not mentions_name(t.words, self.names)) if question else ()
+        it_before = thing_before  # what may still name an "it": until the reply names a thing itself
         # the row the sentence just before made or continued; for the line's first sentence,
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
@@ -420,8 +429,8 @@ class _Reader:
                 last = self._kept_answer(answer, found, index)
                 question = asked = None
                 continue
-            if thing_before and not found:
-                sentence = name_the_pronoun(sentence, thing_before)
+            if it_before and not found:
+                sentence = name_the_pronoun(sentence, it_before)
             # a "them" that cannot be the speaker: what they just named, or the line before,
             # or their own line before that named
             sentence = name_bound_them(sentence, [*own, *thing_before, *self.plurals_of.get(line.speaker, ())])
@@ -430,8 +439,12 @@ class _Reader:
             places[:0] = said_places
             sentence = name_the_person(sentence, people)
             people[:0] = people_named(sentence)
+            if any(at == 0 for at, _, _ in noun_phrases(sentence)):
+                # "That page has three scenes. It's a sad story": a later "it" means the thing
+                # the reply went on to speak of, not what the line before named
+                it_before = ()
             if question is not None:
-                answer = self._about_what_was_asked(question, sentence, line, voice, replied_to, thing_before)
+                answer = self._about_what_was_asked(question, sentence, line, voice, replied_to, it_before)
             if answer is not None:
                 last = self._kept_answer(answer, found, index)
                 question = asked = None

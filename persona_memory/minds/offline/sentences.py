@@ -7,7 +7,8 @@ Rules:
   nothing at all: a memory is a fact, not an order. The matchers are ``persona_memory.text``'s
   — the same ones the guards check every mind's rows with.
 - A line is cut at ``.``, ``!``, ``?``, line breaks, dashes between clauses ("I joined a
-  rowing crew - it's demanding", but not "precious to me - my uncle made it"), and
+  rowing crew - it's demanding", but not "precious to me - my uncle made it", nor before
+  "so many/much/few": "packed - so many families came" is one sentence, its reason kept), and
   before a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose,
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
@@ -70,7 +71,7 @@ _ATTACHMENT = re.compile(
 _BREAK = re.compile(
     r"(?<=[.!?])[\"')\]]*\s+|\s*\n\s*|"
     r"(?:\s+[-–—]+\s+|\s*[–—]+\s*)(?=[A-Z]|(?:it|it's|that|that's|this|"
-    r"they|they're|there|there's|we|we're|my|so|which|he|she|and|but)\b)|"
+    r"they|they're|there|there's|we|we're|my|so(?!\s+(?:many|much|few|little)\b)|which|he|she|and|but)\b)|"
     r"(?:;|,\s*(?:but|so))\s+(?=(?:I|I'm|I've|I'd|I'll|[Mm]y|[Ww]e|[Ww]e're|[Ww]e've)\b)"
 )
 
