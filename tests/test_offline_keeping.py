@@ -140,6 +140,12 @@ def test_a_pronoun_after_the_reply_spoke_of_a_thing_of_its_own_is_not_the_asked_
     )] == ["u:42's garden shed was built by their grandfather in the fifties."]
 
 
+def test_a_quotation_the_speaker_likes_is_kept_word_for_word() -> None:
+    assert said_by_dan('There\'s a line by Ursula Le Guin that I really like: "You cannot buy the revolution."') == [
+        'u:42 likes a line by Ursula Le Guin: "You cannot buy the revolution".'
+    ]
+
+
 def test_a_verdict_on_the_asked_thing_is_no_row() -> None:
     assert dialogue(("warren", "How was your weekend in Bath?"), ("u:42", "It was lovely but tiring.")) == []
 

@@ -50,6 +50,12 @@ def test_later_mentions_are_pronouns_with_plural_verbs() -> None:
     assert to_third_person("I'm sure I'm right", DAN) == "u:42 is sure they're right"
 
 
+def test_words_inside_a_quotation_stay_as_they_were_written() -> None:
+    assert to_third_person('My gran always said "you make your own luck" and I believe it', DAN) == (
+        'u:42\'s gran always said "you make your own luck" and they believe it'
+    )
+
+
 def test_object_and_reflexive_forms() -> None:
     assert to_third_person("The group made me feel accepted", DAN) == "The group made u:42 feel accepted"
     assert to_third_person("I taught myself to code", DAN) == "u:42 taught themself to code"

@@ -50,6 +50,29 @@ def test_a_dash_before_so_many_or_so_much_does_not_cut_the_reason_away() -> None
     ]
 
 
+def test_a_closing_quote_or_bracket_stays_with_its_sentence() -> None:
+    assert split_sentences('My motto is "slow is smooth." It works on the river. (Mostly.) Ha!') == [
+        'My motto is "slow is smooth."',
+        "It works on the river.",
+        "(Mostly.)",
+        "Ha!",
+    ]
+
+
+def test_an_existential_of_the_speakers_liking_says_what_they_like() -> None:
+    assert sentences.own_the_thing_there_is("There's a bakery by the station that I really love.") == (
+        "I really love a bakery by the station."
+    )
+    assert sentences.own_the_thing_there_is("There's this podcast about rivers I keep listening to, it's calm.") == (
+        "I keep listening to a podcast about rivers, it's calm."
+    )
+    # a relative clause that is not the speaker's liking, or no relative clause: unchanged
+    assert sentences.own_the_thing_there_is("There's a bakery by the station that opened in May.") == (
+        "There's a bakery by the station that opened in May."
+    )
+    assert sentences.own_the_thing_there_is("There's a storm coming.") == "There's a storm coming."
+
+
 def test_abbreviations_do_not_end_a_sentence() -> None:
     assert split_sentences("I saw Dr. Chen about my knee. It's fine.") == ["I saw Dr. Chen about my knee.", "It's fine."]
     assert split_sentences("I should start one, shouldn't I. That seems useful.") == [

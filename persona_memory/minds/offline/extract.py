@@ -149,6 +149,7 @@ from .sentences import (
     drop_fillers,
     drop_suggestion,
     drop_tag_question,
+    own_the_thing_there_is,
     is_chatter,
     mentions_name,
     normalise,
@@ -416,7 +417,7 @@ class _Reader:
         for raw in sentences:
             said_places = places_named(raw)
             sentence = feeling_of_the_speaker(
-                generic_your(drop_fillers(drop_suggestion(drop_tag_question(strip_address(raw, self.names)))))
+                generic_your(drop_fillers(drop_suggestion(own_the_thing_there_is(drop_tag_question(strip_address(raw, self.names))))))
             )
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)

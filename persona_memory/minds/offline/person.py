@@ -246,8 +246,14 @@ def has_first_person_subject(sentence: str) -> bool:
 
 
 def addresses_listener(sentence: str) -> bool:
-    """True when the sentence says "you" (the listener) in any form."""
+    """True when the sentence says "you" (the listener) in any form, outside a quotation
+    ("My gran said "you make your own luck"" quotes her; it says nothing to the listener)."""
+    if '"' in sentence:
+        sentence = _QUOTATION.sub('""', sentence)
     return bool(_SECOND_PERSON.search(sentence))
+
+
+_QUOTATION = re.compile(r'"[^"]*"')
 
 
 _GENERIC_YOUR = re.compile(
@@ -384,8 +390,11 @@ class _Turner:
 
     def run(self) -> str:
         tokens = self.tokens
+        quoted = False  # inside a quotation: the words are someone's, as written ("Keep your heart open")
         for i, token in enumerate(tokens):
-            if not token[:1].isalpha():
+            if token == '"':
+                quoted = not quoted
+            if quoted or not token[:1].isalpha():
                 continue
             replacement = self._replace(i, token)
             if replacement is not None:

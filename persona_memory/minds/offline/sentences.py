@@ -27,6 +27,8 @@ Rules:
   work trip up north, Bergen." stay) is dropped.
 - A closing clause that proposes something to the listener (", so let's get it done") is
   cut: a suggestion is not a fact about the speaker.
+- An existential whose relative clause is the speaker's liking or habit says what they like:
+  "There's a café near my flat that I really love." → "I really love a café near my flat."
 - A tag question asks only to be agreed with: "Tulips mean hope, right?" and "The harbour is
   lovely at night, isn't it?" are the statements before the tag.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
@@ -69,7 +71,7 @@ _ATTACHMENT = re.compile(
     r"\[(?:shares|shared|sends|sent|shows|showed|attaches|attached)\s+(?P<what>[^\]]+)\]", re.I
 )
 _BREAK = re.compile(
-    r"(?<=[.!?])[\"')\]]*\s+|\s*\n\s*|"
+    r"(?<=[.!?])(?P<close>[\"')\]]*)\s+|\s*\n\s*|"
     r"(?:\s+[-–—]+\s+|\s*[–—]+\s*)(?=[A-Z]|(?:it|it's|that|that's|this|"
     r"they|they're|there|there's|we|we're|my|so(?!\s+(?:many|much|few|little)\b)|which|he|she|and|but)\b)|"
     r"(?:;|,\s*(?:but|so))\s+(?=(?:I|I'm|I've|I'd|I'll|[Mm]y|[Ww]e|[Ww]e're|[Ww]e've)\b)"
@@ -262,7 +264,7 @@ def split_sentences(text: str) -> list[str]:
     out: list[str] = []
     start = 0
     for match in _BREAK.finditer(text):
-        piece = text[start : match.start()].rstrip()
+        piece = text[start : match.start() + len(match["close"] or "")].rstrip()  # a closing quote stays
         if _ABBREVIATION.search(piece):
             continue
         if piece:
@@ -467,6 +469,29 @@ def drop_tag_question(sentence: str) -> str:
     """A statement with a tag question ("Tulips mean hope, right?") as the statement it is
     ("Tulips mean hope."); any other sentence unchanged."""
     return _TAG_QUESTION.sub(".", sentence) if "?" in sentence else sentence
+
+
+# "There's a café near my flat that I love": the thing is the object of the speaker's verb
+_THERE_IS_A_THING_I = re.compile(
+    r"^there(?:'s| is) (?P<det>a|an|this|one) (?P<thing>(?:(?!that\b|which\b|I\b)[\w'-]+ ){0,6}?[\w'-]+) "
+    r"(?:that |which )?I (?P<verb>(?:(?:really|just|still|always|absolutely|often|totally) )*"
+    r"(?:love|like|adore|enjoy|recommend|read|watch|listen to|keep listening to|keep going back to|go back to|visit|use|play))"
+    r"(?P<rest>\s*(?:[,.;:!?\-–—].*)?)$",
+    re.IGNORECASE,
+)
+
+
+def own_the_thing_there_is(sentence: str) -> str:
+    """"There's a quote by Mary Oliver that I really like: …" → "I really like a quote by
+    Mary Oliver: …": an existential whose relative clause is the speaker's own liking or habit
+    says what the speaker likes; any other sentence unchanged."""
+    found = _THERE_IS_A_THING_I.match(sentence) if sentence[:5].lower() == "there" else None
+    if found is None:
+        return sentence
+    det = "a" if found["det"].lower() in ("this", "one") else found["det"].lower()
+    if det == "a" and found["thing"][:1].lower() in "aeiou":
+        det = "an"
+    return f"I {found['verb']} {det} {found['thing']}{found['rest']}"
 
 
 def drop_fillers(sentence: str) -> str:

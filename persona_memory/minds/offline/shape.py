@@ -230,6 +230,10 @@ def _subject_first(text: str) -> str:
     return f"{subject} {body} {adverb}"
 
 
+# a quotation that ends the row keeps its words; the row's own full stop follows it
+_MARK_IN_CLOSING_QUOTE = re.compile(r'[.!?,;:]+"$')
+
+
 def as_memory_text(text: str, limit: int = LIMIT) -> str:
     """``text`` shaped by the module rules."""
     text = _subject_first(text)
@@ -241,7 +245,7 @@ def as_memory_text(text: str, limit: int = LIMIT) -> str:
         text = text.replace('"', "")
     text = " ".join(text.split())
     text = _SPACE_BEFORE_MARK.sub(r"\1", text)
-    text = text.rstrip(" .,;:!?-–—")
+    text = _MARK_IN_CLOSING_QUOTE.sub('"', text).rstrip(" .,;:!?-–—")
     if not text.isascii() or text.lower().endswith(_JOINS):
         text = _TRAILING_JOIN.sub("", text)
     if "." in text:
