@@ -146,6 +146,10 @@ def test_a_quotation_the_speaker_likes_is_kept_word_for_word() -> None:
     ]
 
 
+def test_a_lone_especially_when_clause_is_no_row() -> None:
+    assert said_by_dan("Especially when I'm baking for my nephew, trying to skip the sugar.") == []
+
+
 def test_a_verdict_on_the_asked_thing_is_no_row() -> None:
     assert dialogue(("warren", "How was your weekend in Bath?"), ("u:42", "It was lovely but tiring.")) == []
 

@@ -112,6 +112,12 @@ def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
         ("Dyed my hair green", "I dyed my hair green"),
         ("Here's a pic of my nephew fishing", "I shared a pic of my nephew fishing"),
         ("Still saving up for a used camper van", "I'm still saving up for a used camper van"),
+        # a later clause's own "I" does not give the first clause its subject
+        ("Did a pottery course and I think it went well", "I did a pottery course and I think it went well"),
+        ("Been building a canoe, and my brother helps", "I've been building a canoe, and my brother helps"),
+        ("Pretty proud of my first loaf", "I'm pretty proud of my first loaf"),
+        # a verdict whose "it" was left out, before the speaker's own clause, says nothing
+        ("Was mad, I got a call from the orchestra", "I got a call from the orchestra"),
     ],
 )
 def test_a_subject_the_chat_left_out_is_put_back(chat: str, restored: str) -> None:
@@ -142,6 +148,10 @@ def test_gerund_subjects_are_not_mistaken_for_a_missing_i() -> None:
     assert restore_subject("Gardening's a cheap way to unwind") == "Gardening's a cheap way to unwind"
     assert restore_subject("Feeding them always makes me late") == "Feeding them always makes me late"
     assert restore_subject("Knowing that can change a lot") == "Knowing that can change a lot"
+    assert restore_subject("Growing up, I spent summers on a farm") == "Growing up, I spent summers on a farm"
+    assert restore_subject("Love and patience matter most, and we try to show both") == (
+        "Love and patience matter most, and we try to show both"
+    )
 
 
 @pytest.mark.parametrize(

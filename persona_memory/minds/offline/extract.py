@@ -38,7 +38,8 @@ Rules:
   to u:42").
 - Display names never reach the text; a sentence that still names someone present is dropped.
 - Wishes, hypotheticals and conditions ("I wish I…", "if I could…", "If the boiler breaks,
-  I'll…") are not facts, nor is a leaning clause alone ("Even though I kept slipping."); "we"
+  I'll…") are not facts, nor is a leaning clause alone ("Even though I kept slipping.",
+  "Especially when I'm baking, …"); "we"
   that means the speaker and the listener ("we should…", "we both…", "each other") is not
   about the speaker.
 - "you" is the listener: in a private chat it is the persona, and named ("I'll send you the
@@ -823,7 +824,9 @@ def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
 # A condition is no fact ("If the boiler breaks, I'll…"), and a clause that only leans on
 # another is no sentence ("Even though I kept slipping.")
 _CONDITION_OR_FRAGMENT = re.compile(
-    r"^(?:if|unless)\b|^(?:even though|although|though|because|whereas|even if)\b[^,;:–—-]*[.!]?$", re.IGNORECASE
+    r"^(?:if|unless|especially (?:when|if|since|as|because))\b|"
+    r"^(?:even though|although|though|because|whereas|even if)\b[^,;:–—-]*[.!]?$",
+    re.IGNORECASE,
 )
 _OPENS_ON_A_PRONOUN = re.compile(r"^(?:it|it's|they|they're|they've)\s+\w", re.IGNORECASE)
 _REACTION_WORDS = re.compile(r"[A-Za-z']+")

@@ -41,6 +41,11 @@ Rules:
   is said to the listener ("Enjoy the sea air!"), not about the speaker. A past form with the
   speaker as its object left out a thing, not "I": "Took me four months" → "It took me four
   months" (never "u:42 took them four months"), so its "it" is read like any other.
+  Only the first clause is asked whether it has a subject: in "Did a pottery course and I
+  think it went well" the "I" is the second clause's, and the first still lacks its own. A
+  verdict whose "it" was left out before the speaker's clause is dropped ("Was mad, I got a
+  call from the orchestra" → "I got a call from the orchestra"). An opening gerund stays a
+  subject when any "I" follows ("Growing up, I spent summers on a farm").
 - "Here's …" before a thing of the speaker's is the speaker showing it, even when an "I"
   follows inside: "Here's the quilt I finished on Sunday" → "I shared the quilt I finished
   on Sunday".
@@ -127,9 +132,11 @@ _ELIDED_PAST = (
     "tried saw met ran found spent learned learnt quit left lost won booked adopted graduated "
     "launched opened built wrote played picked decided managed watched baked cooked volunteered "
     "donated attended hosted organized organised completed passed received became traveled "
-    "travelled bumped checked caught"
+    "travelled bumped checked caught did"
 ).split()
 _RESTORE = (
+    # "Was wild, I got noticed": a verdict whose "it" was left out, before the speaker's own clause
+    (re.compile(r"^was (?:so |really |pretty |super |kinda )?[a-z]+\s*[,;!-]+\s*(?=(?:I|I'm|I've|we|my)\b)", re.I), ""),
     (re.compile(r"^(?:gonna|going to)\b(?! be\b)", re.I), "I'm going to"),
     # "Been ages" is "it's been ages": small talk, not the speaker
     (re.compile(r"^been\b(?! (?:a|an|ages|forever|too long|so long|some time|a while|a few|a bit|quite)\b)", re.I), "I've been"),
@@ -140,7 +147,7 @@ _RESTORE = (
     (re.compile(r"^(?:still|currently|now|also|just|really|mostly|mainly|always|busy) (?=[a-z]{2,}ing\b)", re.I), "I'm {0}"),
     (
         re.compile(
-            r"^(?:so |really |very )?(?:excited|stoked|thrilled|psyched|pumped|nervous|anxious|proud|grateful|"
+            r"^(?:so |really |very |pretty |super |quite )?(?:excited|stoked|thrilled|psyched|pumped|nervous|anxious|proud|grateful|"
             r"thankful|bummed|gutted|sad|worried|curious|keen|eager|ready|glad|happy|lucky|blessed|relieved)"
             r"(?= (?:to|about|for|of|that)\b)",
             re.I,
@@ -158,7 +165,7 @@ _RESTORE = (
     ),
     (re.compile(r"^(?:" + "|".join(_ELIDED_PAST) + r")\b", re.I), None),
     # "Love the new café" left out its "I"; "Love sure does bring joy" is about love
-    (re.compile(r"^(?:love|loved|hate|hated|enjoyed|adore|prefer)\b(?!\s+(?:\w+\s+)?(?:does|did|is|was|has|makes|made|brings|brought|helps|can|will)\b)", re.I), None),
+    (re.compile(r"^(?:love|loved|hate|hated|enjoyed|adore|prefer)\b(?!\s*(?:and|&|,)|\s+(?:\w+\s+)?(?:does|did|is|was|has|makes|made|brings|brought|helps|can|will)\b)", re.I), None),
     (re.compile(r"^[A-Za-z]{2,}ed (?=my\b)"), None),
     (
         re.compile(r"^(?:here's|here is|here are|check out|take a look at)(?=.*\b(?:my|I|our|we)\b)", re.I),
@@ -312,8 +319,8 @@ def restore_subject(sentence: str) -> str:
     presenting = _PRESENTER.match(sentence)
     if presenting is not None:
         return "I shared" + sentence[presenting.end() :]
-    if has_first_person_subject(sentence):
-        return sentence
+    if has_first_person_subject(_FIRST_CLAUSE.split(sentence, 1)[0]):
+        return sentence  # the "I" of a later clause is that clause's: "Did a course and I loved it"
     if _ELIDED_PROGRESSIVE.match(sentence):  # a verb later is the hoped thing's, not the subject's
         return "I'm " + sentence[0].lower() + sentence[1:]
     for pattern, replacement in _RESTORE:
@@ -332,12 +339,16 @@ def restore_subject(sentence: str) -> str:
                 return sentence  # "Really having a studio is…": the gerund is the subject
             return replacement.format(match[0].lower()) + sentence[match.end() :]
         return replacement + sentence[match.end() :]
-    match = _GERUND.match(sentence)
-    if match and match.group(1).lower() not in ING_NOUNS:
+    match = _GERUND.match(sentence) if not has_first_person_subject(sentence) else None
+    if match and match.group(1).lower() not in ING_NOUNS:  # "Growing up, I saw…" has its subject
         rest = sentence[match.end() :]
         if not _MAIN_VERB_LATER.search(rest) and not _past_main_verb(rest):
             return "I'm " + sentence[0].lower() + sentence[1:]
     return sentence
+
+
+# where a sentence's first clause ends: its subject, if it has one, stands before this
+_FIRST_CLAUSE = re.compile(r"[,;:]\s|\s[-–—]+\s|\s(?:and|but|so|because|though|although|while|when|since|as|if)\s", re.I)
 
 
 _ONLY_PAST = IRREGULAR_PAST - frozenset(
