@@ -129,6 +129,8 @@ def test_a_subject_the_chat_left_out_is_put_back(chat: str, restored: str) -> No
     [
         ("Took me four months to sand it down", "It took me four months to sand it down"),
         ("Made us laugh all evening", "It made us laugh all evening"),
+        ("Been chaotic for me this month", "It's been chaotic for me this month"),
+        ("Gonna be a long weekend of marking", "It's going to be a long weekend of marking"),
         ("Just got me thinking about the old house", "It just got me thinking about the old house"),
     ],
 )
@@ -148,6 +150,7 @@ def test_gerund_subjects_are_not_mistaken_for_a_missing_i() -> None:
     assert restore_subject("Gardening's a cheap way to unwind") == "Gardening's a cheap way to unwind"
     assert restore_subject("Feeding them always makes me late") == "Feeding them always makes me late"
     assert restore_subject("Knowing that can change a lot") == "Knowing that can change a lot"
+    assert restore_subject("Going to be busy at the market") == "I'm going to be busy at the market"
     assert restore_subject("Growing up, I spent summers on a farm") == "Growing up, I spent summers on a farm"
     assert restore_subject("Love and patience matter most, and we try to show both") == (
         "Love and patience matter most, and we try to show both"

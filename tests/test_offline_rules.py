@@ -269,6 +269,10 @@ def test_a_demonstrative_that_names_its_thing_becomes_the() -> None:
     assert texts("I keep rereading those postcards from Oaxaca.") == [
         "u:42 keeps rereading the postcards from Oaxaca."
     ]
+    # "those" standing for people is not a demonstrative before a noun
+    assert texts("I cook every Sunday for those close to me.") == [
+        "u:42 cooks every Sunday for the people close to them."
+    ]
 
 
 def test_it_with_its_thing_inside_the_row_is_kept() -> None:

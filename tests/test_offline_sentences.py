@@ -254,6 +254,9 @@ def test_normalise_writes_out_chat_spellings() -> None:
         "I totally agree.",
         "So glad you liked it.",
         "lol ok",
+        "Appreciate the help with the ladder.",
+        "Kudos for keeping the allotment going.",
+        "Way to go, the practice shows!",
     ],
 )
 def test_chatter(sentence: str) -> None:

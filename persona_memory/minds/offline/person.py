@@ -40,7 +40,9 @@ Rules:
   for the move" → "I'm busy packing for the move". A bare "Enjoy…" is not one of them: it
   is said to the listener ("Enjoy the sea air!"), not about the speaker. A past form with the
   speaker as its object left out a thing, not "I": "Took me four months" → "It took me four
-  months" (never "u:42 took them four months"), so its "it" is read like any other.
+  months" (never "u:42 took them four months"), so its "it" is read like any other; so did
+  a time that was something "for me" ("Been hectic for me lately" → "It's been hectic…") and
+  an occasion that will be ("Gonna be a great night" → "It's going to be a great night").
   Only the first clause is asked whether it has a subject: in "Did a pottery course and I
   think it went well" the "I" is the second clause's, and the first still lacks its own. A
   verdict whose "it" was left out before the speaker's clause is dropped ("Was mad, I got a
@@ -138,6 +140,11 @@ _RESTORE = (
     # "Was wild, I got noticed": a verdict whose "it" was left out, before the speaker's own clause
     (re.compile(r"^was (?:so |really |pretty |super |kinda )?[a-z]+\s*[,;!-]+\s*(?=(?:I|I'm|I've|we|my)\b)", re.I), ""),
     (re.compile(r"^(?:gonna|going to)\b(?! be\b)", re.I), "I'm going to"),
+    # "Been hectic for me lately": the time was hectic, the speaker is "for me"
+    (re.compile(r"^been (?=(?:\w+ ){1,2}?for (?:me|us)\b)", re.I), "It's been "),
+    # "Gonna be a great night": the night is, not the speaker
+    (re.compile(r"^(?:gonna|going to) be (?=(?:a|an|such a) (?:\w+ ){0,2}(?:night|day|week|weekend|month|year|"
+                r"show|party|event|trip|ride|time|blast|summer|season|game|match)\b)", re.I), "It's going to be "),
     # "Been ages" is "it's been ages": small talk, not the speaker
     (re.compile(r"^been\b(?! (?:a|an|ages|forever|too long|so long|some time|a while|a few|a bit|quite)\b)", re.I), "I've been"),
     (re.compile(r"^gotta\b", re.I), "I have to"),

@@ -9,7 +9,8 @@ Rules:
   "the" ("the blue scarf"), which a reader can take as it stands. "that" is left as it is —
   it joins clauses as often as it points ("the dogs that nobody adopts") — and "that" before
   a noun counts as naming its thing. Before a time word ("this
-  week", "that summer") it is left alone — the dates module reads those.
+  week", "that summer") it is left alone — the dates module reads those. "those" before
+  "close to", "near", "in need" stands for people: "the people close to me".
 - "that" before a noun, straight after a verb or a preposition, points at a thing only the
   chat named ("u:42 loves that painting") unless the row named that noun before it, or a
   preposition and a name, a number or an id after the noun say which ("that trip to
@@ -223,6 +224,8 @@ def settle_demonstratives(text: str) -> str:
             return match[0]  # "this makes…": a verb, so "this" stands alone
         if _LIKE_BEFORE.search(match.string[: match.start()]):
             return match[0]  # "evenings like these make…": "these" stands for the evenings
+        if word.lower() == "those" and _PEOPLE_AFTER_THOSE.match(match.string, match.end()):
+            return f"{'The' if word[0].isupper() else 'the'} people {following}"  # "those close to me"
         article = "The" if word[0].isupper() else "the"
         return f"{article} {following}"
 
@@ -230,6 +233,8 @@ def settle_demonstratives(text: str) -> str:
 
 
 _LIKE_BEFORE = re.compile(r"\blike\s+$", re.IGNORECASE)
+# "those close to me", "those dear to us": "those" stands for people, the word after is no noun
+_PEOPLE_AFTER_THOSE = re.compile(r"\s+(?:to|around|near|in need|of us)\b", re.IGNORECASE)
 _DEMONSTRATIVE_NOUN = re.compile(r"\b(?P<word>[Tt]his|[Tt]hese|[Tt]hose)\s+(?P<next>[a-z][a-z'-]*)\b")
 
 

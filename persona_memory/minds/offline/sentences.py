@@ -41,7 +41,8 @@ Rules:
   "I'm really super excited" → "I'm excited". A row is read later in a block of limited size; emphasis costs room and
   says nothing.
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting or a goodbye
-  ("Later, take care" — but "Later that week I…" is a time), thanks,
+  ("Later, take care" — but "Later that week I…" is a time), thanks ("Appreciate the
+  help"), praise for the listener ("Kudos for…", "Way to go"),
   a reply that stands alone ("I'm good, thanks", "I know!" — but "I'm in talks with a
   sponsor" and "I know three languages" go on to say something), a reaction to the listener
   ("Good to see you", "So glad you had fun" — but "So glad to have a studio of my own" is
@@ -125,6 +126,7 @@ _NOT_A_NAME = frozenset(
 _GREETING_OR_THANKS = re.compile(
     r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|later(?=\s*(?:[.!]|$|,\s*(?:take care|bye|see|talk|cheers)\b))|see (you|ya)|talk (to you )?"
     r"(soon|later)|ttyl|take care|thanks|thank you|thx|ty|cheers|congrats|congratulations|welcome|"
+    r"kudos|way to go|well done|(?:good|nice|great) job|bravo|props|(?:I )?(?:really |truly )?appreciate(?:d)?|"
     r"sorry|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
     r"glad to (hear|see)|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
     r"keep (it up|going|up)|you got this|hang in there|no worries|no problem|my pleasure|"
