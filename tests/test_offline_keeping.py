@@ -146,6 +146,26 @@ def test_a_quotation_the_speaker_likes_is_kept_word_for_word() -> None:
     ]
 
 
+def test_a_photo_shown_is_said_with_the_moment_it_caught() -> None:
+    assert said_by_dan("Check out this moment I caught! [shares a photo of two herons on a jetty]") == [
+        "u:42 shared this moment they caught: two herons on a jetty."
+    ]
+    # with the photo said already, or none at all, "this moment" points at nothing a row could keep
+    assert said_by_dan("I baked this yesterday! Check out this moment I caught! [shares a photo of a plum tart]") == [
+        "u:42 baked a plum tart on 2026-08-09."
+    ]
+
+
+def test_a_fragment_with_no_subject_of_its_own_is_no_row() -> None:
+    assert said_by_dan("Same with me at the climbing wall.") == []
+    assert said_by_dan("Definitely one of my favorite walks.") == []
+
+
+def test_a_verdict_on_a_time_before_the_speakers_clause_is_dropped() -> None:
+    [text] = said_by_dan("Last month was wild, I got picked for the county team.")
+    assert text.startswith("u:42 got picked for the county team")
+
+
 def test_a_lone_especially_when_clause_is_no_row() -> None:
     assert said_by_dan("Especially when I'm baking for my nephew, trying to skip the sugar.") == []
 

@@ -116,6 +116,9 @@ def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
         ("Did a pottery course and I think it went well", "I did a pottery course and I think it went well"),
         ("Been building a canoe, and my brother helps", "I've been building a canoe, and my brother helps"),
         ("Pretty proud of my first loaf", "I'm pretty proud of my first loaf"),
+        # an "I" inside a noun phrase is that clause's subject, not the sentence's
+        ("Been planning a trip I can afford", "I've been planning a trip I can afford"),
+        ("Was nervous when I played for the choir", "I was nervous when I played for the choir"),
         # a verdict whose "it" was left out, before the speaker's own clause, says nothing
         ("Was mad, I got a call from the orchestra", "I got a call from the orchestra"),
     ],
@@ -152,6 +155,7 @@ def test_gerund_subjects_are_not_mistaken_for_a_missing_i() -> None:
     assert restore_subject("Knowing that can change a lot") == "Knowing that can change a lot"
     assert restore_subject("Going to be busy at the market") == "I'm going to be busy at the market"
     assert restore_subject("Growing up, I spent summers on a farm") == "Growing up, I spent summers on a farm"
+    assert restore_subject("Loved ones are the best part of my week") == "Loved ones are the best part of my week"
     assert restore_subject("Love and patience matter most, and we try to show both") == (
         "Love and patience matter most, and we try to show both"
     )

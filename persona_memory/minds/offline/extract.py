@@ -60,7 +60,11 @@ Rules:
   nothing said about it tells a persona nothing about the speaker — but it can say what the
   line's "this" or "it" points at ("I made this!" → "u:42 made a clay bowl"); a "this" standing
   alone as a thing is the photo's even when the row names something else ("My kids made this
-  at the fair!" → "u:42's kids made a clay bowl at the fair").
+  at the fair!" → "u:42's kids made a clay bowl at the fair"). A "here's…" or "check out…"
+  whose thing is only pointed at ("this moment I caught", "one I did") keeps the photo's
+  description ("u:42 shared this moment they caught: two herons on a jetty") or is no row.
+- A row that still opens on no subject of its own is a fragment, and no row: "Same with me…",
+  "Definitely one of my favourites", "Was so…" (an "I" left out is put back first, ``person``).
 - A row keeps the specific words of its sentence (names, objects, places, numbers, dates,
   titles); chat fillers ("also", "lol") and intensifiers ("really") are taken out; "those
   letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
@@ -211,11 +215,16 @@ _GENERIC_OPENER = re.compile(
 _GENERIC_WE = re.compile(r"\b(?:us|we|our|ourselves|we're|we've)\b", re.IGNORECASE)
 _PEOPLE = {"us": "people", "we": "people", "our": "people's", "ourselves": "themselves",
            "we're": "people are", "we've": "people have"}
+# a "here's…" row whose thing is only pointed at, with no photo description joined to it
+_SHARED_A_POINTER = re.compile(r"^ shared (?:this|that|these|those|one|it|the one)\b(?![^:]*:)", re.IGNORECASE)
 _SUBJECTLESS = re.compile(
     # A capitalised word in -ly before "is", "was", "has" or "means" is a subject, not an
     # adverb: "Family is everything to u:42", "Italy was…".
     rf"^(?:[A-Z][a-z]+ly(?!\s+(?:is|was|has|means)\b)|Really|Just|Also|Still|Even|Totally|Kinda|Sorta)\s+"
-    rf"(?:[a-z]+ed|[a-z]+s|{'|'.join(sorted(IRREGULAR_PAST))})\b"
+    rf"(?:[a-z]+ed|[a-z]+s|{'|'.join(sorted(IRREGULAR_PAST))})\b|"
+    # a fragment that kept no subject of its own: "Same with u:42 on the court", "Definitely one
+    # of u:42's favourites", "Was so busy with…", "Almost as silly as when…"
+    r"^(?:Was|Were|Has been|Have been|Had been|Been|Definitely|Same|Almost|Somewhat|Yeah|Yep|Glad)\b"
 )
 _THING_SUBJECT = re.compile(
     r"^(?:this|that|these|those)\s+(?!(?:is|was|are|were|has|had|will|would|can|could|must|"
@@ -606,6 +615,8 @@ class _Reader:
                 things.pop(0)
         if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
             return None
+        if _SHARED_A_POINTER.match(text[len(line.speaker) :]):
+            return None  # "u:42 shared this moment they snapped": what was shown is not said
         if dangling(text):
             if found and self._continue(found[-1], text, line):
                 return None

@@ -137,6 +137,10 @@ _ELIDED_PAST = (
     "travelled bumped checked caught did"
 ).split()
 _RESTORE = (
+    # "Was nervous when…": a feeling of the speaker's, whose "I" was left out
+    (re.compile(r"^was (?=(?:so |really |very |pretty |super |a bit |a little |kinda )?(?:nervous|scared|excited|"
+                r"stoked|thrilled|anxious|proud|grateful|thankful|sad|worried|tired|exhausted|busy|shocked|"
+                r"surprised|amazed|overwhelmed|relieved|happy|glad|lucky|blessed|bummed|gutted)\b)", re.I), "I was "),
     # "Was wild, I got noticed": a verdict whose "it" was left out, before the speaker's own clause
     (re.compile(r"^was (?:so |really |pretty |super |kinda )?[a-z]+\s*[,;!-]+\s*(?=(?:I|I'm|I've|we|my)\b)", re.I), ""),
     (re.compile(r"^(?:gonna|going to)\b(?! be\b)", re.I), "I'm going to"),
@@ -172,7 +176,7 @@ _RESTORE = (
     ),
     (re.compile(r"^(?:" + "|".join(_ELIDED_PAST) + r")\b", re.I), None),
     # "Love the new café" left out its "I"; "Love sure does bring joy" is about love
-    (re.compile(r"^(?:love|loved|hate|hated|enjoyed|adore|prefer)\b(?!\s*(?:and|&|,)|\s+(?:\w+\s+)?(?:does|did|is|was|has|makes|made|brings|brought|helps|can|will)\b)", re.I), None),
+    (re.compile(r"^(?:love|loved|hate|hated|enjoyed|adore|prefer)\b(?!\s*(?:and|&|,)|\s+(?:\w+\s+)?(?:does|did|is|are|was|were|has|have|makes|made|brings|brought|helps|can|will)\b)", re.I), None),
     (re.compile(r"^[A-Za-z]{2,}ed (?=my\b)"), None),
     (
         re.compile(r"^(?:here's|here is|here are|check out|take a look at)(?=.*\b(?:my|I|our|we)\b)", re.I),
@@ -191,7 +195,8 @@ _RESTORE = (
 # "Hoping my screenplay gets noticed", "Working on a new song": the chat's "I'm" left out
 _ELIDED_PROGRESSIVE = re.compile(
     r"^(?:hoping|planning|trying|working on|thinking (?:about|of)|looking forward|heading|saving up)"
-    r"(?= (?:to|for|on|about|that|my|our|the|a|an|it|this|some)\b)",
+    r"(?= (?:to|for|on|about|that|my|our|the|a|an|it|this|some)\b)"
+    r"|^adding(?= (?:[\w'-]+ ){1,3}to (?:my|our)\b)",  # "Adding Oslo to my list"
     re.I,
 )
 # The word after a left-out subject's verb is the speaker as its object ("Took me four months",
@@ -326,8 +331,10 @@ def restore_subject(sentence: str) -> str:
     presenting = _PRESENTER.match(sentence)
     if presenting is not None:
         return "I shared" + sentence[presenting.end() :]
-    if has_first_person_subject(_FIRST_CLAUSE.split(sentence, 1)[0]):
-        return sentence  # the "I" of a later clause is that clause's: "Did a course and I loved it"
+    if _MAIN_SUBJECT.search(_FIRST_CLAUSE.split(sentence, 1)[0]):
+        # the "I" of a later clause is that clause's ("Did a course and I loved it"), and so is
+        # the "I" of a clause inside a noun phrase ("Been planning a trip I can afford")
+        return sentence
     if _ELIDED_PROGRESSIVE.match(sentence):  # a verb later is the hoped thing's, not the subject's
         return "I'm " + sentence[0].lower() + sentence[1:]
     for pattern, replacement in _RESTORE:
@@ -354,6 +361,14 @@ def restore_subject(sentence: str) -> str:
     return sentence
 
 
+# "I" or "we" as the subject of the sentence's own clause: first, or after a mark, a joining
+# word or an adverb — not straight after a noun, where it opens a clause inside a noun phrase
+_MAIN_SUBJECT = re.compile(
+    r"(?:^|[,;:!.]\s*|\b(?:and|but|so|then|now|because|when|if|since|as|after|before|while|that|"
+    r"until|once|though|although|also|just|finally|really|recently|today|yesterday|lately|still|"
+    r"even|actually|honestly|sometimes|usually|often|always|never)\s+)"
+    r"(?:I|I'm|I've|I'll|I'd|[Ww]e|[Ww]e're|[Ww]e've|[Ww]e'll|[Ww]e'd)\b"
+)
 # where a sentence's first clause ends: its subject, if it has one, stands before this
 _FIRST_CLAUSE = re.compile(r"[,;:]\s|\s[-–—]+\s|\s(?:and|but|so|because|though|although|while|when|since|as|if)\s", re.I)
 

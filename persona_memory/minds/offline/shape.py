@@ -24,6 +24,8 @@ Rules:
   dancing helps them unwind"; "Staying fit is important to u:42" → "u:42 thinks staying fit
   is important to them"; "Losing u:42's job was hard" → "u:42 found that losing their job was hard"
   (what the person said of it is what they think — or, in the past, what they found).
+- A verdict before the person's clause ("Was wild, u:42 got noticed…", "It was busy, u:42…")
+  is dropped: the row opens on them.
 - Inner sentence ends ("!" or "?" followed by more words) become commas, initials lose their
   dots ("J. K. Rowling" → "J K Rowling"), and any other full stop inside ends the text there:
   a memory is one sentence.
@@ -194,8 +196,16 @@ def _speaker_first(text: str) -> str:
     return text
 
 
+# "Was wild, u:42 got noticed…": a verdict left without its "it" (its time was read out as a
+# date) before the person's own clause says nothing
+_LEADING_VERDICT = re.compile(
+    r"^(?:was|is|it was|it's)\s+(?:so |really |pretty |super |kinda |a bit )?[a-z]+\s*[,;]\s+(?=u:\d)", re.IGNORECASE
+)
+
+
 def _subject_first(text: str) -> str:
     """``text`` opening on its subject (see the module rules)."""
+    text = _LEADING_VERDICT.sub("", text)
     moved = _main_clause_first(text)
     if moved is not text:
         return moved
