@@ -166,6 +166,13 @@ def test_a_verdict_on_a_time_before_the_speakers_clause_is_dropped() -> None:
     assert text.startswith("u:42 got picked for the county team")
 
 
+def test_advice_to_the_listener_is_no_view_of_the_speaker() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "Any tips for a new runner?"),
+        ("u:42", "Sure! Read lots and try out different routes."),
+    )] == []
+
+
 def test_a_lone_especially_when_clause_is_no_row() -> None:
     assert said_by_dan("Especially when I'm baking for my nephew, trying to skip the sugar.") == []
 

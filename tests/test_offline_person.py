@@ -119,6 +119,8 @@ def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
         # an "I" inside a noun phrase is that clause's subject, not the sentence's
         ("Been planning a trip I can afford", "I've been planning a trip I can afford"),
         ("Was nervous when I played for the choir", "I was nervous when I played for the choir"),
+        ("Have to renew my passport", "I have to renew my passport"),
+        ("Need to book the ferry", "I need to book the ferry"),
         # a verdict whose "it" was left out, before the speaker's own clause, says nothing
         ("Was mad, I got a call from the orchestra", "I got a call from the orchestra"),
     ],
@@ -156,6 +158,9 @@ def test_gerund_subjects_are_not_mistaken_for_a_missing_i() -> None:
     assert restore_subject("Going to be busy at the market") == "I'm going to be busy at the market"
     assert restore_subject("Growing up, I spent summers on a farm") == "Growing up, I spent summers on a farm"
     assert restore_subject("Loved ones are the best part of my week") == "Loved ones are the best part of my week"
+    # a describing word in -ing after an adverb is no left-out "I'm"
+    assert restore_subject("Really inspiring stuff") == "Really inspiring stuff"
+    assert restore_subject("Have to say, the view was great") == "Have to say, the view was great"
     assert restore_subject("Love and patience matter most, and we try to show both") == (
         "Love and patience matter most, and we try to show both"
     )

@@ -22,7 +22,8 @@ Rules:
   opens on what it is about (not a fragment such as "like being on another planet"), when it
   has at least three words that say something, points at nothing outside itself ("That
   cake looks great" is about the listener's photo), is not an order ("Grab the chance!": a
-  word other than a gerund straight before an article or an object) and does not speak to
+  word other than a gerund straight before an article, an object or an amount: "Read lots
+  and try new routes" is advice to the listener) and does not speak to
   the listener. A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite", "Writing is a passion of mine"). A
@@ -245,7 +246,8 @@ _OWN_IN_IT = re.compile(r"\b(?:my|our|I|we|us)\b")
 _SPEAKERS_THING = re.compile(r"\b(?:to me|for me|mine|of mine|gift from my|from my|belonged to my|my own)\b", re.IGNORECASE)
 _VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
 _ORDER_OPENER = re.compile(
-    r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us)\b"
+    r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us|"
+    r"lots|plenty|more|every|something|anything|everything)\b"
 )
 _TRAILING_JOIN = re.compile(r"[\s,;:–—-]*(?:\b(?:and|but|so|then|please|pls)\b[\s,]*)*$", re.IGNORECASE)
 _HYPOTHETICAL = Folded(

@@ -109,6 +109,17 @@ NUMBER_WORDS = {
     "twelve": 12,
 }
 
+ING_ADJECTIVES = frozenset(
+    """amazing inspiring refreshing exciting interesting relaxing rewarding fulfilling exhausting
+    frustrating challenging heartwarming satisfying encouraging motivating uplifting calming
+    touching moving surprising boring stunning charming annoying overwhelming humbling thrilling
+    breathtaking comforting terrifying depressing promising fascinating intriguing entertaining
+    amusing soothing energizing invigorating draining tiring disappointing embarrassing
+    confusing worrying shocking striking astonishing appealing refreshing""".split()
+)
+"""Words in -ing that describe ("so refreshing", "really inspiring stuff"): after an adverb
+they are no verb whose "I'm" the chat left out."""
+
 VAGUE = frozenset(
     """so much stuff thing things great good awesome nice amazing fun cool lot lots really
     nothing something everything anything way ways time times day bit kind sort feel feels

@@ -47,7 +47,9 @@ Rules:
   think it went well" the "I" is the second clause's, and the first still lacks its own. A
   verdict whose "it" was left out before the speaker's clause is dropped ("Was mad, I got a
   call from the orchestra" → "I got a call from the orchestra"). An opening gerund stays a
-  subject when any "I" follows ("Growing up, I spent summers on a farm").
+  subject when any "I" follows ("Growing up, I spent summers on a farm"), and a describing
+  word in -ing after an adverb is no verb ("Really inspiring stuff"). "Have to…" and "Need
+  to…" left out their "I" ("Have to renew my passport"), but not "Have to say, …".
 - "Here's …" before a thing of the speaker's is the speaker showing it, even when an "I"
   follows inside: "Here's the quilt I finished on Sunday" → "I shared the quilt I finished
   on Sunday".
@@ -63,6 +65,7 @@ from .lexicon import (
     ADVERBS,
     AMBIGUOUS_PAST,
     IRREGULAR_PAST,
+    ING_ADJECTIVES,
     ING_NOUNS,
     MODALS,
     PAST_PARTICIPLES,
@@ -155,7 +158,10 @@ _RESTORE = (
     (re.compile(r"^(?:have|has) been\b", re.I), "I've been"),
     (re.compile(r"^(?:can't|cannot) wait\b", re.I), "I can't wait"),
     (re.compile(r"^used to\b", re.I), "I used to"),
-    (re.compile(r"^(?:still|currently|now|also|just|really|mostly|mainly|always|busy) (?=[a-z]{2,}ing\b)", re.I), "I'm {0}"),
+    (re.compile(r"^(?:still|currently|now|also|just|really|mostly|mainly|always|busy) (?=(?!(?:"
+                + "|".join(sorted(ING_ADJECTIVES)) + r")\b)[a-z]{2,}ing\b)", re.I), "I'm {0}"),
+    # "Have to focus on…": the chat's "I" left out before a need
+    (re.compile(r"^(?:have|need) to\b(?! (?:say|admit|agree)\b)", re.I), None),
     (
         re.compile(
             r"^(?:so |really |very |pretty |super |quite )?(?:excited|stoked|thrilled|psyched|pumped|nervous|anxious|proud|grateful|"
