@@ -6,7 +6,8 @@ failed), so the bench can count failures per check and show what failed:
 
 - **subject** (``subject_problem``): the row begins with whom it is about — a ``u:`` id
   (``u:42``, ``u:42's``) or a capitalised name — not a pronoun, article, preposition, adverb,
-  gerund or clause, nor a word followed by a comma; and, given the id the row is about, it
+  gerund, clause, auxiliary or the word a fragment opens on ("Was busy…", "Same with…",
+  "Glad…"), nor a word followed by a comma; and, given the id the row is about, it
   names that id somewhere.
 - **dangling reference** (``dangling_reference``): a pronoun or demonstrative with nothing in
   the row it can point at. ``it``/``its``/``this``/``that``/``these``/``those``/``one``/
@@ -170,7 +171,9 @@ _BAD_OPENERS = _words(
     an some when if while after before since because as so and but or being one each every
     everything something nothing everyone someone on in at for with from to by of about
     during over under sometimes today yesterday tomorrow tonight now then still also just
-    once last next even maybe perhaps overall plus anyway i i'm my me"""
+    once last next even maybe perhaps overall plus anyway i i'm my me was were been has have had
+    did does do am are is pretty glad definitely totally same almost somewhat yeah yes no oh wow
+    appreciate kudos"""
 )
 
 _NOT_ADVERBS = _words("family july italy emily kelly lily holly sally molly ally rally")
