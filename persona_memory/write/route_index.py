@@ -28,8 +28,9 @@ Rules:
   still skipped), so a merge costs what the small chunks hold, not every vector. Only when
   more than ``1 / DEAD_SHARE`` of the first chunk's rows are closed is it copied, compacted.
   Either way the open rows lie in the order the chunks hold them, and a row's cosine does not
-  depend on the rows around it in the matrix (the product's rows are computed alike,
-  wherever they lie: tested), so routing offers what it would over the compacted rows.
+  depend on the rows around it in the matrix (routing takes its products with
+  ``core.row_products``, which computes every row alike wherever it lies), so routing offers
+  what it would over the compacted rows.
 - ``from_rows`` decodes the vectors itself, in one batch per dimension; ``from_spaces`` takes
   vectors already decoded (the read path's table), without copying them. Making one reads every
   row's slots, the costly part, so the actor hands the write path a ``RouteSource`` — a

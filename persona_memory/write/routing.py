@@ -28,7 +28,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ..core.blas import one_thread
+from ..core.row_products import row_products
 from ..rows import MemoryRow
 from .route_index import Chunk, RouteIndex
 from .validation import Candidate, normalise_text
@@ -142,8 +142,7 @@ def _scored(
     is what it would be alone, and no cut applies to them, as it never would to one of them
     alone — they are read in one pass per candidate instead of one per chunk."""
     def product(chunk: Chunk) -> np.ndarray:
-        with one_thread(len(chunk.ids)):
-            return chunk.matrix @ query.T
+        return row_products(chunk.matrix, query)
 
     out = [
         (c.ids, c.pairs, product(c), True, c.open_mask(dead) if dead.size else None)
