@@ -492,6 +492,18 @@ def test_a_them_that_cannot_be_the_speaker_is_named_by_what_they_named() -> None
     assert not any("let their" in row or "let the " in row for row in said)
 
 
+def test_a_them_nothing_named_is_no_row_unless_the_rest_says_enough() -> None:
+    assert texts("I'd love to check them out.") == []
+    # a plural the line opens on, whatever verb follows it, is what "them" is
+    assert "u:42 got the pups a new basket." in texts(
+        "These pups make me laugh every single morning. I got them a new basket!"
+    )
+    # a sentence that says enough besides its "them" is kept as it is
+    assert texts("I chose them because they help first-time buyers with tiny deposits and odd incomes.") == [
+        "u:42 chose them because they help first-time buyers with tiny deposits and odd incomes."
+    ]
+
+
 def test_a_hope_or_a_plan_without_its_i_gets_it_back_even_with_a_verb_after_it() -> None:
     assert texts("Hoping my screenplay gets picked up by a small studio.") == [
         "u:42 is hoping their screenplay gets picked up by a small studio."
@@ -1136,3 +1148,10 @@ def test_a_fragment_led_by_a_gerund_does_not_continue() -> None:
     assert texts("I bought a second-hand hatchback in Bristol. Definitely keeping it for years.") == [
         "u:42 bought a second-hand hatchback in Bristol."
     ]
+
+
+def test_a_phrase_opening_on_a_word_for_a_way_or_a_time_names_no_thing() -> None:
+    from persona_memory.minds.offline.answers import noun_phrases
+
+    assert noun_phrases("I love the way cats stretch.") == []
+    assert [words for _, _, words in noun_phrases("I love the old cats.")] == ["old cats"]

@@ -20,7 +20,8 @@ Rules:
   the kids). A name the chat addresses someone by is never a thing (``extract``). Seen from the
   replying speaker: the listener's "your" is the speaker's "my", the listener's own "my" is
   "your" (and becomes the persona's name in the third person), a demonstrative is "the". A
-  word that names no thing ("way", "time", "plans", a time word) is not one. The phrase runs
+  word that names no thing ("way", "time", "plans", a time word) is not one, nor is a phrase
+  that opens on one ("the way cats stretch"). The phrase runs
   to its noun: "What is your new rug made of?" asks about "my new rug", never "my new"; in
   "Is that the rug you…?" the thing is "the rug", not a "that" before an article.
 - **Naming the reply's pronoun** (``name_the_pronoun``): until the reply has said a row of
@@ -265,6 +266,8 @@ def _names_a_thing(words: str) -> bool:
     head = words.lower().split()[-1]
     if head in STOPWORDS or head in VAGUE or head in _NOT_THINGS:
         return False
+    if words.lower().split()[0] in ("way", "time", "times", "day", "moment", "kind", "sort"):
+        return False  # "the way dogs…", "the time kids…": a clause follows, not a thing
     return not head.endswith(("ly", "ing")) or head in ("painting", "building", "wedding", "meeting", "ring")
 
 

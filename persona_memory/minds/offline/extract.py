@@ -52,6 +52,7 @@ Rules:
 - A "them" that cannot be the speaker, a bare "there" and a "her" are named by what the chat
   named just before — "I took them to the museum" after "My kids are off school" →
   "u:42 took their kids to the museum" — or the row does without them (``mentions``); a
+  sentence whose "them" stays unnamed is kept only when three more words say something; a
   reply about a thing asked by a pronoun is written with the question that names it
   ("Asked how Lisbon was, u:42 answered: it was wonderful.", ``answers``).
 - An answer's opening "it", "she" or "they" is the thing the line just before asked about
@@ -126,7 +127,7 @@ from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
-from .mentions import name_bound_them, name_the_person, name_there, own_plurals, people_named
+from .mentions import bound_them, name_bound_them, name_the_person, name_there, own_plurals, people_named
 from .person import (
     Voice,
     addresses_listener,
@@ -447,6 +448,9 @@ class _Reader:
             # a "them" that cannot be the speaker: what they just named, or the line before,
             # or their own line before that named
             sentence = name_bound_them(sentence, [*own, *thing_before, *self.plurals_of.get(line.speaker, ())])
+            if bound_them(sentence) and _count_specific(sentence) < _SPECIFIC_BESIDE_THEM:
+                last = None
+                continue  # "I'd love to check them out": what "them" is stayed further back in the chat
             own[:0] = own_plurals(sentence)
             sentence = name_there(sentence, places)
             places[:0] = said_places
@@ -944,6 +948,7 @@ def _fold_the_rest(found: list[_Memory], kept: list[_Memory]) -> None:
             hosts.append(host)
 
 
+_SPECIFIC_BESIDE_THEM = 3
 _HIGH_IMPORTANCE = 7
 
 

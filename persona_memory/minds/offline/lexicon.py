@@ -80,7 +80,7 @@ PEOPLE_AND_PETS = RELATIONS | frozenset(
     """player players coach singer actor actress author writer artist man men woman women guy
     guys girl girls boy boys lady people folks kids members fans teammate teammates resident
     residents volunteer volunteers visitors guests pup puppy dog cat horse bird turtle rabbit
-    hamster""".split()
+    hamster pet critter animal""".split()
 )
 """Words for a person or a pet: what "he", "she" or a "them" of people can stand for."""
 

@@ -12,7 +12,11 @@ Rules:
   the speaker's own line before that ("my turtles", "two kayaks", "the younger players").
   People and pets may be any "them"; a thing only where a thing fits (not after "let", "tell",
   "to", "with"…) and only one the speaker said whose or how many ("my abilities" after "let
-  them down" and "the hard work starts" are never it). With none, "them" stays.
+  them down" and "the hard work starts" are never it). A plural a sentence opens on counts
+  whatever follows it ("These pups make me laugh. I got them a basket"). With none, "them"
+  stays, and the reader keeps the sentence only when it says enough besides (``bound_them``):
+  "I'd love to check them out" is no row; "I chose them because they help first-time
+  buyers…" is.
 - **A place the chat named** (``name_there``): a bare "there" ("we stayed there a week") is the
   last place named just before it — by a name after a verb or a preposition — in the line
   before or earlier in the speaker's own line ("Ever been to Crete? We stayed there a week
@@ -44,6 +48,10 @@ def own_plurals(said: str) -> list[Thing]:
         if is_plural(words)
     ]
     found += [(m.start(), m[0]) for m in _COUNTED.finditer(said) if noun_phrases(f"the {m['noun']}")]
+    opening = _SUBJECT_PLURAL.match(said)  # "These critters make me…", "My twins always…"
+    if opening is not None and not any(at == 0 for at, _ in found) and noun_phrases(f"the {opening['noun']}"):
+        det = opening["det"].lower()
+        found.append((0, f"{'the' if det in ('these', 'those') else det} {opening['noun']}"))
     return [Thing(words=words, plural=True) for _, words in sorted(found, reverse=True)]
 
 
@@ -51,6 +59,8 @@ def own_plurals(said: str) -> list[Thing]:
 _COUNTED = re.compile(
     r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:[a-z-]+\s+)?(?P<noun>[a-z]+[^s\W]s)\b"
 )
+# a plural the sentence opens on, whatever follows it
+_SUBJECT_PLURAL = re.compile(r"^(?P<det>these|those|my|our)\s+(?P<noun>[a-z]+[^s\W]s)\b", re.IGNORECASE)
 # "them" in the clause of the speaker's own "I"/"we" cannot be the speaker ("I love having
 # them around"): it is something the chat named.
 _BOUND_THEM = re.compile(
@@ -72,6 +82,12 @@ def name_bound_them(sentence: str, things: Sequence[Thing]) -> str:
     if thing is None:
         return sentence
     return sentence[: found.start("them")] + thing.words + sentence[found.end("them") :]
+
+
+def bound_them(sentence: str) -> bool:
+    """Whether ``sentence`` still has a "them" in the speaker's own clause ("I'd love to check
+    them out"): something the chat named that nothing here names (``name_bound_them``)."""
+    return "them" in sentence and _BOUND_THEM.search(sentence) is not None
 
 
 # "there" that points at a place: not "there is/are…", not "out there in…" (the place follows)
@@ -153,8 +169,8 @@ def _may_be_them(thing: Thing, to_people: bool) -> bool:
     players") anywhere, a thing only where a thing fits and the speaker said whose or how many
     ("my turtles", "two kayaks") — "the hard work starts" or "my abilities" are no "them"."""
     head = thing.words.split()[-1].lower()
-    if head in PEOPLE_AND_PETS:
-        return True
+    if head in PEOPLE_AND_PETS or head.endswith("s") and head[:-1] in PEOPLE_AND_PETS:
+        return True  # "the kids", "these critters"
     if to_people or thing.words.startswith('"'):
         return False
     return thing.words.split()[0].lower() in ("my", "our", "your") or thing.words.split()[0].isdigit() or thing.words.split()[0].lower() in _COUNT_WORDS
