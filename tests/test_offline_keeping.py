@@ -173,6 +173,16 @@ def test_advice_to_the_listener_is_no_view_of_the_speaker() -> None:
     )] == []
 
 
+def test_a_reaction_to_what_the_listener_lived_is_no_row() -> None:
+    for reply in (
+        "Wow, gorgeous! So refreshing!",
+        "That's great news! The cheering from the stands must have been deafening.",
+        "Losing the whole draft must be so annoying.",
+        "Exciting but kind of scary.",
+    ):
+        assert [m["text"] for m in dialogue(("warren", "I rowed across the bay at dawn."), ("u:42", reply))] == [], reply
+
+
 def test_a_lone_especially_when_clause_is_no_row() -> None:
     assert said_by_dan("Especially when I'm baking for my nephew, trying to skip the sugar.") == []
 

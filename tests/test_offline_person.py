@@ -160,6 +160,7 @@ def test_gerund_subjects_are_not_mistaken_for_a_missing_i() -> None:
     assert restore_subject("Loved ones are the best part of my week") == "Loved ones are the best part of my week"
     # a describing word in -ing after an adverb is no left-out "I'm"
     assert restore_subject("Really inspiring stuff") == "Really inspiring stuff"
+    assert restore_subject("Refreshing!") == "Refreshing!"
     assert restore_subject("Have to say, the view was great") == "Have to say, the view was great"
     assert restore_subject("Love and patience matter most, and we try to show both") == (
         "Love and patience matter most, and we try to show both"

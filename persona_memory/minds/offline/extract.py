@@ -24,7 +24,9 @@ Rules:
   cake looks great" is about the listener's photo), is not an order ("Grab the chance!": a
   word other than a gerund straight before an article, an object or an amount: "Read lots
   and try new routes" is advice to the listener) and does not speak to
-  the listener. A sentence led by a gerund ("Taking breaks is nice",
+  the listener, nor guesses at what the listener lived ("The crowd must have been wild"), nor
+  is a fragment with no subject ("Exciting but scary", "Finally giving it a go").
+  A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite", "Writing is a passion of mine"). A
   sentence led by a capitalised word is about that someone ("Cara is pregnant") unless it
@@ -126,7 +128,7 @@ from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
-from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
+from .lexicon import ING_ADJECTIVES, IRREGULAR_PAST, STOPWORDS, VAGUE
 from .mentions import bound_them, name_bound_them, name_the_person, name_there, own_plurals, people_named
 from .person import (
     Voice,
@@ -219,6 +221,12 @@ _PEOPLE = {"us": "people", "we": "people", "our": "people's", "ourselves": "them
            "we're": "people are", "we've": "people have"}
 # a "here's…" row whose thing is only pointed at, with no photo description joined to it
 _SHARED_A_POINTER = re.compile(r"^ shared (?:this|that|these|those|one|it|the one)\b(?![^:]*:)", re.IGNORECASE)
+_FRAGMENT_VIEW = re.compile(
+    rf"^(?:[A-Za-z]+ly\s+)?(?:(?:{'|'.join(sorted(ING_ADJECTIVES))})\b(?=\s*(?:[,.!;]|$|(?:but|and|to|that|how)\b))|"
+    r"[A-Za-z]+ing\s+(?:it|them|me|us)\b)",
+    re.IGNORECASE,
+)
+_GUESSED = re.compile(r"\bmust(?:'ve| have)? (?:been|felt|be|feel)\b", re.IGNORECASE)
 _SUBJECTLESS = re.compile(
     # A capitalised word in -ly before "is", "was", "has" or "means" is a subject, not an
     # adverb: "Family is everything to u:42", "Italy was…".
@@ -640,6 +648,10 @@ class _Reader:
             return False
         if _VIEW_OPENER.match(sentence) or _ORDER_OPENER.match(sentence):
             return False  # a pointer, a reaction, or an order ("Grab the chance!")
+        if _GUESSED.search(sentence):
+            return False  # "The crowd must have been wild": a guess at what the listener lived
+        if _FRAGMENT_VIEW.match(sentence):
+            return False  # "Exciting but nerve-wracking", "Finally giving it a go": no subject
         return not (_JUST_US.search(sentence) or _HYPOTHETICAL.search(sentence))
 
     def _view(self, sentence: str, line: Line, voice: Voice) -> _Memory | None:

@@ -48,7 +48,7 @@ Rules:
   verdict whose "it" was left out before the speaker's clause is dropped ("Was mad, I got a
   call from the orchestra" → "I got a call from the orchestra"). An opening gerund stays a
   subject when any "I" follows ("Growing up, I spent summers on a farm"), and a describing
-  word in -ing after an adverb is no verb ("Really inspiring stuff"). "Have to…" and "Need
+  word in -ing, after an adverb or alone, is no verb ("Really inspiring stuff", "Refreshing!"). "Have to…" and "Need
   to…" left out their "I" ("Have to renew my passport"), but not "Have to say, …".
 - "Here's …" before a thing of the speaker's is the speaker showing it, even when an "I"
   follows inside: "Here's the quilt I finished on Sunday" → "I shared the quilt I finished
@@ -360,7 +360,7 @@ def restore_subject(sentence: str) -> str:
             return replacement.format(match[0].lower()) + sentence[match.end() :]
         return replacement + sentence[match.end() :]
     match = _GERUND.match(sentence) if not has_first_person_subject(sentence) else None
-    if match and match.group(1).lower() not in ING_NOUNS:  # "Growing up, I saw…" has its subject
+    if match and match.group(1).lower() not in ING_NOUNS | ING_ADJECTIVES:  # "Growing up, I saw…" has its subject
         rest = sentence[match.end() :]
         if not _MAIN_VERB_LATER.search(rest) and not _past_main_verb(rest):
             return "I'm " + sentence[0].lower() + sentence[1:]
