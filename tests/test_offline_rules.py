@@ -664,6 +664,8 @@ def test_a_closing_suggestion_to_the_listener_is_cut_from_the_row() -> None:
         "u:42 cares a lot about the river clean-up."
     ]
     assert texts("I joined the choir, and let's see if I can hold a tune.") == ["u:42 joined the choir."]
+    assert texts("I built a bird table for the garden, take a look!") == ["u:42 built a bird table for the garden."]
+    assert texts("I look after my gran's allotment on Sundays.") == ["u:42 looks after their gran's allotment on Sundays."]
 
 
 @pytest.mark.parametrize(

@@ -25,8 +25,9 @@ Rules:
   address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
   exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "a
   work trip up north, Bergen." stay) is dropped.
-- A closing clause that proposes something to the listener (", so let's get it done") is
-  cut: a suggestion is not a fact about the speaker.
+- A closing clause that proposes something to the listener (", so let's get it done") or
+  shows it something (", take a look", " - check it out!") is cut: a suggestion is not a
+  fact about the speaker.
 - An existential whose relative clause is the speaker's liking or habit says what they like:
   "There's a café near my flat that I really love." → "I really love a café near my flat."
 - A tag question asks only to be agreed with: "Tulips mean hope, right?" and "The harbour is
@@ -436,15 +437,22 @@ _SPACE_BEFORE_MARK = re.compile(r"\s+([,.!?;:])")
 _LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
 
 
-_SUGGESTION_AFTER = re.compile(r"(?<=\w)\s*[,;]?\s+(?:(?:so|and|but|then)\s+)?let's\b.*$", re.IGNORECASE)
+_SUGGESTION_AFTER = re.compile(
+    r"(?<=\w)\s*[,;]?\s+(?:(?:so|and|but|then)\s+)?let's\b.*$|"
+    # "…too, take a look", "… - check it out!": the listener is shown the thing, nothing more is said
+    r"(?<=\w)\s*(?:[,;]|\s[-–—])\s*(?:take a look|have a look|check (?:it|this|them) out|look)\s*[.!]*$",
+    re.IGNORECASE,
+)
 
 
 def drop_suggestion(sentence: str) -> str:
     """The sentence without a closing clause that proposes something to the listener ("I care
-    about the clean-up, so let's get it done" → "I care about the clean-up"): a suggestion
+    about the clean-up, so let's get it done" → "I care about the clean-up") or shows it
+    something ("I finished a quilt too, take a look" → "I finished a quilt too"): a suggestion
     to the listener is not a fact about the speaker. A sentence that opens on "let's" is
     chatter (``is_chatter``) and stays as it is here."""
-    if "let's" not in sentence.casefold():
+    folded = sentence.casefold()
+    if "let's" not in folded and "look" not in folded and "check" not in folded:
         return sentence
     cut = _SUGGESTION_AFTER.sub("", sentence)
     return f"{cut}." if cut != sentence and cut else sentence
