@@ -1157,3 +1157,19 @@ def test_a_phrase_opening_on_a_word_for_a_way_or_a_time_names_no_thing() -> None
 
     assert noun_phrases("I love the way cats stretch.") == []
     assert [words for _, _, words in noun_phrases("I love the old cats.")] == ["old cats"]
+
+
+def test_a_reply_about_a_doing_the_question_asked_of_is_named_by_the_doing() -> None:
+    said = chat(
+        ("warren", "What's the hardest part of training for a marathon?"),
+        ("u:42", "It takes up every weekend."),
+    )
+    assert said == ["u:42 thinks training for a marathon takes up every weekend."]
+
+
+def test_a_verb_after_the_listeners_plural_is_not_part_of_the_thing() -> None:
+    said = chat(
+        ("warren", "Seeing your pupils grow and succeed must be rewarding!"),
+        ("u:42", "It has made a real difference to my week."),
+    )
+    assert not any("pupils grow" in row for row in said)

@@ -22,8 +22,11 @@ Rules:
   "your" (and becomes the persona's name in the third person), a demonstrative is "the". A
   word that names no thing ("way", "time", "plans", a time word) is not one, nor is a phrase
   that opens on one ("the way cats stretch"). The phrase runs
-  to its noun: "What is your new rug made of?" asks about "my new rug", never "my new"; in
+  to its noun and stops before a verb ("your pupils grow and…" is "my pupils"): "What is your
+  new rug made of?" asks about "my new rug", never "my new"; in
   "Is that the rug you…?" the thing is "the rug", not a "that" before an article.
+  A question about a doing ("What's the hardest part of training for a marathon?") names
+  the doing first: the reply's "It takes up every weekend" is about training for a marathon.
 - **Naming the reply's pronoun** (``name_the_pronoun``): until the reply has said a row of
   its own, when a sentence of it (or a follow-up such as "I'll check it out") has
   "it" or "they"/"them"/"their" with nothing before it in the sentence that it could mean, the
@@ -92,6 +95,10 @@ _NOT_THINGS = frozenset(
     experiences advice secret fault turn moment moments morning evening night today tomorrow
     yesterday point idea sense news same rest other others lot lots kind sort bit back""".split()
 )
+_ABOUT_DOING = re.compile(
+    r"\b(?:about|of|with)\s+(?P<doing>(?!being\b|doing\b|getting\b)[a-z]{3,}ing(?:\s+(?!you\b|it\b)[\w'-]+){1,5})\s*\?\s*$",
+    re.IGNORECASE,
+)
 _SWAP = {"your": "my", "my": "your", "the": "the", "this": "the", "that": "the", "these": "the", "those": "the"}
 _QUESTION = re.compile(r"[^.!?]*\?")
 
@@ -108,6 +115,9 @@ def antecedents(line_before: str) -> tuple[Thing, ...]:
         if _names_a_thing(words):
             own.append(Thing(words=f"my {words}", plural=is_plural(words)))
     if question is not None:
+        about = _ABOUT_DOING.search(question)
+        if about is not None:  # "What do you love about camping with your fam?": the doing is "it"
+            own.append(Thing(words=" ".join(_SWAP.get(w.lower(), w) for w in about["doing"].split()), plural=False))
         own += _named_in(question)
     before: list[Thing] = []  # what the line named before its question (or, with none, at all)
     by_pronoun = _ASKED_BY.search(question) if question else None
@@ -223,7 +233,8 @@ def _with_its_noun(words: str, rest: list[str]) -> str:
 _QUESTION_VERBS = frozenset(
     """go goes went do does did be been look looks feel feels turn turned work works happen
     happened end ended come came taste tastes tasted sound sounds sounded seem seems seemed looked
-    felt begin began start started finish finished compare""".split()
+    felt begin began start started finish finished compare grow grew succeed learn learned
+    need want get make think know see enjoy live eat""".split()
 )
 
 
