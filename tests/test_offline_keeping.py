@@ -183,6 +183,14 @@ def test_a_reaction_to_what_the_listener_lived_is_no_row() -> None:
         assert [m["text"] for m in dialogue(("warren", "I rowed across the bay at dawn."), ("u:42", reply))] == [], reply
 
 
+def test_it_is_all_worth_it_is_not_the_thing_the_line_before_named() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "You clearly threw yourself into your balcony garden!"),
+        ("u:42", "Small jobs like that swallow whole weekends, but I reckon it's all worth it once the beans come up."),
+    )]
+    assert not any("balcony" in row for row in rows)
+
+
 def test_a_lone_especially_when_clause_is_no_row() -> None:
     assert said_by_dan("Especially when I'm baking for my nephew, trying to skip the sugar.") == []
 

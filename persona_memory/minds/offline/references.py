@@ -24,7 +24,7 @@ Rules:
   quoted title. Without one the row is *dangling*.
 - Not pointing at all: dummy "it" ("it takes courage to…", "find it hard to…", "made it to
   the final", "how hard it can be when…", "it seems like…", "giving it my all", "give it a
-  try", "it's so true"), "that" joining a clause ("says that the bus…", "so tired that…"), and
+  try", "it's so true", "it's all worth it"), "that" joining a clause ("says that the bus…", "so tired that…"), and
   "they/them/their", which the third-person turn uses for the speaker themself.
 - What a line showed (an attachment, "a photo of a clay bowl") can be the referent of the
   line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl";
@@ -93,7 +93,9 @@ _DUMMY_IT = re.compile(
     # "it seems like…": what follows, not a thing
     r"\bit\s+(?:seems|seemed|looks|looked|feels|felt)\s+(?:like|as if|as though)\b|"
     # agreeing: "it's so true", "it's right"
-    r"\bit(?:'s| is| was)\s+(?:so\s+|very\s+|really\s+)?(?:true|right)\b)",
+    r"\bit(?:'s| is| was)\s+(?:so\s+|very\s+|really\s+)?(?:true|right)\b|"
+    # "it's worth it, all that effort": the whole effort, not a thing
+    r"\bit(?:'s| is| was| will be)\s+(?:all\s+|so\s+|totally\s+|definitely\s+|really\s+)?worth\s+it\b)",
     re.IGNORECASE,
 )
 _SHOWN = re.compile(
