@@ -158,10 +158,10 @@ from .sentences import (
     drop_fillers,
     drop_suggestion,
     drop_tag_question,
-    own_the_thing_there_is,
     is_chatter,
     mentions_name,
     normalise,
+    own_the_thing_there_is,
     split_sentences,
     strip_address,
     take_attachments,
@@ -437,9 +437,8 @@ class _Reader:
         people: list[tuple[str, str | None]] = []  # the speaker's own people named so far, the last first
         for raw in sentences:
             said_places = places_named(raw)
-            sentence = feeling_of_the_speaker(
-                generic_your(drop_fillers(drop_suggestion(own_the_thing_there_is(drop_tag_question(strip_address(raw, self.names))))))
-            )
+            said = own_the_thing_there_is(drop_tag_question(strip_address(raw, self.names)))
+            sentence = feeling_of_the_speaker(generic_your(drop_fillers(drop_suggestion(said))))
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
             if question is not None and _only_a_reaction(sentence):
