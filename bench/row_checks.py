@@ -18,15 +18,17 @@ failed), so the bench can count failures per check and show what failed:
   get them ready") cannot be that subject, and needs a plural noun before it. A demonstrative
   with its noun ("those letters", "this weekend") points outside the row unless the noun was
   named earlier in it. "It" in "it was hard to leave" (the subject of an adjective and an
-  infinitive) points at nothing and needs nothing.
+  infinitive) points at nothing and needs nothing, nor does "it" in a fixed phrase ("made it
+  to the final", "make it happen", "give it a try", "gave it their all").
 - **first person** (``first_person``): I, me, my, mine, myself, we, us, our, ours (quoted
   titles aside).
 - **second person** (``second_person``): you, your, yours, yourself (quoted titles aside).
 - **says frame** (``says_frame``): the row opens on a verb of saying — "u:42 says/said/
   mentioned/explained …": the frame adds nothing a row does not already mean. A verb of
-  opinion ("thinks", "believes", "found that") is no frame: what a person thinks is the fact. "feels", "shared", "told" and "knows" are
-  a frame only before a clause ("feels that…", "feels the move was right"), not before an
-  adjective or an object ("feels tired", "shared a photo").
+  opinion ("thinks", "believes", "found that") is no frame: what a person thinks is the fact.
+  "feels", "shared", "told", "added" and "knows" are a frame only before a clause ("feels
+  that…", "feels the move was right", "added that…"), not before an adjective or an object
+  ("feels tired", "shared a photo", "added some sage").
 - **length / one sentence** (``length_problem``): at most 200 characters, at least 4 words,
   one full stop at the end, no question, no sentence break inside
   (``write.validation.is_one_sentence``).
@@ -185,10 +187,11 @@ _SECOND_PERSON = _words("you your yours yourself yourselves you're you've you'll
 _RELATIVES = _words("who whom which that where when whose")
 _FRAME_ALWAYS = _words(
     """says said say mentions mentioned claims claimed notes noted states stated explains
-    explained adds added admits admitted reports reported remarks remarked insists insisted"""
+    explained admits admitted reports reported remarks remarked insists insisted"""
 )
 _FRAME_BEFORE_CLAUSE = _words(
-    "feels felt shares shared tells told knows knew realizes realized realises realised expresses expressed"
+    """feels felt shares shared tells told knows knew realizes realized realises realised expresses
+    expressed adds added"""
 )
 _SAYING = _FRAME_ALWAYS | _FRAME_BEFORE_CLAUSE
 _THAT_CLAUSE_VERBS = _words(
@@ -349,10 +352,16 @@ def _extraposed_it(tokens: list[str], i: int) -> bool:
 
 
 def _idiom_it(tokens: list[str], i: int) -> bool:
-    """"made it to the final", "make it through the winter": "it" in a fixed phrase."""
+    """"made it to the final", "make it through the winter", "make it happen", "give it a
+    try", "gave it their all": "it" in a fixed phrase."""
     before = tokens[i - 1].lower() if i > 0 else ""
     after = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
-    return before in ("make", "makes", "made", "making") and after in ("to", "through")
+    later = tokens[i + 2].lower() if i + 2 < len(tokens) else ""
+    if before in ("make", "makes", "made", "making"):
+        return after in ("to", "through", "happen", "work", "count")
+    if before in ("give", "gives", "gave", "giving"):
+        return after == "a" and later in ("try", "go", "shot") or after in _POSSESSIVES and later in ("all", "best")
+    return False
 
 
 def _them_is_bound(tokens: list[str], i: int) -> bool:
@@ -515,7 +524,7 @@ def says_frame(text: str) -> str | None:
     if verb in _FRAME_ALWAYS:
         return None if nxt in _FRAME_NOT_AFTER else frame
     if verb in _FRAME_BEFORE_CLAUSE:
-        if verb in ("shares", "shared", "tells", "told"):
+        if verb in ("shares", "shared", "tells", "told", "adds", "added"):
             return frame if "that" in after[:3] else None
         if nxt == "like":
             nxt = after[1] if len(after) > 1 else ""

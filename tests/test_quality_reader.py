@@ -42,6 +42,8 @@ quality = _load("quality")
         "u:42 moved to a new flat in May, and that was hard.",  # "that": the clause before it
         "u:42 volunteers with those who have no home.",
         "u:42 read \"The Quiet Harbour\" and found it moving.",
+        "u:42 is set on the bakery plan and will make it happen.",  # "it" in a fixed phrase
+        "u:42 gave it their all at the regatta.",
     ],
 )
 def test_a_reference_with_something_in_the_row_to_point_at_passes(text: str) -> None:
@@ -121,6 +123,7 @@ def test_second_person_passes(text: str) -> None:
         ("u:42 feels that the move was right.", "u:42 feels"),
         ("u:42 felt like they finally belonged.", "u:42 felt"),
         ("u:42 shared that their sister is engaged.", "u:42 shared"),
+        ("u:42 added that the ferry was late again.", "u:42 added"),
         ("u:42 says: winters up north are long.", "u:42 says"),
     ],
 )
@@ -137,6 +140,7 @@ def test_a_says_frame_fails_with_the_frame(text: str, frame: str) -> None:
         "u:42 thinks about moving abroad.",
         "u:42 thinks cycling is faster than the bus.",  # an opinion: the thinking is the fact
         "u:42 said goodbye to their old team.",
+        "u:42 added some sage to the stew.",  # added + an object: a deed
     ],
 )
 def test_a_row_without_a_frame_passes(text: str) -> None:
