@@ -56,6 +56,12 @@ def test_words_inside_a_quotation_stay_as_they_were_written() -> None:
     )
 
 
+def test_being_oneself_is_the_reflexive_form() -> None:
+    assert to_third_person("I just want to be me", DAN) == "u:42 just wants to be themself"
+    assert to_third_person("I finally feel like me again", DAN) == "u:42 finally feels like themself again"
+    assert to_third_person("My friends helped me be brave", DAN) == "u:42's friends helped them be brave"
+
+
 def test_object_and_reflexive_forms() -> None:
     assert to_third_person("The group made me feel accepted", DAN) == "The group made u:42 feel accepted"
     assert to_third_person("I taught myself to code", DAN) == "u:42 taught themself to code"

@@ -4,7 +4,8 @@ Rules:
 - The first mention of the speaker becomes their ``u:`` id (``I`` → ``u:42``, ``my`` →
   ``u:42's``, ``me`` → ``u:42``); later mentions become ``they``/``their``/``them``/``themself``
   (or the ``he``/``she`` forms when the caller knows them, as for a persona), so a sentence
-  names its subject once and reads naturally.
+  names its subject once and reads naturally; being oneself is reflexive ("I can be me" →
+  "u:42 can be themself").
 - The verb after ``I`` agrees with its new subject, past adverbs ("I really love" → "u:42
   really loves", "I no longer eat" → "u:42 no longer eats", "I slowly formed" → "u:42 slowly
   formed": a word in -ly before another word is an adverb, but for "apply", "rely" and their
@@ -375,6 +376,8 @@ _MAIN_SUBJECT = re.compile(
     r"even|actually|honestly|sometimes|usually|often|always|never)\s+)"
     r"(?:I|I'm|I've|I'll|I'd|[Ww]e|[Ww]e're|[Ww]e've|[Ww]e'll|[Ww]e'd)\b"
 )
+# "be me", "like me again": the speaker as themself, after the speaker was named
+_BEING_ONESELF = re.compile(r".*\b(?:be|being|been|feel like|feels like|felt like)\s+$", re.IGNORECASE)
 # where a sentence's first clause ends: its subject, if it has one, stands before this
 _FIRST_CLAUSE = re.compile(r"[,;:]\s|\s[-–—]+\s|\s(?:and|but|so|because|though|although|while|when|since|as|if)\s", re.I)
 
@@ -474,6 +477,8 @@ class _Turner:
             case "me":
                 if self.tokens[i + 1 : i + 2] == ["-"]:
                     return None  # "me-time" is a word, not the speaker
+                if self.named and _BEING_ONESELF.match("".join(self.tokens[max(0, i - 4) : i])):
+                    return forms["reflexive"]  # "I can be me" is "they can be themself"
                 return forms["object"] if self.named else self._speaker()
             case "my":
                 return self._possessive()
