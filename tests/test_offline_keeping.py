@@ -191,6 +191,14 @@ def test_it_is_all_worth_it_is_not_the_thing_the_line_before_named() -> None:
     assert not any("balcony" in row for row in rows)
 
 
+def test_a_view_about_someone_else_after_yet_is_no_view_of_the_speaker() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "How does your neighbour cope?"),
+        ("u:42", "Yet, she still tends her roses every morning."),
+    )]
+    assert not any("she still tends" in row for row in rows)
+
+
 def test_a_lone_especially_when_clause_is_no_row() -> None:
     assert said_by_dan("Especially when I'm baking for my nephew, trying to skip the sugar.") == []
 

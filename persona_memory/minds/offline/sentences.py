@@ -12,7 +12,7 @@ Rules:
   before a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose,
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
-  ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "By the way",
+  ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "Yet", "By the way",
   "Then", "Speaking of long drives,"), a short heading
   before a colon ("Quick update:", "Big news:"; never the speaker's own clause that a list
   follows: "I'm keen on two projects: …"), the names of the people in the room used as
@@ -90,7 +90,7 @@ _MARKER = (
     r"so(?! far\b)|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
     r"to be honest|tbh|i mean|you know|guess what|fun fact|oh and|oh by the way|speaking of which|"
     r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
-    r"in the meantime|meanwhile|though|however|but yeah|long time no (?:see|talk)|"
+    r"in the meantime|meanwhile|though|however|yet|but yeah|long time no (?:see|talk)|"
     r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
     r"it'?s been (?:a while|ages|a few days|some time)|"
     r"(?:a lot|so much|lots|loads)(?:'s| has)? (?:been )?(?:going on|happening)(?= *[;:,–—-])|"
