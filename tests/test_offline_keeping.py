@@ -199,6 +199,14 @@ def test_a_view_about_someone_else_after_yet_is_no_view_of_the_speaker() -> None
     assert not any("she still tends" in row for row in rows)
 
 
+def test_how_it_felt_doing_something_asks_about_no_thing() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "So you sing with a big crowd now! How did it feel singing with that crowd?"),
+        ("u:42", "It was so uplifting."),
+    )]
+    assert not any("crowd felt" in row for row in rows)
+
+
 def test_a_lone_especially_when_clause_is_no_row() -> None:
     assert said_by_dan("Especially when I'm baking for my nephew, trying to skip the sugar.") == []
 

@@ -55,7 +55,8 @@ Rules:
   nothing else named, the row is the reply written with the question, whose words say what
   its pronoun is: "Asked how Lisbon was, u:42 answered: it was wonderful." A verdict is kept
   here — it is what was asked. The pronoun must be named by a thing of the line before, of
-  its number; a dummy "it" ("How did it feel when you…?") needs none, and then no phrase of
+  its number; a dummy "it" ("How did it feel when you…?", "How did it feel being there?")
+  needs none, and then no phrase of
   the line names the reply's "it" (it is the experience). With no name, no row.
 """
 
@@ -190,7 +191,9 @@ def _named_in(part: str) -> list[Thing]:
 
 _POINTERS = frozenset({"this", "that", "these", "those"})
 _ASKED_BY = re.compile(r"\b(?:it|they|them)\b", re.IGNORECASE)
-_ASKED_BY_DUMMY_IT = re.compile(r"\bit\s+(?:feel|felt|be|was|is)\s+(?:like|to|when|that)\b|\b(?:was|is)\s+it\s+like\b", re.IGNORECASE)
+_ASKED_BY_DUMMY_IT = re.compile(
+    r"\bit\s+(?:feel|felt|be|was|is)\s+(?:like|to|when|that|[a-z]+ing)\b|\b(?:was|is)\s+it\s+like\b", re.IGNORECASE
+)
 # "the space I designed": a phrase with a clause of its own says whose it is in words the
 # reply would have to turn; it is not carried.
 _PERSON_WORD = re.compile(r"\b(?:i|me|you|we|us|he|she|they|them)\b", re.IGNORECASE)
@@ -433,7 +436,7 @@ _WH_ABOUT = re.compile(
     re.IGNORECASE,
 )
 # "How did it feel to…", "What was it like…": "it" is what follows, and needs no name
-_DUMMY_REST = re.compile(r"^(?:\w+\s+)?(?:to|like|when|that)\b", re.IGNORECASE)
+_DUMMY_REST = re.compile(r"^(?:\w+\s+)?(?:to|like|when|that|[a-z]+ing)\b", re.IGNORECASE)
 
 
 def indirect_question_about(question: str, things: Sequence[Thing], listener: str | None) -> str | None:
