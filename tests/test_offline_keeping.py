@@ -164,6 +164,8 @@ def test_a_fragment_with_no_subject_of_its_own_is_no_row() -> None:
 def test_a_verdict_on_a_time_before_the_speakers_clause_is_dropped() -> None:
     [text] = said_by_dan("Last month was wild, I got picked for the county team.")
     assert text.startswith("u:42 got picked for the county team")
+    # a verdict whose "it" was left out, before the speaker's own clause, says nothing
+    assert said_by_dan("Was mad, I got a call from the orchestra.") == ["u:42 got a call from the orchestra."]
 
 
 def test_advice_to_the_listener_is_no_view_of_the_speaker() -> None:

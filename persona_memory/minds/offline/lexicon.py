@@ -115,7 +115,7 @@ ING_ADJECTIVES = frozenset(
     touching moving surprising boring stunning charming annoying overwhelming humbling thrilling
     breathtaking comforting terrifying depressing promising fascinating intriguing entertaining
     amusing soothing energizing invigorating draining tiring disappointing embarrassing
-    confusing worrying shocking striking astonishing appealing refreshing""".split()
+    confusing worrying shocking striking astonishing appealing""".split()
 )
 """Words in -ing that describe ("so refreshing", "really inspiring stuff"): after an adverb
 they are no verb whose "I'm" the chat left out."""

@@ -45,9 +45,9 @@ Rules:
   a time that was something "for me" ("Been hectic for me lately" → "It's been hectic…") and
   an occasion that will be ("Gonna be a great night" → "It's going to be a great night").
   Only the first clause is asked whether it has a subject: in "Did a pottery course and I
-  think it went well" the "I" is the second clause's, and the first still lacks its own. A
-  verdict whose "it" was left out before the speaker's clause is dropped ("Was mad, I got a
-  call from the orchestra" → "I got a call from the orchestra"). An opening gerund stays a
+  think it went well" the "I" is the second clause's, and the first still lacks its own (a
+  verdict whose "it" was left out before the speaker's clause, "Was mad, I got a call…", is
+  dropped later, when the row is shaped: ``shape``). An opening gerund stays a
   subject when any "I" follows ("Growing up, I spent summers on a farm"), and a describing
   word in -ing, after an adverb or alone, is no verb ("Really inspiring stuff", "Refreshing!"). "Have to…" and "Need
   to…" left out their "I" ("Have to renew my passport"), but not "Have to say, …".
@@ -145,8 +145,6 @@ _RESTORE = (
     (re.compile(r"^was (?=(?:so |really |very |pretty |super |a bit |a little |kinda )?(?:nervous|scared|excited|"
                 r"stoked|thrilled|anxious|proud|grateful|thankful|sad|worried|tired|exhausted|busy|shocked|"
                 r"surprised|amazed|overwhelmed|relieved|happy|glad|lucky|blessed|bummed|gutted)\b)", re.I), "I was "),
-    # "Was wild, I got noticed": a verdict whose "it" was left out, before the speaker's own clause
-    (re.compile(r"^was (?:so |really |pretty |super |kinda )?[a-z]+\s*[,;!-]+\s*(?=(?:I|I'm|I've|we|my)\b)", re.I), ""),
     (re.compile(r"^(?:gonna|going to)\b(?! be\b)", re.I), "I'm going to"),
     # "Been hectic for me lately": the time was hectic, the speaker is "for me"
     (re.compile(r"^been (?=(?:\w+ ){1,2}?for (?:me|us)\b)", re.I), "It's been "),
