@@ -119,6 +119,42 @@ def test_a_plural_pronoun_is_named_only_by_a_plural_thing() -> None:
     assert not any("canoe" in text for text in named)
 
 
+def test_a_verdict_answers_a_question_about_the_speakers_own_thing() -> None:
+    # "How did your … ?" asks about the nieces: how they took it is the answer, not a reaction
+    assert [m["text"] for m in dialogue(
+        ("warren", "How did your nieces like the puppet show?"),
+        ("u:42", "They were thrilled and a bit scared."),
+    )] == ["u:42's nieces were thrilled and a bit scared."]
+    assert [m["text"] for m in dialogue(
+        ("warren", "How was your holiday in Porto?"),
+        ("u:42", "It was tiring but worth every penny."),
+    )] == ["u:42's holiday was tiring but worth every penny."]
+    # a verdict on a thing the line only named, not asked about, is still no row
+    assert dialogue(
+        ("warren", "It's nice that the ferry is still your favourite place."),
+        ("u:42", "It is so calm."),
+    ) == []
+
+
+def test_a_plural_the_question_asks_about_without_a_determiner_names_the_replys_them() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "Do you still carve spoons?"),
+        ("u:42", "I sell them at the Saturday market in Frome."),
+    )] == ["u:42 sells spoons at the Saturday market in Frome."]
+    assert [m["text"] for m in dialogue(
+        ("warren", "How often do you get to hear owls like that?"),
+        ("u:42", "I hear them most nights in spring."),
+    )] == ["u:42 hears owls most nights in spring."]
+
+
+def test_i_see_is_a_reply_only_when_nothing_is_seen() -> None:
+    assert said_by_dan("I see my physio every Tuesday for my knee.") == [
+        "u:42 sees their physio every Tuesday for their knee."
+    ]
+    assert said_by_dan("I see what you mean about the noise.") == []
+    assert said_by_dan("I see.") == []
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

@@ -27,6 +27,8 @@ Rules:
   "Is that the rug you…?" the thing is "the rug", not a "that" before an article.
   A question about a doing ("What's the hardest part of training for a marathon?") names
   the doing first: the reply's "It takes up every weekend" is about training for a marathon.
+  A plural the question asks about with no determiner, after "you" and its verb ("Do you
+  grow tomatoes?"), is a thing too: "I sell them at the market" sells tomatoes.
 - **Naming the reply's pronoun** (``name_the_pronoun``): until the reply has said a row of
   its own, when a sentence of it (or a follow-up such as "I'll check it out") has
   "it" or "they"/"them"/"their" with nothing before it in the sentence that it could mean, the
@@ -36,6 +38,8 @@ Rules:
   something before it to mean ("I bought a kite and flew it") is left alone, and so is a dummy
   "it" ("it takes patience to…", "how hard it can be when…", "it's lovely being able to…").
   A participle with its agent is no verdict: "They were handed out by the mayor" names them.
+  A verdict on the question's own "your" subject is what was asked, and is kept: "How did
+  your kids like the zoo?" — "They were thrilled" → "My kids were thrilled".
   Nor after a sentence of the reply that opened on a thing of its own ("That chapter has two
   letters. It's a gloomy tale"): a later "it" means what the reply went on to speak of (the
   reader, ``extract``, stops lending the line before's things to an "it" there).
@@ -79,6 +83,7 @@ class Thing:
 
     words: str  # "my pancakes", "the plank", "your bread recipe"
     plural: bool
+    asked: bool = False  # the question's own subject ("How are your kids?"): a verdict answers it
 
 
 _NOUN_PHRASE = re.compile(
@@ -110,16 +115,17 @@ def antecedents(line_before: str) -> tuple[Thing, ...]:
     asked = _QUESTION.findall(line_before)
     question = asked[-1] if asked else None
     own: list[Thing] = []  # what the question itself names, its "your" subject first
-    subject = _WH.match(question.strip().rstrip("?")) if question else None
+    subject = _ASKED_OF.match(question.strip().rstrip("?")) if question else None
     if subject is not None and subject["subject"].lower().startswith("your "):
         words = _with_its_noun(subject["subject"].split(None, 1)[1].lower(), subject["rest"].lower().split())
         if _names_a_thing(words):
-            own.append(Thing(words=f"my {words}", plural=is_plural(words)))
+            own.append(Thing(words=f"my {words}", plural=is_plural(words), asked=True))
     if question is not None:
         about = _ABOUT_DOING.search(question)
         if about is not None:  # "What do you love about camping with your fam?": the doing is "it"
             own.append(Thing(words=" ".join(_SWAP.get(w.lower(), w) for w in about["doing"].split()), plural=False))
         own += _named_in(question)
+        own += _bare_plurals(question)
     before: list[Thing] = []  # what the line named before its question (or, with none, at all)
     by_pronoun = _ASKED_BY.search(question) if question else None
     if question is None or by_pronoun is not None:
@@ -140,6 +146,28 @@ def antecedents(line_before: str) -> tuple[Thing, ...]:
         return _unique(own + before)  # "What did your kids think of them?": "they" are the kids
     meant = [t for t in before if t.plural == plural]
     return _unique(meant + own + before)
+
+
+# A plural the question asks about with no determiner, after "you" and its verb: "Do you
+# grow tomatoes?", "Where do you find fossils like these?" — after "you" a verb
+# is in its plain form, so a word in -s that follows is a noun.
+_BARE_PLURAL = re.compile(
+    r"\byou\s+(?:[a-z]+\s+){1,3}?(?P<noun>[a-z]{3,}s)"
+    r"(?=\s*(?:[?,.!]|$|\s(?:like|on|in|at|with|for|from|anymore|any more|too|often|every|lately|recently|these days|nowadays)\b))",
+    re.IGNORECASE,
+)
+
+
+def _bare_plurals(question: str) -> list[Thing]:
+    found = []
+    for match in _BARE_PLURAL.finditer(question):
+        noun = match["noun"].lower()
+        before = question[: match.start("noun")].split()
+        if before and before[-1].lower() in _SWAP:
+            continue  # "the shops": a noun phrase, named as one
+        if is_plural(noun) and _names_a_thing(noun):
+            found.append(Thing(words=noun, plural=True))
+    return found
 
 
 def _unique(things: list[Thing]) -> tuple[Thing, ...]:
@@ -309,10 +337,10 @@ def name_the_pronoun(sentence: str, things: Sequence[Thing]) -> str:
         return sentence
     if not dangling(f"{sentence[: match.start()]}it."):
         return sentence  # something before it in the sentence it may mean
-    if _ONLY_A_VERDICT.match(sentence, match.end()) and not _MORE_AFTER.search(sentence, match.end()):
+    if not thing.asked and _ONLY_A_VERDICT.match(sentence, match.end()) and not _MORE_AFTER.search(sentence, match.end()):
         return sentence  # "It was busy but fine": a verdict says nothing a row could keep
     predicate = _PREDICATE_AFTER.match(sentence, match.end())
-    if predicate is not None and is_verdict(predicate["what"]):
+    if not thing.asked and predicate is not None and is_verdict(predicate["what"]):
         return sentence  # "It's such a relief!": a reaction, about whatever the chat meant
     if _JUDGES_WHAT_FOLLOWS.match(sentence[match.start() :]):
         return sentence  # "It's priceless being able to…": "it" is what follows, not a thing
@@ -372,6 +400,13 @@ _WH = re.compile(
     r"(?:\s+(?!(?:do|does|did|are|is|was|were|have|has|had|will|would|can|could|should)\b)[a-z'-]+){0,3}?)"
     r"\s+(?P<aux>do|does|did|are|were|is|was|have|has|had|will|would|can|could|should)\s+"
     r"(?P<subject>you|your\s+(?:[a-z'-]+\s+){0,2}?[a-z'-]+)(?=\s|$)\s*(?P<rest>[^?]*?)\s*$",
+    re.IGNORECASE,
+)
+# The question's own subject, also after "how" and "why": "How did your nephews like the
+# aquarium?" asks about the nephews, whatever else it names
+_ASKED_OF = re.compile(
+    r"^(?:how|why|what|which|where|who|whom|whose|when)(?:\s+(?!(?:do|does|did|are|is|was|were|have|has|had|will|would|can|could|should)\b)[a-z'-]+){0,3}?"
+    + _WH.pattern[_WH.pattern.index(r"\s+(?P<aux>") :],
     re.IGNORECASE,
 )
 _BE = frozenset({"is", "are", "was", "were"})

@@ -137,7 +137,7 @@ _GREETING_OR_THANKS = re.compile(
     r"(?=(?: (?:in my life|lately|recently|with me|at my end|here))?\s*(?:[.!]+\s*)?$)|"
     r"hope you|wish you|can't wait to (see|hear) (you|your|it|how|what|more)|(I'm |I am )?(so |really |very )?glad(?=\s+(?:you|your|it|it's|that|we|to (?:hear|see|know|help)|for)\b|\s*[.!,]|$)|"
     r"I (totally |completely |so |"
-    r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see|"
+    r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see (?:what|why|how|where|your point)|"
     r"I hope so|I think so|I know what you mean|I'm sure|I'm happy "
     r"for|I'm so happy for|I'm (?:so )?proud of (?:you|ya|u)\b)\b"
     # Replies that are only replies when nothing follows them: "I'm good, thanks!" or "I know!",
