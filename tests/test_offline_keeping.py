@@ -155,6 +155,21 @@ def test_i_see_is_a_reply_only_when_nothing_is_seen() -> None:
     assert said_by_dan("I see.") == []
 
 
+def test_an_opening_they_that_cannot_go_on_about_the_row_before_is_named_by_its_one_plural() -> None:
+    rows = said_by_dan(
+        "Lanterns cheer me up. They stand for warmth and safety. "
+        "They hung all over my grandmother's porch and always remind me of her."
+    )
+    assert "Lanterns hung all over u:42's grandmother's porch and always remind them of her." in rows
+    # one clause goes on about the row before, as it did
+    assert said_by_dan("My kids love the beach. They were so tired after our trip to Brighton.") == [
+        "u:42's kids love the beach; they were so tired after their trip to Brighton."
+    ]
+    # after two plurals "they" may be either, and is named by neither
+    rows = said_by_dan("My cousins chased the gulls at Brighton all day. They were loud and wild.")
+    assert rows and not any(re.search(r"(?:cousins|gulls) were loud", text) for text in rows)
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

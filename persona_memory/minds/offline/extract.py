@@ -129,7 +129,16 @@ from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .lexicon import ING_ADJECTIVES, IRREGULAR_PAST, STOPWORDS, VAGUE
-from .mentions import bound_them, name_bound_them, name_the_person, name_there, own_plurals, people_named
+from .mentions import (
+    bound_them,
+    name_bound_them,
+    name_opening_they,
+    name_the_person,
+    name_there,
+    own_plurals,
+    people_named,
+    plurals_said,
+)
 from .person import (
     Voice,
     addresses_listener,
@@ -433,6 +442,7 @@ class _Reader:
         last: _Memory | None = carried
         reacted = False
         own: list[Thing] = []  # the plurals this line named so far, the last first
+        said_before: list[Thing] = []  # the plurals the sentence before named
         places = places_named(question) if question else []  # the places named so far, the last first
         people: list[tuple[str, str | None]] = []  # the speaker's own people named so far, the last first
         for raw in sentences:
@@ -454,6 +464,10 @@ class _Reader:
                 sentence = name_the_pronoun(sentence, it_before)
             # a "them" that cannot be the speaker: what they just named, or the line before,
             # or their own line before that named
+            if last is None or last.continued or last.followed:
+                # a "They…" that cannot go on about the row before as its clause is named
+                sentence = name_opening_they(sentence, said_before)
+            said_before = plurals_said(sentence, said_before)
             sentence = name_bound_them(sentence, [*own, *thing_before, *self.plurals_of.get(line.speaker, ())])
             if bound_them(sentence) and _count_specific(sentence) < _SPECIFIC_BESIDE_THEM:
                 last = None

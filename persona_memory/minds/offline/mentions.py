@@ -17,6 +17,11 @@ Rules:
   stays, and the reader keeps the sentence only when it says enough besides (``bound_them``):
   "I'd love to check them out" is no row; "I chose them because they help first-time
   buyers…" is.
+- **An opening "they"** (``name_opening_they``): a sentence that opens on "they" after a
+  sentence of the speaker's that named one plural and no other is about that plural:
+  "Lanterns cheer me up. They were all over my grandmother's porch." → "Lanterns were all
+  over…". With two plurals before it ("The kids loved the waves. They were huge.") it may be
+  either, and stays as it is.
 - **A place the chat named** (``name_there``): a bare "there" ("we stayed there a week") is the
   last place named just before it — by a name after a verb or a preposition — in the line
   before or earlier in the speaker's own line ("Ever been to Crete? We stayed there a week
@@ -55,6 +60,36 @@ def own_plurals(said: str) -> list[Thing]:
     return [Thing(words=words, plural=True) for _, words in sorted(found, reverse=True)]
 
 
+def plurals_said(said: str, before: Sequence[Thing] = ()) -> list[Thing]:
+    """``own_plurals``, and a bare plural the sentence opens on ("Lanterns cheer me up"); for
+    a sentence that opens on "they" and names none, the plurals before it (``before``): its
+    "they" still means them."""
+    found = own_plurals(said)
+    if not found and _OPENING_THEY.match(said):
+        return list(before)
+    opening = _BARE_PLURAL_SUBJECT.match(said)
+    if opening is not None and is_plural(opening["noun"]) and noun_phrases(f"the {opening['noun'].lower()}"):
+        found.append(Thing(words=opening["noun"].lower(), plural=True))
+    return found
+
+
+def name_opening_they(sentence: str, before: Sequence[Thing]) -> str:
+    """The sentence with its opening "they" named by the one plural the speaker's sentence
+    before it named (``before``, from ``plurals_said``), or unchanged."""
+    opening = _OPENING_THEY.match(sentence)
+    if opening is None or len(before) != 1:
+        return sentence
+    words = before[0].words
+    named = words[:1].upper() + words[1:] + _THEY_VERB[opening["they"].lower()]
+    return named + sentence[opening.end() :]
+
+
+_OPENING_THEY = re.compile(r"^(?P<they>they're|they've|they'll|they'd|they)\b(?!\s+(?:say|said|says)\b)", re.IGNORECASE)
+_THEY_VERB = {"they": "", "they're": " are", "they've": " have", "they'll": " will", "they'd": " would"}
+# "Lanterns cheer me up": a capitalised plural, then a word that is no pronoun or joiner
+_BARE_PLURAL_SUBJECT = re.compile(
+    r"^(?P<noun>[A-Z][a-z]+[^s\W]s)\s+(?!(?:I|you|he|she|it|we|they|and|or|of|to|for)\b)[a-z]"
+)
 # "two rabbits", "three old bikes": things counted are things named
 _COUNTED = re.compile(
     r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:[a-z-]+\s+)?(?P<noun>[a-z]+[^s\W]s)\b"
