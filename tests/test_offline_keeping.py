@@ -170,6 +170,18 @@ def test_an_opening_they_that_cannot_go_on_about_the_row_before_is_named_by_its_
     assert rows and not any(re.search(r"(?:cousins|gulls) were loud", text) for text in rows)
 
 
+def test_a_quote_by_an_author_with_initials_is_kept_with_the_quote() -> None:
+    [text] = said_by_dan('There\'s a line by T.S. Eliot that I really love: "Home is where one starts from."')
+    assert text.startswith("u:42 loves a line by T S Eliot")  # initials lose their dots, never the line
+    assert '"Home is where one starts from"' in text
+
+
+def test_a_view_that_opens_on_a_time_clause_is_kept() -> None:
+    assert said_by_dan("After weeks in a cast, walking the dog without crutches was a joy.") == [
+        "u:42 found that after weeks in a cast, walking the dog without crutches was a joy."
+    ]
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

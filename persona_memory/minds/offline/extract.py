@@ -678,7 +678,7 @@ class _Reader:
             return None
         first = _WORD.match(third)
         common = first is not None and (first[0].lower() in STOPWORDS or first[0].lower() in VAGUE
-                                        or first[0].lower().endswith("ing"))
+                                        or first[0].lower() in _CLAUSE_OPENERS or first[0].lower().endswith("ing"))
         said = settle_demonstratives(third[0].lower() + third[1:] if common else third)
         # a word kept capitalised (a name, or a noun no rule can tell from one) is quoted
         if not _A_CLAUSE.match(said):
@@ -850,6 +850,13 @@ class _Reader:
             seen.add(key)
             out.append(memory)
         return out
+
+
+# Words that open a clause or a phrase before a view's subject ("After months off, cycling…"):
+# never a name, so lowered inside the row like any common word
+_CLAUSE_OPENERS = frozenset(
+    "after before when whenever while since once during because although though if unless until".split()
+)
 
 
 def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:

@@ -483,7 +483,7 @@ def drop_tag_question(sentence: str) -> str:
 
 # "There's a café near my flat that I love": the thing is the object of the speaker's verb
 _THERE_IS_A_THING_I = re.compile(
-    r"^there(?:'s| is) (?P<det>a|an|this|one) (?P<thing>(?:(?!that\b|which\b|I\b)[\w'-]+ ){0,6}?[\w'-]+) "
+    r"^there(?:'s| is) (?P<det>a|an|this|one) (?P<thing>(?:(?!that\b|which\b|I\b)[\w'.-]+ ){0,6}?[\w'-]+) "
     r"(?:that |which )?I (?P<verb>(?:(?:really|just|still|always|absolutely|often|totally) )*"
     r"(?:love|like|adore|enjoy|recommend|read|watch|listen to|keep listening to|keep going back to|go back to|visit|use|play))"
     r"(?P<rest>\s*(?:[,.;:!?\-–—].*)?)$",
