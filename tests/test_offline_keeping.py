@@ -182,6 +182,19 @@ def test_a_view_that_opens_on_a_time_clause_is_kept() -> None:
     ]
 
 
+def test_a_work_the_speaker_made_by_a_verb_that_names_it_is_that_work() -> None:
+    assert said_by_dan("I painted this after a week at the salt marshes.") == [
+        "u:42 made a painting after a week at the salt marshes."
+    ]
+    assert [m["text"] for m in dialogue(
+        ("warren", "Is that yours?"),
+        ("u:42", "Yeah, I sketched it. It stands for patience and the sea."),
+    )] == ["u:42 made a sketch; it stands for patience and the sea."]
+    # painting a thing the chat named is not making a painting
+    rows = said_by_dan("My old bench was grey. I painted it green on Sunday.")
+    assert rows and not any("painting" in text for text in rows)
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

@@ -155,6 +155,7 @@ from .references import (
     dangling,
     may_mean,
     name_the_asked,
+    name_the_work,
     opens_on_dummy_it,
     point_at,
     settle_demonstratives,
@@ -633,6 +634,10 @@ class _Reader:
             pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
             if pointed is not None:
                 text = as_memory_text(settle_demonstratives(pointed))
+        if not things and dangling(text):
+            worked = to_third_person(name_the_work(dated.text), turn)  # "I painted this after…"
+            if worked is not None and not dangling(worked):
+                text = as_memory_text(settle_demonstratives(worked))
         if things and sentence.startswith("I shared") and not dangling(text):
             text = with_what_was_shown(text, things.pop(0))
         elif things and not dangling(text):

@@ -30,6 +30,11 @@ Rules:
   line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl";
   a "this" standing alone as a thing (``this_alone``: before an end mark or a preposition) is
   the photo's even when the row names something else ("My kids made this at the fair!").
+- A work the speaker says they made by a verb that names it ("I painted this after my trip",
+  "Yeah, I drew it"), with nothing in the row for "this" or "it" to mean, is that work
+  (``name_the_work``): "I made a painting after my trip", "I made a drawing". Only when
+  nothing but an end, a joiner or a time or place phrase follows the pointer: "I painted
+  it blue" paints something the chat named, and stays as it is.
 - What the listener just asked about can be the referent of an answer's opening pronoun: after
   "What's your new screenplay about?", the next line's "It's about grief and second chances"
   is "My new screenplay is about grief and second chances". The thing is the words after
@@ -247,6 +252,20 @@ def shown_thing(attachment: str) -> str | None:
     bowl"), or ``None`` when the attachment does not say."""
     match = _SHOWN.match(attachment.strip())
     return None if match is None else match["what"].strip()
+
+
+def name_the_work(sentence: str) -> str:
+    """"I painted this after…" → "I made a painting after…" (see the module rules); any
+    other sentence unchanged."""
+    return _MADE_THE_WORK.sub(lambda m: f"{m['who']} made {_WORKS[m['verb'].lower()]}", sentence, count=1)
+
+
+_WORKS = {"painted": "a painting", "drew": "a drawing", "sketched": "a sketch", "illustrated": "an illustration"}
+_MADE_THE_WORK = re.compile(
+    r"\b(?P<who>I|we)\s+(?:(?:just|finally|actually|also|recently)\s+)?(?P<verb>painted|drew|sketched|illustrated)\s+(?:this|that|it)\b"
+    r"(?=\s*(?:[.!,;:]|$|\s(?:after|before|when|while|for|in|on|at|during|last|yesterday|myself|ourselves|and|but|so|because)\b))",
+    re.IGNORECASE,
+)
 
 
 def point_at(sentence: str, thing: str) -> str:
