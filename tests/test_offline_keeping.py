@@ -195,6 +195,18 @@ def test_a_work_the_speaker_made_by_a_verb_that_names_it_is_that_work() -> None:
     assert rows and not any("painting" in text for text in rows)
 
 
+def test_a_thing_the_listener_praised_by_a_demonstrative_names_the_replys_it() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "That tart looks amazing!"),
+        ("u:42", "Thanks! It's pear and almond with a honey glaze."),
+    )] == ["u:42 thinks the tart is pear and almond with a honey glaze."]
+    # the reply praising the same thing still lends it to a later "it"
+    assert [m["text"] for m in dialogue(
+        ("warren", "I really recommend this trilogy. It has great maps."),
+        ("u:42", "Wow, that trilogy sounds great! I'll have to check it out soon!"),
+    )] == ["u:42 will have to check the trilogy out soon."]
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

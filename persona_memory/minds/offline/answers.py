@@ -89,7 +89,7 @@ class Thing:
 _NOUN_PHRASE = re.compile(
     r"\b(?P<det>your|my|the|this|that|these|those)\s+"
     r"(?!(?:a|an|the|your|my|our|this|that|these|those)\b)(?P<words>(?:[a-z][a-z'-]*\s+){0,2}?[a-z][a-z-]+)"
-    r"(?=\s*(?:[?!.,;]|$|\s(?:of|with|for|to|in|on|at|from|and|or|so|do|does|did|is|are|was|were|has|have|had|you|ready|going)\b))",
+    r"(?=\s*(?:[?!.,;]|$|\s(?:of|with|for|to|in|on|at|from|and|or|so|do|does|did|is|are|was|were|has|have|had|you|ready|going|looks|looked|sounds|sounded|seems|seemed|smells|tastes)\b))",
     re.IGNORECASE,
 )
 # A title in quotes ("The Overstory") or a run of two or more capitalised words that does

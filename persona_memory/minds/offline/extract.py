@@ -478,9 +478,11 @@ class _Reader:
             places[:0] = said_places
             sentence = name_the_person(sentence, people)
             people[:0] = people_named(sentence)
-            if any(at == 0 for at, _, _ in noun_phrases(sentence)):
+            opening = next((words for at, _, words in noun_phrases(sentence) if at == 0), None)
+            if opening is not None and not any(t.words.split()[-1] == opening.split()[-1] for t in it_before):
                 # "That page has three scenes. It's a sad story": a later "it" means the thing
-                # the reply went on to speak of, not what the line before named
+                # the reply went on to speak of, not what the line before named (but "That
+                # series looks great!" after "…this series" speaks of the line before's)
                 it_before = ()
             if question is not None:
                 answer = self._about_what_was_asked(question, sentence, line, voice, replied_to, it_before)
