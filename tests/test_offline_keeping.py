@@ -207,6 +207,12 @@ def test_a_thing_the_listener_praised_by_a_demonstrative_names_the_replys_it() -
     )] == ["u:42 will have to check the trilogy out soon."]
 
 
+def test_a_view_of_a_named_place_is_kept_and_a_named_person_is_still_no_view() -> None:
+    assert said_by_dan("Ghent is a must-see city! The canals are lovely.")[0] == "u:42 thinks: Ghent is a must-see city."
+    assert said_by_dan("Rosa is a nurse at the city hospital.") == []
+    assert said_by_dan("Rosa is the best mum in the village.") == []
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

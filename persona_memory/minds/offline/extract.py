@@ -30,7 +30,9 @@ Rules:
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite", "Writing is a passion of mine"). A
   sentence led by a capitalised word is about that someone ("Cara is pregnant") unless it
-  says what the word is to the speaker ("Dance is my stress fix", "Rowan is my oldest friend").
+  says what the word is to the speaker ("Dance is my stress fix", "Rowan is my oldest friend"),
+  or says it is a place ("Ghent is a must-see city": the speaker's view of it; "Rosa is a
+  nurse at the city hospital" is still about Rosa).
 - A sentence led by a thing only the chat showed ("The colours make me calm", "That pic
   takes me back") is no fact about the speaker: a reader of the row could not say which thing.
   A thing the sentence names as the speaker's ("The maps in my attic…", "This ring is special
@@ -190,6 +192,15 @@ _FOREIGN_SUBJECT = re.compile(
 _NAMED_SUBJECT = re.compile(
     r"^(?!(?:The|A|An|My|Our|Me|We|I|Just|Being)\b)[A-Z][a-z]+(?:'s)?\s+"
     r"(?:is|was|has|had|told|said|says|thinks|got|just|will|looks|looked|sounds|seems|and(?! (?:I|me)\b(?!'))|'s)\b"
+)
+# A name said to be a place is no person: "Porto is a must-visit city", "Kyoto was the best
+# place we went" — the speaker's view of a place
+_PLACE_VIEW = re.compile(
+    r"^[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?\s+(?:is|was|'s)\s+(?:(?:just|really|definitely|honestly|such)\s+)?"
+    r"(?:a|an|the|my|our)\s+(?:(?!(?:at|in|of|for|with|from|on|near|by|the|a|an|and)\b)[\w'-]+\s+){0,3}?"
+    r"(?:city|town|country|village|island|place|spot|destination|restaurant|caf[eé]|bar|park|beach|museum|"
+    r"neighbou?rhood|area|region|capital|getaway|venue|market)"
+    r"(?=\s*[.!,;]|\s*$|\s+(?:to|for|in|I|we|ever|around|of|on)\b)"
 )
 _FRAMED_BY_SPEAKER = re.compile(
     r"^[A-Z][a-z]+(?:'s\s+|\s+(?:is|was|has been)\s+)(?:\w+\s+){0,4}?(?:my|mine|(?:to|for) me)\b"
@@ -664,7 +675,7 @@ class _Reader:
         module rules): "The ferry to Arran is always late", not "Cara is pregnant"."""
         if is_chatter(sentence) or mentions_name(sentence, self.names) or addresses_listener(sentence):
             return False
-        if _NAMED_SUBJECT.match(sentence) or _VERB_OPENER.match(sentence):
+        if _NAMED_SUBJECT.match(sentence) and not _PLACE_VIEW.match(sentence) or _VERB_OPENER.match(sentence):
             return False
         if _VIEW_OPENER.match(sentence) or _ORDER_OPENER.match(sentence):
             return False  # a pointer, a reaction, or an order ("Grab the chance!")
