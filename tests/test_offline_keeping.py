@@ -213,6 +213,22 @@ def test_a_view_of_a_named_place_is_kept_and_a_named_person_is_still_no_view() -
     assert said_by_dan("Rosa is the best mum in the village.") == []
 
 
+def test_a_plural_named_for_a_pronoun_names_the_opening_they_of_a_later_sentence() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "How are your geckos doing?"),
+        ("u:42", "I love having them around. They're funny and they keep me calm. Plus, they don't need much looking after."),
+    )]
+    assert rows == [
+        "u:42 loves having their geckos around; they're funny and they keep them calm.",
+        "u:42's geckos don't need much looking after.",
+    ]
+
+
+def test_a_look_here_opener_is_no_part_of_the_row() -> None:
+    [text] = said_by_dan("Looky here, I got a new kite for the beach!")
+    assert text == "u:42 got a new kite for the beach."
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

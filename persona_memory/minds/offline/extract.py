@@ -140,6 +140,7 @@ from .mentions import (
     own_plurals,
     people_named,
     plurals_said,
+    them_named,
 )
 from .person import (
     Voice,
@@ -474,13 +475,17 @@ class _Reader:
                 continue
             if it_before and not found:
                 sentence = name_the_pronoun(sentence, it_before)
-            # a "them" that cannot be the speaker: what they just named, or the line before,
-            # or their own line before that named
             if last is None or last.continued or last.followed:
                 # a "They…" that cannot go on about the row before as its clause is named
                 sentence = name_opening_they(sentence, said_before)
-            said_before = plurals_said(sentence, said_before)
-            sentence = name_bound_them(sentence, [*own, *thing_before, *self.plurals_of.get(line.speaker, ())])
+            # a "them" that cannot be the speaker: what they just named, or the line before,
+            # or their own line before that named
+            them = them_named(sentence, [*own, *thing_before, *self.plurals_of.get(line.speaker, ())])
+            sentence = name_bound_them(sentence, [them] if them is not None else [])
+            # a plural named here by a pronoun counts as said ("I love having my geckos around")
+            said_before = plurals_said(sentence, said_before) or list(
+                dict.fromkeys(t for t in (them, *thing_before) if t is not None and t.plural and t.words in sentence)
+            )
             if bound_them(sentence) and _count_specific(sentence) < _SPECIFIC_BESIDE_THEM:
                 last = None
                 continue  # "I'd love to check them out": what "them" is stayed further back in the chat

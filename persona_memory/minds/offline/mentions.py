@@ -110,13 +110,20 @@ def name_bound_them(sentence: str, things: Sequence[Thing]) -> str:
     plural of ``things`` ("I love having them around" → "I love having my turtles around"),
     or unchanged when there is none or no such "them"."""
     found = _BOUND_THEM.search(sentence)
-    if found is None:
-        return sentence
-    to_people = _TO_PEOPLE.search(sentence[: found.start("them")]) is not None
-    thing = next((t for t in things if t.plural and _may_be_them(t, to_people)), None)
-    if thing is None:
+    thing = them_named(sentence, things)
+    if found is None or thing is None:
         return sentence
     return sentence[: found.start("them")] + thing.words + sentence[found.end("them") :]
+
+
+def them_named(sentence: str, things: Sequence[Thing]) -> Thing | None:
+    """The plural of ``things`` that names the sentence's bound "them" (``name_bound_them``),
+    or ``None``."""
+    found = _BOUND_THEM.search(sentence)
+    if found is None:
+        return None
+    to_people = _TO_PEOPLE.search(sentence[: found.start("them")]) is not None
+    return next((t for t in things if t.plural and _may_be_them(t, to_people)), None)
 
 
 def bound_them(sentence: str) -> bool:

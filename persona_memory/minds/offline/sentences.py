@@ -88,7 +88,7 @@ _INTERJECTION = (
 )
 _MARKER = (
     r"so(?! far\b)|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
-    r"to be honest|tbh|i mean|you know|guess what|fun fact|oh and|oh by the way|speaking of which|"
+    r"to be honest|tbh|i mean|you know|guess what|fun fact|look(?:y|ie)? here|oh and|oh by the way|speaking of which|"
     r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
     r"in the meantime|meanwhile|though|however|yet|but yeah|long time no (?:see|talk)|"
     r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
