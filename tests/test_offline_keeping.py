@@ -229,6 +229,22 @@ def test_a_look_here_opener_is_no_part_of_the_row() -> None:
     assert text == "u:42 got a new kite for the beach."
 
 
+def test_a_bare_verdict_between_a_row_and_what_goes_on_about_it_leaves_the_row_open() -> None:
+    assert said_by_dan(
+        'I just finished rereading "Watership Down" - it was really moving. It made me think about home and courage.'
+    ) == ['u:42 just finished rereading "Watership Down"; it made them think about home and courage.']
+
+
+def test_a_row_that_took_a_clause_says_its_subject_again_before_the_next() -> None:
+    [text] = said_by_dan(
+        'I finished "Watership Down". It made me think about home and courage. I felt calm and hopeful after reading it.'
+    )
+    assert text == (
+        'u:42 finished "Watership Down"; it made them think about home and courage; '
+        "u:42 felt calm and hopeful after reading it."
+    )
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

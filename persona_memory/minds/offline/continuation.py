@@ -21,6 +21,8 @@ Rules:
   adopted two rabbits; they eat mostly hay and carrots", and the answer's line is evidence too.
   The pronouns must agree: "they" needs a plural in the row ("two paintings"), "it" a thing
   after an article; "he" and "she" are never carried across.
+- A bare verdict on the row's thing ("It was really gripping.") joins nothing and says
+  nothing, and leaves the row open: the sentence after it may still go on about the row.
 - Otherwise it joins only the row made from the sentence straight before it in the same line, once: a
   row takes one continuing clause, and none when it holds a follow-up ("…and will report back"
   ends a row). A third sentence about the same thing is left out: one clause keeps more

@@ -532,7 +532,8 @@ class _Reader:
             elif found and found[-1].text != before:
                 last = found[-1]  # joined to the row before it (``_continue``)
             elif not (last is not None and not wanted and self._carry_on(head, line, voice, last)):
-                last = None
+                if not (last is not None and _BARE_VERDICT.match(head)):
+                    last = None  # (a bare verdict, "it was gripping", leaves the row open to the next)
             for request in wanted:
                 self._follow_up(request, line, index, voice, found, () if found else thing_before)
                 last = None
@@ -721,7 +722,8 @@ class _Reader:
     def _continue(previous: _Memory, text: str, line: Line) -> bool:
         """Join a row whose "it" points back to the row before it, from the same line:
         "u:42 bought a bike." + "u:42 rides it daily." → "u:42 bought a bike and rides it
-        daily." True when joined."""
+        daily." — after a row that took a clause of its own, with its subject said again
+        ("…; it made them think…; u:42 felt calm after reading it"). True when joined."""
         subject = f"{previous.subject} "
         if previous.followed or not text.startswith(subject) or line.id not in previous.evidence:
             return False
@@ -730,7 +732,10 @@ class _Reader:
         rest = text[len(subject) :]
         if rest.startswith("and "):
             return False  # "u:42 and others paddle it" has a subject of its own, not the row's
-        joined = as_memory_text(f"{previous.text.rstrip('.')} and {rest}")
+        # after a clause of its own ("…; it made them think…") "and felt…" would read as that
+        # clause's: the row's subject is said again
+        glue = f"; {text[: -len(rest)]}" if previous.continued else " and "
+        joined = as_memory_text(f"{previous.text.rstrip('.')}{glue}{rest}")
         if not joined.endswith(rest) or dangling(joined):
             return False
         previous.text = joined
@@ -893,6 +898,12 @@ def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
     return not any(re.search(rf"\b{re.escape(noun)}\b", thing, re.IGNORECASE) for thing in things)
 
 
+# "It was really gripping.": a verdict on what the row before named, and nothing else
+_BARE_VERDICT = re.compile(
+    r"^(?:it|that|this|they)(?:'s|'re|\s+is|\s+was|\s+are|\s+were)"
+    r"(?:\s+(?:so|really|very|pretty|quite|super|too|just|totally|absolutely))*\s+[a-z-]+\s*[.!]*$",
+    re.IGNORECASE,
+)
 # A condition is no fact ("If the boiler breaks, I'll…"), and a clause that only leans on
 # another is no sentence ("Even though I kept slipping.")
 _CONDITION_OR_FRAGMENT = re.compile(
