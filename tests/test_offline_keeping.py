@@ -245,6 +245,56 @@ def test_a_row_that_took_a_clause_says_its_subject_again_before_the_next() -> No
     )
 
 
+def test_a_photo_names_a_pointer_only_where_the_pointer_stands_alone_as_a_thing() -> None:
+    rows = said_by_dan(
+        "I adored the old lighthouses. I hoped to carry that same calm into my kitchen. I made a painting too! "
+        "[shares a photo of a painting of a lighthouse in a storm]"
+    )
+    assert "u:42 made a painting of a lighthouse in a storm." in rows  # the photo is the painting's
+    assert not any("storm same calm" in text for text in rows)  # never the determiner's
+    assert said_by_dan("I wore my green scarf and got this as a treat! [shares a photo of a chocolate bar in a box]") == [
+        "u:42 wore their green scarf and got a chocolate bar in a box as a treat."
+    ]
+
+
+def test_a_photo_of_people_or_a_caption_in_a_clause_names_no_pointer() -> None:
+    rows = said_by_dan("The volunteers were so excited about this! [shares a photo of a man shaking hands with a nurse]")
+    assert not any("shaking hands" in text for text in rows)
+    rows = said_by_dan("I'd love to build something like this for my niece. [shares a photo of a boy is reading in a tent]")
+    assert not any("is reading" in text for text in rows)
+
+
+def test_where_a_photo_was_taken_is_no_description_of_the_thing() -> None:
+    assert said_by_dan("I got a new canoe. Look! [shares a photo of a green canoe on a river]") == [
+        "u:42 got a new canoe and shared a photo of a green canoe on a river."
+    ]
+
+
+def test_a_demonstrative_before_a_noun_in_s_is_a_determiner() -> None:
+    assert said_by_dan("I'd really recommend this series. It has sea battles and clever pirates.") == [
+        "u:42 would recommend the series; it has sea battles and clever pirates."
+    ]
+
+
+def test_a_photo_shown_after_the_listeners_question_joins_the_row_it_shows() -> None:
+    rows = dialogue(
+        ("u:42", "Guess what? Bleached my hair yesterday - come see!"),
+        ("warren", "No way! How does it feel?"),
+        ("u:42", "I'm so stoked! Check it out! [shares a photo of a woman with silver hair and a nose ring]"),
+    )
+    assert [m["text"] for m in rows] == [
+        "u:42 bleached their hair on 2026-08-09 and shared a photo of a woman with silver hair and a nose ring."
+    ]
+    assert rows[0]["evidence"] == [100, 102]  # the photo's line is evidence too
+
+
+def test_news_openers_with_no_news_in_them_are_no_rows() -> None:
+    assert said_by_dan("As for me, loads happened since we last talked. I ran my first half marathon!") == [
+        "u:42 ran their first half marathon."
+    ]
+    assert said_by_dan("Loads happened since our last call.") == []
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

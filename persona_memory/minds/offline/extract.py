@@ -163,6 +163,7 @@ from .references import (
     point_at,
     settle_demonstratives,
     shown_thing,
+    shows_someone,
     this_alone,
 )
 from .promises import promise_text, promised_act
@@ -464,6 +465,16 @@ class _Reader:
             sentence = feeling_of_the_speaker(generic_your(drop_fillers(drop_suggestion(said))))
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)
+            if things and _BARE_PRESENTER.match(sentence):
+                earlier = self.last_of.get(line.speaker)
+                if not found and earlier is not None and index - earlier[0] <= 2:
+                    # "Dyed my hair!" — "What colour?" — "Check it out! [a photo]": the photo
+                    # shows what the speaker's row just before told
+                    self._shown(things.pop(0), [earlier[1]], line)
+                else:
+                    self._shown(things.pop(0), found, line)
+                last = None
+                continue
             if question is not None and _only_a_reaction(sentence):
                 reacted = True
                 continue  # "Thanks!" before an answer about a thing: the answer is the next sentence
@@ -514,10 +525,6 @@ class _Reader:
             if _CONDITION_OR_FRAGMENT.match(sentence):
                 last = None
                 continue  # "If the boiler breaks, I'll ring the landlord", "Even though I kept slipping."
-            if things and _BARE_PRESENTER.match(sentence):
-                self._shown(things.pop(0), found)
-                last = None
-                continue
             wanted = follow_ups(sentence) if sentence else []
             if not sentence or sentence.rstrip().endswith("?") and not wanted:
                 last = None
@@ -590,7 +597,7 @@ class _Reader:
         return self._new(line.speaker, "fact", text, importance, line, dated.valid_from)
 
     @staticmethod
-    def _shown(thing: str, found: list[_Memory]) -> None:
+    def _shown(thing: str, found: list[_Memory], line: Line) -> None:
         """A photo the speaker drew the listener to ("Look at this!") joins the line's row
         before it when that row opens on its subject: "u:42 got a kayak and shared a photo of
         a red kayak on a lake." With no such row, nothing was said about the photo, and it is
@@ -602,6 +609,8 @@ class _Reader:
         joined = f"{found[-1].text.rstrip('.')} and shared a photo of {thing}"
         if len(joined) <= LIMIT:
             found[-1].text = as_memory_text(joined)
+            if line.id not in found[-1].evidence:
+                found[-1].evidence.append(line.id)
 
     def _carry_on(self, sentence: str, line: Line, voice: Voice, row: _Memory) -> bool:
         """Join ``sentence`` to ``row`` when it goes on about what the row says (see
@@ -649,10 +658,12 @@ class _Reader:
         if third is None:
             return None
         text = as_memory_text(settle_demonstratives(third))
-        if things and (dangling(text) or this_alone(dated.text)):
-            pointed = to_third_person(point_at(dated.text, things.pop(0)), turn)
-            if pointed is not None:
+        if things and not shows_someone(things[0]) and (dangling(text) or this_alone(dated.text)):
+            at_photo = point_at(dated.text, things[0])
+            pointed = to_third_person(at_photo, turn) if at_photo != dated.text else None
+            if pointed is not None:  # the photo is used up only where a pointer took it
                 text = as_memory_text(settle_demonstratives(pointed))
+                things.pop(0)
         if not things and dangling(text):
             worked = to_third_person(name_the_work(dated.text), turn)  # "I painted this after…"
             if worked is not None and not dangling(worked):
@@ -952,10 +963,13 @@ def described_by_photo(text: str, thing: str) -> str | None:
     """A row that names the thing the line's photo shows, with the photo's description of it:
     "u:42 made a quilt." and a photo of "a quilt with red stars" → "u:42 made a quilt with red
     stars." ``None`` when the row does not name the photo's thing (its last noun before any
-    "of", "with", "on"… after an article or possessive)."""
+    "of", "with", "on"… after an article or possessive), when the photo shows people, or when
+    what follows that noun says only where it was ("on a lake")."""
     match = _SHOWN_HEAD.match(thing.strip())
-    if match is None or match.end() >= len(thing.strip()):
+    if match is None or match.end() >= len(thing.strip()) or shows_someone(thing):
         return None
+    if not re.match(r"\s+(?:of|with|that)\b", thing.strip()[match.end() :]):
+        return None  # "a red kayak on a lake": where the photo was taken describes no kayak
     head = match["head"].split()[-1]
     if head.lower() in STOPWORDS or head.lower() in VAGUE:
         return None

@@ -30,6 +30,9 @@ Rules:
   line's first pointing word: "I made this!" with that photo becomes "u:42 made a clay bowl";
   a "this" standing alone as a thing (``this_alone``: before an end mark or a preposition) is
   the photo's even when the row names something else ("My kids made this at the fair!").
+  Only a pointer that stands alone takes the photo — never a determiner ("that same magic")
+  — and never a photo of people ("a man shaking hands…": "excited about this" is about an
+  event) or a caption written as a clause ("a girl is writing…"), which names no thing.
 - A work the speaker says they made by a verb that names it ("I painted this after my trip",
   "Yeah, I drew it"), with nothing in the row for "this" or "it" to mean, is that work
   (``name_the_work``): "I made a painting after my trip", "I made a drawing". Only when
@@ -111,7 +114,22 @@ _SHOWN = re.compile(
     re.IGNORECASE,
 )
 _IT = re.compile(r"\bit(?:'s)?\b", re.IGNORECASE)
-_PRONOUN_OBJECT = re.compile(r"\b(?:this|that|these|those|it)\b(?!\s+(?:is|was|'s)\b)(?!')", re.IGNORECASE)
+# A pointer that stands alone as a thing: before an end, a preposition or a joiner — not
+# "that same magic", where it is a determiner, nor "it is…", where it is a subject
+_PRONOUN_OBJECT = re.compile(
+    r"\b(?:this|that|these|those|it)\b(?!')"
+    r"(?=\s*(?:[.!,;:?]|$)|\s+(?:at|in|on|for|from|with|to|last|yesterday|today|myself|ourselves|and|but|so|"
+    r"because|when|after|before|too|again|out|up|off|over|back|together|while|during|since|as)\b)",
+    re.IGNORECASE,
+)
+# What a photo of someone shows is no thing a pointer means: "excited about this" with a
+# photo of a man shaking hands is about an event, not about the man
+_SOMEONE = re.compile(
+    r"^(?:a|an|the|two|three|four|some|several)?\s*(?:[\w'-]+\s+){0,2}?"
+    r"(?:man|men|woman|women|person|people|boy|boys|girl|girls|child|children|kid|kids|family|group|crowd|"
+    r"couple|guy|guys|lady|ladies|friends|team|baby|toddler)\b",
+    re.IGNORECASE,
+)
 
 
 _ASKED_ABOUT = re.compile(
@@ -138,7 +156,7 @@ _SINGULAR_THING = re.compile(r"\b(?:a|an|the|their|u:\d+'s)\s+(?:[a-z-]+\s+){0,2
 
 
 _THIS_ALONE = re.compile(
-    r"\b(?:this|these)\b(?=\s*(?:[.!,;]|$)|\s+(?:at|in|on|for|from|with|to|last|yesterday|today|myself)\b)",
+    r"\b(?:this|these)\b(?=\s*(?:[.!,;]|$)|\s+(?:at|in|on|for|from|with|to|as|last|yesterday|today|myself)\b)",
     re.IGNORECASE,
 )
 
@@ -229,7 +247,7 @@ def settle_demonstratives(text: str) -> str:
             return match[0]
         if lower in _TIME_WORDS or lower.rstrip("s") in _TIME_WORDS:
             return match[0]
-        if word.lower() in ("this", "that") and lower.endswith("s") and not lower.endswith("ss"):
+        if word.lower() in ("this", "that") and _a_verb_in_s(lower):
             return match[0]  # "this makes…": a verb, so "this" stands alone
         if _LIKE_BEFORE.search(match.string[: match.start()]):
             return match[0]  # "evenings like these make…": "these" stands for the evenings
@@ -249,9 +267,21 @@ _DEMONSTRATIVE_NOUN = re.compile(r"\b(?P<word>[Tt]his|[Tt]hese|[Tt]hose)\s+(?P<n
 
 def shown_thing(attachment: str) -> str | None:
     """What a photo shows, as a noun phrase ("I shared a photo of a clay bowl." → "a clay
-    bowl"), or ``None`` when the attachment does not say."""
+    bowl"), or ``None`` when the attachment does not say — or says it in a clause ("a girl
+    is writing at a table"), which no row can take as a thing."""
     match = _SHOWN.match(attachment.strip())
-    return None if match is None else match["what"].strip()
+    if match is None or _FINITE.search(match["what"]):
+        return None
+    return match["what"].strip()
+
+
+_FINITE = re.compile(r"\b(?:is|are|was|were)\b", re.IGNORECASE)
+
+
+def shows_someone(thing: str) -> bool:
+    """Whether what a photo shows is a person or people ("a man shaking hands…", "a group of
+    women dancing"): a pointer in the line never means them."""
+    return _SOMEONE.match(thing.strip()) is not None
 
 
 def name_the_work(sentence: str) -> str:
@@ -266,6 +296,15 @@ _MADE_THE_WORK = re.compile(
     r"(?=\s*(?:[.!,;:]|$|\s(?:after|before|when|while|for|in|on|at|during|last|yesterday|myself|ourselves|and|but|so|because)\b))",
     re.IGNORECASE,
 )
+
+
+def _a_verb_in_s(word: str) -> bool:
+    """Whether a word after "this" or "that" reads as its verb ("this makes…"), not as a
+    noun that ends in -s ("this series", "that class", "this bus")."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word not in _ONE_OR_MANY
+
+
+_ONE_OR_MANY = frozenset({"series", "species", "news", "means", "lens"})
 
 
 def point_at(sentence: str, thing: str) -> str:
@@ -297,7 +336,7 @@ def dangling(text: str) -> bool:
             if following not in STOPWORDS and following not in _FUNCTION_WORDS:
                 if word == "that" and i > 0 and _points_past_the_row(words, lowered, i):
                     return True  # "loves that painting": a painting the row never named
-                if not (word in ("this", "that") and following.endswith("s")):
+                if not (word in ("this", "that") and _a_verb_in_s(following)):
                     continue  # a determiner: "these boots", "that walnut bowl"
         if word in ("it", "it's"):
             if has_dummy is None:

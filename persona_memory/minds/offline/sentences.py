@@ -88,7 +88,7 @@ _INTERJECTION = (
 )
 _MARKER = (
     r"so(?! far\b)|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
-    r"to be honest|tbh|i mean|you know|guess what|fun fact|look(?:y|ie)? here|oh and|oh by the way|speaking of which|"
+    r"to be honest|tbh|i mean|you know|guess what|fun fact|look(?:y|ie)? here|as for me|oh and|oh by the way|speaking of which|"
     r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
     r"in the meantime|meanwhile|though|however|yet|but yeah|long time no (?:see|talk)|"
     r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
@@ -106,7 +106,7 @@ _OPENER = re.compile(
 
 # "we" is the speaker and the listener only with what the two of them did together: spoke,
 # met, caught up ("when we spotted a pod of orcas" is the speaker's own trip).
-_US_TWO = r"(?:we\s+(?:last\s+)?(?:spoke|talked|chatted|met|caught up|hung out|saw each other)|you)\b"
+_US_TWO = r"(?:we\s+(?:last\s+)?(?:spoke|talked|chatted|met|caught up|hung out|saw each other)|our last (?:chat|talk|call|catch-up)|you)\b"
 _SHARED_CLAUSE = re.compile(
     rf"^(?:ever since|since|when|after|before|as|now that)\s+{_US_TWO}[^,.!?]{{0,60}}[,;]\s*",
     re.IGNORECASE,
@@ -440,7 +440,7 @@ _LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
 _SUGGESTION_AFTER = re.compile(
     r"(?<=\w)\s*[,;]?\s+(?:(?:so|and|but|then)\s+)?let's\b.*$|"
     # "…too, take a look", "… - check it out!": the listener is shown the thing, nothing more is said
-    r"(?<=\w)\s*(?:[,;]|\s[-–—])\s*(?:take a look|have a look|check (?:it|this|them) out|look)\s*[.!]*$",
+    r"(?<=\w)\s*(?:[,;]|\s[-–—])\s*(?:take a look|have a look|check (?:it|this|them) out|look|come (?:and )?see)\s*[.!]*$",
     re.IGNORECASE,
 )
 
@@ -452,7 +452,7 @@ def drop_suggestion(sentence: str) -> str:
     to the listener is not a fact about the speaker. A sentence that opens on "let's" is
     chatter (``is_chatter``) and stays as it is here."""
     folded = sentence.casefold()
-    if "let's" not in folded and "look" not in folded and "check" not in folded:
+    if "let's" not in folded and "look" not in folded and "check" not in folded and "see" not in folded:
         return sentence
     cut = _SUGGESTION_AFTER.sub("", sentence)
     return f"{cut}." if cut != sentence and cut else sentence
