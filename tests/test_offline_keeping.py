@@ -295,6 +295,19 @@ def test_news_openers_with_no_news_in_them_are_no_rows() -> None:
     assert said_by_dan("Loads happened since our last call.") == []
 
 
+def test_a_deed_after_a_subjectless_verdict_and_a_dash_is_the_speakers() -> None:
+    assert said_by_dan("Been quite a week - in a good way - had a trial shift at the bakery on Monday.") == [
+        "u:42 had a trial shift at the bakery on Monday 2026-08-03."
+    ]
+
+
+def test_a_verdict_answers_a_question_about_the_thing_it_names() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "How did the plum jam turn out?"),
+        ("u:42", "Super good! It was tart and glossy - might be my new favourite spread!"),
+    )] == ["u:42 found that the plum jam was tart and glossy - might be their new favourite spread."]
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

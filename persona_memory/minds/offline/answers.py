@@ -38,8 +38,10 @@ Rules:
   something before it to mean ("I bought a kite and flew it") is left alone, and so is a dummy
   "it" ("it takes patience to…", "how hard it can be when…", "it's lovely being able to…").
   A participle with its agent is no verdict: "They were handed out by the mayor" names them.
-  A verdict on the question's own "your" subject is what was asked, and is kept: "How did
-  your kids like the zoo?" — "They were thrilled" → "My kids were thrilled".
+  A verdict on the question's own subject ("your" or "the" and its noun, up to its verb) is
+  what was asked, and is kept: "How did your kids like the zoo?" — "They were thrilled" →
+  "My kids were thrilled"; "How did the plum jam turn out?" — "It was tart" → "The plum jam
+  was tart".
   Nor after a sentence of the reply that opened on a thing of its own ("That chapter has two
   letters. It's a gloomy tale"): a later "it" means what the reply went on to speak of (the
   reader, ``extract``, stops lending the line before's things to an "it" there).
@@ -116,10 +118,12 @@ def antecedents(line_before: str) -> tuple[Thing, ...]:
     question = asked[-1] if asked else None
     own: list[Thing] = []  # what the question itself names, its "your" subject first
     subject = _ASKED_OF.match(question.strip().rstrip("?")) if question else None
-    if subject is not None and subject["subject"].lower().startswith("your "):
-        words = _with_its_noun(subject["subject"].split(None, 1)[1].lower(), subject["rest"].lower().split())
-        if _names_a_thing(words):
-            own.append(Thing(words=f"my {words}", plural=is_plural(words), asked=True))
+    if subject is not None and subject["subject"].lower().startswith(("your ", "the ")):
+        det, words = subject["subject"].lower().split(None, 1)
+        rest = subject["rest"].lower().split()  # what _with_its_noun takes is gone from it
+        words = _without_final_verb(_to_its_verb(_with_its_noun(words, rest), rest))
+        if words and _names_a_thing(words) and not _PERSON_WORD.search(words):
+            own.append(Thing(words=f"{_SWAP[det]} {words}", plural=is_plural(words), asked=True))
     if question is not None:
         about = _ABOUT_DOING.search(question)
         if about is not None:  # "What do you love about camping with your fam?": the doing is "it"
@@ -247,7 +251,8 @@ _PLACE_NAME = re.compile(
 
 
 _MODIFIERS = frozenset(
-    "new old latest last first second third next big little favourite favorite own recent current best".split()
+    """new old latest last first second third next big little small favourite favorite own recent
+    current best extra whole main final special local""".split()
 )
 
 
@@ -284,6 +289,24 @@ def _before_object(match: re.Match[str], text: str) -> str:
 def _lower_common(words: str) -> str:
     """The words in lower case, but for names ("Lisbon", "NYC", "GoT"), which keep theirs."""
     return " ".join(w if len(w) > 1 and w[:1].isupper() else w.lower() for w in words.split())
+
+
+def _to_its_verb(words: str, rest: list[str]) -> str:
+    """A question's subject taken on to the word before its verb: "How did the plum jam turn
+    out?" asks about "plum jam" (at most three words)."""
+    taken = words.split()
+    for word in rest:
+        if len(taken) >= 3 or not word.isalpha() or word in _QUESTION_VERBS or word in _NOT_NOUN_AFTER_SUBJECT:
+            break
+        if word.endswith("ed") or word in IRREGULAR_PAST:  # "your new rug made of": a participle
+            break
+        taken.append(word)
+    return " ".join(taken)
+
+
+_NOT_NOUN_AFTER_SUBJECT = STOPWORDS | frozenset(
+    "like liked love loved help helped handle handled react reacted say said mean cost took take turn".split()
+)
 
 
 def _without_final_verb(words: str) -> str:
@@ -406,7 +429,7 @@ _WH = re.compile(
 # aquarium?" asks about the nephews, whatever else it names
 _ASKED_OF = re.compile(
     r"^(?:how|why|what|which|where|who|whom|whose|when)(?:\s+(?!(?:do|does|did|are|is|was|were|have|has|had|will|would|can|could|should)\b)[a-z'-]+){0,3}?"
-    + _WH.pattern[_WH.pattern.index(r"\s+(?P<aux>") :],
+    + _WH.pattern[_WH.pattern.index(r"\s+(?P<aux>") :].replace("(?P<subject>you|your", "(?P<subject>you|(?:your|the)", 1),
     re.IGNORECASE,
 )
 _BE = frozenset({"is", "are", "was", "were"})

@@ -44,6 +44,8 @@ Rules:
   months" (never "u:42 took them four months"), so its "it" is read like any other; so did
   a time that was something "for me" ("Been hectic for me lately" → "It's been hectic…") and
   an occasion that will be ("Gonna be a great night" → "It's going to be a great night").
+  A verdict with no subject before a dash and a deed in the past ("Been quite a week - in a
+  good way - had an interview yesterday") is a frame: the deed is the sentence, with its "I".
   Only the first clause is asked whether it has a subject: in "Did a pottery course and I
   think it went well" the "I" is the second clause's, and the first still lacks its own (a
   verdict whose "it" was left out before the speaker's clause, "Was mad, I got a call…", is
@@ -333,6 +335,10 @@ _SAID_COMPANY = re.compile(
 
 def restore_subject(sentence: str) -> str:
     """Put back an "I" the chat left out (see the module rules); other sentences unchanged."""
+    deed = _VERDICT_THEN_DEED.match(sentence)
+    if deed is not None and _is_past(deed["verb"]):
+        # "Been quite a week - in a good way - had an interview…": the deed is the sentence
+        return restore_subject(deed["deed"][0].upper() + deed["deed"][1:])
     presenting = _PRESENTER.match(sentence)
     if presenting is not None:
         return "I shared" + sentence[presenting.end() :]
@@ -364,6 +370,20 @@ def restore_subject(sentence: str) -> str:
         if not _MAIN_VERB_LATER.search(rest) and not _past_main_verb(rest):
             return "I'm " + sentence[0].lower() + sentence[1:]
     return sentence
+
+
+# A verdict with no subject, a dash, maybe an aside and a dash, then a deed in the past with
+# no subject either: "Been quite a week - in a good way - had an interview yesterday"
+_VERDICT_THEN_DEED = re.compile(
+    r"^(?:(?:it'?s|it has|has)\s+)?(?:been|was)\s+[^-–—,;:.!?]{1,40}?\s+[-–—]+\s+"
+    r"(?:[^-–—,;:.!?]{1,25}?\s+[-–—]+\s+)?(?P<deed>(?P<verb>[a-z]+)\b.*)$",
+    re.IGNORECASE,
+)
+
+
+def _is_past(verb: str) -> bool:
+    word = verb.lower()
+    return word in IRREGULAR_PAST or word.endswith("ed") and len(word) > 4
 
 
 # "I" or "we" as the subject of the sentence's own clause: first, or after a mark, a joining
