@@ -97,6 +97,21 @@ def test_the_daily_cap_keeps_the_most_important_and_counts_todays_rows():
     assert len(p.over_cap) == 3
 
 
+def test_past_the_cap_of_equally_important_rows_those_that_say_least_go_first():
+    decisions = [
+        Decision(cand("u:42 is busy.", importance=4), Event.ADD),
+        Decision(cand("u:42 repairs vintage typewriters for a museum in Leeds.", importance=4), Event.ADD),
+        Decision(cand("u:42 had fun.", importance=4), Event.ADD),
+        Decision(cand("u:42 keeps bees on an allotment beside the canal.", importance=4), Event.ADD),
+    ]
+    p = plan(decisions, written_today={42: 10}, cap=12)
+    assert [r.text for r in p.inserts] == [
+        "u:42 repairs vintage typewriters for a museum in Leeds.",
+        "u:42 keeps bees on an allotment beside the canal.",
+    ]
+    assert [c.text for c in p.over_cap] == ["u:42 is busy.", "u:42 had fun."]
+
+
 def test_world_rows_do_not_count_against_a_humans_cap():
     decisions = [Decision(cand("Odyssey opened in July.", subject="world"), Event.ADD)]
     assert len(plan(decisions, written_today={42: 12}).inserts) == 1

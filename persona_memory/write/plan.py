@@ -9,19 +9,22 @@ Rules:
 - A neighbour already closed earlier in the same plan is not closed twice: a second UPDATE of
   it becomes an ADD, a second CLOSE nothing.
 - The daily cap: at most ``daily_cap`` new rows per persona per human per day, counting the
-  rows already written today; past it the least important candidates are dropped.
+  rows already written today; past it the least important candidates are dropped, and of
+  equally important ones those that say least (fewest content words), then the latest.
 - The plan itself — its notices, its cursor move, and how it narrows at commit — is the value
   ``plans.WritePlan`` (a leaf storage posts without importing the write domain).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 import attrs
 
 from ..plans import Closing, WritePlan, notices_for
+from ..text.stopwords import STOPWORDS
 from ..rows import MemoryRow
 from .routing import Decision, Event
 from .validation import Candidate
@@ -111,7 +114,8 @@ def _within_cap(decisions: Sequence[Decision], written_today: Mapping[int, int],
     ]
     allowed = set()
     used = dict(written_today)
-    for i, decision in sorted(adding, key=lambda item: (-item[1].candidate.importance, item[0])):
+    ranked = sorted(adding, key=lambda item: (-item[1].candidate.importance, -_says(item[1].candidate.text), item[0]))
+    for i, decision in ranked:
         uid = decision.candidate.about_user
         if uid is None:
             allowed.add(i)
@@ -119,6 +123,14 @@ def _within_cap(decisions: Sequence[Decision], written_today: Mapping[int, int],
             used[uid] = used.get(uid, 0) + 1
             allowed.add(i)
     return allowed
+
+
+def _says(text: str) -> int:
+    """How much a row says: its content words (three letters or more, not stop words)."""
+    return sum(1 for word in _WORD.findall(text.lower()) if len(word) > 2 and word not in STOPWORDS)
+
+
+_WORD = re.compile(r"[a-z][a-z'-]*")
 
 
 def _row(
