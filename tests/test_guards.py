@@ -314,6 +314,17 @@ def test_support_must_come_from_the_right_speaker() -> None:
     assert refused("The Odyssey opened on Friday.", subject="world", evidence=[("u:17", "the odyssey opens friday")]) is None
 
 
+def test_an_answer_to_a_question_is_supported_by_the_question_and_the_authors_own_words() -> None:
+    asked = ("warren", "How often do you all swim together?")
+    # every word of the answer is one the content check leaves out ("three", "times", "week")
+    answer = "Asked how often they all swim together, u:42 answered: Three times a week."
+    assert refused(answer, evidence=[("u:42", "Three times a week; the pool is close."), asked]) is None
+    # an answer the author never gave, or words no evidence line said, are still refused
+    assert category(refused(answer, evidence=[("u:42", "Now and then."), asked])) == "unsupported by its evidence"
+    invented = "Asked how often they all swim together, u:42 answered: Three times a week in the sea."
+    assert category(refused(invented, evidence=[("u:42", "Three times a week."), asked])) == "unsupported by its evidence"
+
+
 def test_names_and_ids_do_not_count_as_support() -> None:
     # The only shared word is the subject's own name; the persona's name never counts either.
     assert category(refused("u:42 Dan is Warren's heir.", evidence=[("u:42", "Dan here, hi Warren")])) == "unsupported by its evidence"

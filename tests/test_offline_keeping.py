@@ -432,6 +432,13 @@ def test_a_reply_that_answers_nothing_worth_keeping_is_no_row() -> None:
     assert dialogue(("warren", "Did you enjoy the concert?"), ("u:42", "The encore, mostly!")) == []
 
 
+def test_a_short_answer_after_thanks_and_before_a_clause_is_the_answer() -> None:
+    assert [m["text"] for m in dialogue(
+        ("warren", "How often do you all go climbing?"),
+        ("u:42", "Thanks, Warren! Twice a week; it keeps us strong."),
+    )] == ["Asked how often they all go climbing, u:42 answered: Twice a week."]
+
+
 def test_questions_are_turned_into_their_indirect_form() -> None:
     from persona_memory.minds.offline.answers import indirect_question
 

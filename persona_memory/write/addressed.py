@@ -5,7 +5,8 @@ A row about a person may cite only lines that person said or lines said to them
 
 Rules:
 - A line calls someone by name when it opens with the name, alone or after a word of
-  greeting or reaction ("Cara, how was Lisbon?", "Hey Cara!", "Wow, Cara!", "Thanks, Cara.",
+  greeting or reaction and maybe one more word ("Cara, how was Lisbon?", "Hey Cara!", "Wow,
+  Cara!", "Thanks, Cara.", "Great news Cara!", "Thanks so much, Cara!",
   "Thanks u:17:", "Thanks Cara - …"), closes with it after a comma ("How was Lisbon, Cara?"), holds it between a
   comma and an end mark ("That's great, Cara! Tell me more."), or holds it after an ``@``
   ("@Cara"). A name said inside the sentence ("As Cara said, I'm moving") calls
@@ -30,7 +31,10 @@ _GREETING = (
     r"wow|woah|whoa|yeah|yes|yep|yay|aw+|omg|haha+|great|nice|cool|awesome|amazing|sure|no|nope|"
     r"hmm+|ah+|ooh+|gosh|geez|cheers|right|true|exactly|totally|absolutely|of course)"
 )
-_OPENING = re.compile(rf"^[^\w@]*(?:{_GREETING}\b[,!]?\s*)?@?{_CALLED}\s*(?:[,:!?.]|\s[-–—]|$)", re.IGNORECASE)
+# the greeting may take one more word before the name: "Great news John!", "Thanks so much, Cara."
+_OPENING = re.compile(
+    rf"^[^\w@]*(?:{_GREETING}(?:\s+(?-i:[a-z]+))?\b[,!]?\s*)?@?{_CALLED}\s*(?:[,:!?.]|\s[-–—]|$)", re.IGNORECASE
+)
 _CLOSING = re.compile(rf",\s*@?{_CALLED}\s*[.!?]*[^\w]*$", re.IGNORECASE)
 # A name between a comma and an end mark, inside the line: "That's great, Cara! Tell me more."
 _INSIDE = re.compile(rf",\s*@?{_CALLED}\s*[.!?]+(?=\s|$)", re.IGNORECASE)

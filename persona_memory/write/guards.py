@@ -60,7 +60,10 @@ link or order:
    not a stop word, not a name or id of the people in it, compared by a light stem so "moved",
    "moving" and "move" match) with the text of an evidence line said by its author: the
    subject for a human row, the persona for a ``self`` row, anyone for a ``world`` row. A row
-   with no content word at all says nothing and is refused too. Words are letters and digits
+   with no content word at all says nothing and is refused too. A row that answers a question
+   ("Asked how often they climb, u:42 answered: Twice a week.") is supported when its content
+   words are in its evidence lines (the question was said to the author) and its answer is
+   the author's own words, every one of them. Words are letters and digits
    of any script; Chinese, Japanese, Korean and Thai, written without spaces, are compared by
    pairs of characters. Skipped when the caller gave no line texts at all.
 
@@ -257,6 +260,11 @@ def content_stems(text: str, *, leave_out: Iterable[str] = ()) -> set[str]:
     return stems
 
 
+# "Asked how often they climb, u:42 answered: Twice a week.": a row that answers a question
+_ANSWERED = re.compile(r"^Asked .+?, u:\d+ answered: (?P<answer>.+?)\.?$", re.IGNORECASE)
+_ANSWER_FRAME = frozenset({"ask", "answer"})
+
+
 @functools.lru_cache(maxsize=1 << 12)
 def _line_stems(line: str) -> frozenset[str]:
     """``content_stems`` of an evidence line, remembered: a line is the evidence of each row
@@ -289,8 +297,11 @@ def _stem(word: str) -> str:
     return word
 
 
-def unsupported(text: str, authors: Sequence[str], leave_out: Iterable[str] = ()) -> str | None:
-    """Why ``text`` is not supported by the evidence lines ``authors`` said (rule 6), or ``None``."""
+def unsupported(
+    text: str, authors: Sequence[str], leave_out: Iterable[str] = (), heard: Sequence[str] = ()
+) -> str | None:
+    """Why ``text`` is not supported by the evidence lines ``authors`` said (rule 6), or
+    ``None``. ``heard``: every evidence line, whoever said it (for an answer's question)."""
     stems = content_stems(text, leave_out=leave_out)
     if not stems:
         return "it has no content word to check against its evidence"
@@ -299,6 +310,14 @@ def unsupported(text: str, authors: Sequence[str], leave_out: Iterable[str] = ()
         said |= _line_stems(line)
     if stems & said:
         return None
+    answered = _ANSWERED.match(text)
+    if answered is not None and heard:
+        asked: set[str] = set(_ANSWER_FRAME)
+        for line in heard:
+            asked |= _line_stems(line)
+        spoken = {w for line in authors for w in _WORD.findall(line.casefold())}
+        if stems <= asked and set(_WORD.findall(answered["answer"].casefold())) <= spoken:
+            return None  # the question's words were said to the author, the answer is theirs word for word
     shown = ", ".join(sorted(stems)[:4])
     return f"none of its words ({shown}) is in the evidence lines"
 
@@ -354,7 +373,7 @@ def refusal(
         author = persona if subject == ids.SELF else None if subject == ids.WORLD else subject
         lines = [line for speaker, line in evidence if author is None or speaker == author]
         leave_out = [persona_name, names.get(about, "") if about else ""]
-        found = unsupported(text, lines, leave_out)
+        found = unsupported(text, lines, leave_out, [line for _, line in evidence])
         if found:
             return f"unsupported by its evidence: {found}"
     return None

@@ -591,6 +591,8 @@ def answer_row(question_line: str, reply: str, speaker: str, listener: str | Non
     if not asked or not _WH_START.match(asked[-1]):
         return None
     fragment = reply.strip().rstrip("!.…").strip()
+    # "Twice a week; it keeps us strong": the answer is the fragment before the clause
+    fragment = re.split(r"\s*;\s+|\s+[-–—]+\s+", fragment, maxsplit=1)[0].rstrip("!.…,").strip()
     words = _WORDS.findall(fragment)
     if not words or len(words) > 8 or "?" in fragment:
         return None

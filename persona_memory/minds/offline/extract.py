@@ -454,7 +454,6 @@ class _Reader:
         # the row the sentence just before made or continued; for the line's first sentence,
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
-        reacted = False
         own: list[Thing] = []  # the plurals this line named so far, the last first
         said_before: list[Thing] = []  # the plurals the sentence before named
         places = places_named(question) if question else []  # the places named so far, the last first
@@ -476,10 +475,9 @@ class _Reader:
                 last = None
                 continue
             if question is not None and _only_a_reaction(sentence):
-                reacted = True
                 continue  # "Thanks!" before an answer about a thing: the answer is the next sentence
-            # a fragment answers only straight after the question
-            answer = self._answer(question, sentence, line, replied_to) if question is not None and not reacted else None
+            # a fragment answers straight after the question, or after a "Thanks!" to it
+            answer = self._answer(question, sentence, line, replied_to) if question is not None else None
             if answer is not None:
                 last = self._kept_answer(answer, found, index)
                 question = asked = None
