@@ -308,6 +308,14 @@ def test_a_verdict_answers_a_question_about_the_thing_it_names() -> None:
     )] == ["u:42 found that the plum jam was tart and glossy - might be their new favourite spread."]
 
 
+def test_telling_the_listener_you_have_news_is_no_part_of_the_news() -> None:
+    assert said_by_dan(
+        "Hey! Wanted to fill you in on what's been going on- I took a welding class, and it was fun!"
+    ) == ["u:42 took a welding class, and it was fun."]
+    assert said_by_dan("Wanted to tell you - I passed my driving test!") == ["u:42 passed their driving test."]
+    assert said_by_dan("I just wanted to tell you that I'm moving to Cork in May.") == ["u:42 is moving to Cork in May 2027."]
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

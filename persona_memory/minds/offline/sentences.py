@@ -13,7 +13,8 @@ Rules:
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
   ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "Yet", "By the way",
-  "Then", "Speaking of long drives,"), a short heading
+  "Then", "Speaking of long drives,", "Looky here,", "As for me,"), news announced before it
+  is told ("Wanted to fill you in -", "I just wanted to tell you that I…"), a short heading
   before a colon ("Quick update:", "Big news:"; never the speaker's own clause that a list
   follows: "I'm keen on two projects: …"), the names of the people in the room used as
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
@@ -88,7 +89,11 @@ _INTERJECTION = (
 )
 _MARKER = (
     r"so(?! far\b)|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
-    r"to be honest|tbh|i mean|you know|guess what|fun fact|look(?:y|ie)? here|as for me|oh and|oh by the way|speaking of which|"
+    r"to be honest|tbh|i mean|you know|guess what|fun fact|look(?:y|ie)? here|as for me|"
+    r"(?:i )?(?:just )?wanted to (?:tell you|fill you in|update you|give you (?:a|the) heads[- ]?up|let you know)"
+    r"(?: (?:about|on) what'?s been (?:going on|happening|up)(?: lately| recently| with me)?)?(?=\s*[-–—,:;!.])|"
+    r"(?:i )?(?:just )?wanted to (?:tell you|let you know)(?: that)?(?= (?:i|i'm|i've|i'll|we|we're|we've|my|our)\b)|"
+    r"oh and|oh by the way|speaking of which|"
     r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
     r"in the meantime|meanwhile|though|however|yet|but yeah|long time no (?:see|talk)|"
     r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
@@ -143,7 +148,9 @@ _GREETING_OR_THANKS = re.compile(
     # Replies that are only replies when nothing follows them: "I'm good, thanks!" or "I know!",
     # but "I'm in talks with a sponsor", "I'm back at college", "I know three languages" say
     # something.
-    r"|^(?:I get it|I understand|I know|I see|I remember|I agree|I'm (?:fine|good|ok|okay|here|back|in|down))(?=\s*(?:[,.!;:]|$))",
+    r"|^(?:I get it|I understand|I know|I see|I remember|I agree|I'm (?:fine|good|ok|okay|here|back|in|down)|"
+    r"(?:I )?(?:just )?wanted to (?:tell you|fill you in|update you|give you (?:a|the) heads[- ]?up|let you know))"
+    r"(?=\s*(?:[,.!;:]|$))",
     re.IGNORECASE,
 )
 
