@@ -74,7 +74,7 @@ from collections.abc import Sequence
 import attrs
 
 from .identity import is_verdict
-from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE
+from .lexicon import IRREGULAR_PAST, STOPWORDS, VAGUE, reads_as_plural
 from .person import third_singular
 from .references import asks_by_pronoun, dangling, opens_on_dummy_it
 
@@ -319,10 +319,7 @@ def _without_final_verb(words: str) -> str:
 def is_plural(words: str) -> bool:
     """Whether a phrase's last word is a plural ("my kayaks"; not "glass", "series")."""
     head = words.split()[-1]
-    return head.endswith("s") and not head.endswith(("ss", "us", "is")) and head.lower() not in _ONE_OR_MANY
-
-
-_ONE_OR_MANY = frozenset({"series", "species", "news", "means", "lens"})
+    return reads_as_plural(head)
 
 
 def _names_a_thing(words: str) -> bool:

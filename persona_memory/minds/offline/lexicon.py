@@ -136,3 +136,13 @@ VAGUE = frozenset(
     support supported supportive motivated motivating motivation inspired inspiring
     inspiration positive meaningful rewarding powerful""".split()
 )
+
+ONE_OR_MANY = frozenset({"series", "species", "news", "means", "lens"})
+"""Nouns in -s that are one thing as well as many: "this series" is one."""
+
+
+def reads_as_plural(word: str) -> bool:
+    """Whether a word in -s reads as a plural noun or a verb in -s ("kayaks", "makes"), not as
+    a noun that only ends in -s ("glass", "bus", "crisis", "series")."""
+    word = word.lower()
+    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word not in ONE_OR_MANY

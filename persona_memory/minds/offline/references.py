@@ -62,7 +62,7 @@ from __future__ import annotations
 import re
 
 from .dates import MONTHS, WEEKDAYS
-from .lexicon import PEOPLE_AND_PETS, STOPWORDS
+from .lexicon import PEOPLE_AND_PETS, STOPWORDS, reads_as_plural
 
 _TIME_WORDS = frozenset(
     """week weekend month year morning afternoon evening night time summer winter spring fall
@@ -247,7 +247,7 @@ def settle_demonstratives(text: str) -> str:
             return match[0]
         if lower in _TIME_WORDS or lower.rstrip("s") in _TIME_WORDS:
             return match[0]
-        if word.lower() in ("this", "that") and _a_verb_in_s(lower):
+        if word.lower() in ("this", "that") and reads_as_plural(lower):
             return match[0]  # "this makes…": a verb, so "this" stands alone
         if _LIKE_BEFORE.search(match.string[: match.start()]):
             return match[0]  # "evenings like these make…": "these" stands for the evenings
@@ -298,13 +298,6 @@ _MADE_THE_WORK = re.compile(
 )
 
 
-def _a_verb_in_s(word: str) -> bool:
-    """Whether a word after "this" or "that" reads as its verb ("this makes…"), not as a
-    noun that ends in -s ("this series", "that class", "this bus")."""
-    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word not in _ONE_OR_MANY
-
-
-_ONE_OR_MANY = frozenset({"series", "species", "news", "means", "lens"})
 
 
 def point_at(sentence: str, thing: str) -> str:
@@ -336,7 +329,7 @@ def dangling(text: str) -> bool:
             if following not in STOPWORDS and following not in _FUNCTION_WORDS:
                 if word == "that" and i > 0 and _points_past_the_row(words, lowered, i):
                     return True  # "loves that painting": a painting the row never named
-                if not (word in ("this", "that") and _a_verb_in_s(following)):
+                if not (word in ("this", "that") and reads_as_plural(following)):
                     continue  # a determiner: "these boots", "that walnut bowl"
         if word in ("it", "it's"):
             if has_dummy is None:
