@@ -316,6 +316,14 @@ def test_telling_the_listener_you_have_news_is_no_part_of_the_news() -> None:
     assert said_by_dan("I just wanted to tell you that I'm moving to Cork in May.") == ["u:42 is moving to Cork in May 2027."]
 
 
+def test_a_closing_lets_after_a_dash_and_an_opening_for_example_are_no_part_of_the_row() -> None:
+    assert said_by_dan("We want our fair to spread kindness and hope - let's make it count.") == [
+        "u:42 and others want their fair to spread kindness and hope."
+    ]
+    [text] = said_by_dan("For example, sketching old mills by the river gave me loads of ideas.")
+    assert text == "Sketching old mills by the river gave u:42 loads of ideas."
+
+
 def test_a_pronoun_with_something_in_its_own_sentence_to_mean_is_left_alone() -> None:
     [text] = [m["text"] for m in dialogue(
         ("warren", "How long do you hold the plank?"),

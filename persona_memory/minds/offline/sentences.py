@@ -89,7 +89,7 @@ _INTERJECTION = (
 )
 _MARKER = (
     r"so(?! far\b)|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
-    r"to be honest|tbh|i mean|you know|guess what|fun fact|look(?:y|ie)? here|as for me|"
+    r"to be honest|tbh|i mean|you know|guess what|fun fact|look(?:y|ie)? here|as for me|for example|for instance|"
     r"(?:i )?(?:just )?wanted to (?:tell you|fill you in|update you|give you (?:a|the) heads[- ]?up|let you know)"
     r"(?: (?:about|on) what'?s been (?:going on|happening|up)(?: lately| recently| with me)?)?(?=\s*[-–—,:;!.])|"
     r"(?:i )?(?:just )?wanted to (?:tell you|let you know)(?: that)?(?= (?:i|i'm|i've|i'll|we|we're|we've|my|our)\b)|"
@@ -445,7 +445,7 @@ _LOOSE_COMMAS = re.compile(r"(?:\s*,)+(?=\s*(?:[,.!?;:]|$))|^\s*,")
 
 
 _SUGGESTION_AFTER = re.compile(
-    r"(?<=\w)\s*[,;]?\s+(?:(?:so|and|but|then)\s+)?let's\b.*$|"
+    r"(?<=\w)\s*(?:[,;]|\s[-–—])?\s+(?:(?:so|and|but|then)\s+)?let's\b.*$|"
     # "…too, take a look", "… - check it out!": the listener is shown the thing, nothing more is said
     r"(?<=\w)\s*(?:[,;]|\s[-–—])\s*(?:take a look|have a look|check (?:it|this|them) out|look|come (?:and )?see)\s*[.!]*$",
     re.IGNORECASE,
