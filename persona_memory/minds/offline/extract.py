@@ -130,7 +130,7 @@ from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
-from .lexicon import ING_ADJECTIVES, IRREGULAR_PAST, STOPWORDS, VAGUE
+from .lexicon import ING_ADJECTIVES, IRREGULAR_PAST, STOPWORDS, SUBORDINATORS, VAGUE
 from .mentions import (
     bound_them,
     name_bound_them,
@@ -711,7 +711,7 @@ class _Reader:
             return None
         first = _WORD.match(third)
         common = first is not None and (first[0].lower() in STOPWORDS or first[0].lower() in VAGUE
-                                        or first[0].lower() in _CLAUSE_OPENERS or first[0].lower().endswith("ing"))
+                                        or first[0].lower() in SUBORDINATORS or first[0].lower().endswith("ing"))
         said = settle_demonstratives(third[0].lower() + third[1:] if common else third)
         # a word kept capitalised (a name, or a noun no rule can tell from one) is quoted
         if not _A_CLAUSE.match(said):
@@ -887,13 +887,6 @@ class _Reader:
             seen.add(key)
             out.append(memory)
         return out
-
-
-# Words that open a clause or a phrase before a view's subject ("After months off, cycling…"):
-# never a name, so lowered inside the row like any common word
-_CLAUSE_OPENERS = frozenset(
-    "after before when whenever while since once during because although though if unless until".split()
-)
 
 
 def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:

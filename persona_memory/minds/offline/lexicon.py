@@ -146,3 +146,9 @@ def reads_as_plural(word: str) -> bool:
     a noun that only ends in -s ("glass", "bus", "crisis", "series")."""
     word = word.lower()
     return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word not in ONE_OR_MANY
+
+
+SUBORDINATORS = frozenset(
+    "after before when whenever while since once during because although though if unless until".split()
+)
+"""Words that open a clause leaning on another ("After months off, …", "found that when…")."""

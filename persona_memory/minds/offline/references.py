@@ -62,7 +62,7 @@ from __future__ import annotations
 import re
 
 from .dates import MONTHS, WEEKDAYS
-from .lexicon import PEOPLE_AND_PETS, STOPWORDS, reads_as_plural
+from .lexicon import PEOPLE_AND_PETS, STOPWORDS, SUBORDINATORS, reads_as_plural
 
 _TIME_WORDS = frozenset(
     """week weekend month year morning afternoon evening night time summer winter spring fall
@@ -89,8 +89,6 @@ _CLAUSE_AFTER_THAT = frozenset(
     people everyone someone nothing everything this these those nobody everybody somebody
     anybody anyone""".split()
 )
-# "found that after months off, …": "that" opening a clause that opens on a subordinate one
-_SUBORDINATE_AFTER_THAT = frozenset("after before when whenever while since once if because although though during".split())
 _DUMMY_IT = re.compile(
     r"\b(?:it(?:'s| is| was| has been| feels| felt| takes| took| seems| seemed)\s+(?:\w+\s+){0,2}"
     r"(?:to|that|when|how|if)\b|(?:make|makes|made|making|find|finds|found|take|takes|took)\s+it\s+"
@@ -324,7 +322,7 @@ def dangling(text: str) -> bool:
         if word == "there" and following in _EXISTENTIAL:
             continue
         if word in _DEMONSTRATIVES and following[:1].isalpha():
-            if following in _CLAUSE_AFTER_THAT or following.startswith("u:") or word == "that" and following in _SUBORDINATE_AFTER_THAT:
+            if following in _CLAUSE_AFTER_THAT or following.startswith("u:") or word == "that" and following in SUBORDINATORS:
                 continue  # "that" opening a clause
             if following not in STOPWORDS and following not in _FUNCTION_WORDS:
                 if word == "that" and i > 0 and _points_past_the_row(words, lowered, i):
