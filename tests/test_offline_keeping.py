@@ -293,6 +293,8 @@ def test_news_openers_with_no_news_in_them_are_no_rows() -> None:
         "u:42 ran their first half marathon."
     ]
     assert said_by_dan("Loads happened since our last call.") == []
+    # the aside only turned the talk to the speaker: the row opens on them
+    assert said_by_dan("As for me, I've been restoring a canal boat.") == ["u:42 has been restoring a canal boat."]
 
 
 def test_a_deed_after_a_subjectless_verdict_and_a_dash_is_the_speakers() -> None:

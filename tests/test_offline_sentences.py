@@ -211,7 +211,6 @@ def test_a_row_led_by_what_its_person_does_or_owns_opens_on_them(text: str, shap
     ("text", "shaped"),
     [
         ("For u:42, rowing is a way of clearing their head.", "u:42 thinks rowing is a way of clearing their head."),
-        ("As for u:42, they've been restoring a canal boat.", "u:42 has been restoring a canal boat."),
         ("In u:42's spare time, they repair old radios.", "u:42 repairs old radios in their spare time."),
         ("Growing up, u:42 spent summers on a farm.", "u:42 spent summers on a farm growing up."),
         ("On Sundays u:42 bakes rye bread.", "u:42 bakes rye bread on Sundays."),

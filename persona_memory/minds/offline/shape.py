@@ -15,8 +15,9 @@ Rules:
   clause ("u:42 met … at the fair").
 - A leading clause that names the subject ("When u:42 was younger, they had…", "In u:42's
   free time, they…") goes after the main clause, which then opens on the subject: "u:42 had
-  … when u:42 was younger", "u:42 … in their free time"; "As for u:42, they…" only turned
-  the talk to them and is dropped. "For u:42, adoption is…" is their view: "u:42 thinks
+  … when u:42 was younger", "u:42 … in their free time" ("As for me," only turns the talk to
+  the speaker and is peeled before the row is made: ``sentences``). "For u:42, adoption is…"
+  is their view: "u:42 thinks
   adoption is…". "Some friends and u:42 went…" names them first: "u:42 and some friends
   went…".
 - A row led by what its person does or owns opens on them instead: "Playing chess is u:42's
@@ -91,7 +92,6 @@ _LEADING_CLAUSE = re.compile(
     r"(?P<main>(?:they|they're|they've|they'd|they'll|u:\d+)\b.+)$",
     re.IGNORECASE,
 )
-_AS_FOR = re.compile(r"^as for\s+u:\d+$", re.IGNORECASE)
 # "For u:42, rowing is how they clear their head": what the person holds — their view
 _FOR_THEM = re.compile(r"^For\s+(?P<id>u:\d+),\s+(?P<view>(?!they\b|it\b)[a-z][^;]+)$", re.S)
 # "Some friends from church and u:42 went camping": the person first
@@ -127,8 +127,6 @@ def _main_clause_first(text: str) -> str:
             verb = they["verb"]
             singular = _SINGULAR_OF.get(verb.lower()) or third_singular(verb)
             main = f"{subject} {singular}{main[they.end():]}"
-    if _AS_FOR.match(lead["sub"]):
-        return main  # "As for u:42, they've been…": the phrase only turned the talk to them
     sub = lead["sub"][0].lower() + lead["sub"][1:]
     if main.startswith(subject):
         sub = sub.replace(f"{subject}'s", "their")  # "…in their free time"
