@@ -549,3 +549,20 @@ def test_reasons_lists_numbers_and_dates_are_kept_whole() -> None:
     ]
     [text] = said_by_dan("I swam 5 km in 1 hour 48 minutes at the lake race on 2 June.")
     assert "5 km in 1 hour 48 minutes" in text and "2026-06-02" in text  # the date, resolved
+
+
+def test_a_cleft_says_plainly_what_its_focus_does_to_the_speaker() -> None:
+    assert said_by_dan("It's the hum of the night tram that helps me fall asleep.") == [
+        "u:42 thinks the hum of the night tram helps them fall asleep."
+    ]
+    assert said_by_dan("It was my uncle who taught me to sail.") == ["u:42's uncle taught them to sail."]
+    assert said_by_dan("It's knowing that my tutoring helps kids read that keeps me going, even in exam season.") == [
+        "u:42 thinks knowing that their tutoring helps kids read keeps them going, even in exam season."
+    ]
+
+
+def test_a_cleft_whose_focus_names_nothing_is_no_row() -> None:
+    assert said_by_dan("It's something that keeps me sane.") == []
+    assert said_by_dan("It's so good that my cousin calls me.") == []
+    assert said_by_dan("It was wonderful being among folks who loved the same old films as me.") == []
+

@@ -179,6 +179,7 @@ from .sentences import (
     split_sentences,
     strip_address,
     take_attachments,
+    undo_cleft,
 )
 from .shape import LIMIT, as_memory_text
 from .stems import content_stems, likeness
@@ -276,7 +277,10 @@ _POINTED_SUBJECT = re.compile(
 _OWN_IN_IT = re.compile(r"\b(?:my|our|I|we|us)\b")
 # "This ring means the world to me - my aunt left it": what the sentence says makes it theirs.
 _SPEAKERS_THING = re.compile(r"\b(?:to me|for me|mine|of mine|gift from my|from my|belonged to my|my own)\b", re.IGNORECASE)
-_VERB_OPENER = re.compile(r"^[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b")
+# "Made me smile", "Loved that" — but "Knowing that my work helps…" is a gerund and its clause
+_VERB_OPENER = re.compile(
+    r"^(?![A-Za-z]+ing\s+that\s+(?:I|my|our|we|the|a|an|people|someone)\b)[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b"
+)
 _ORDER_OPENER = re.compile(
     r"^(?![A-Za-z]+ing\b)[A-Za-z]+\s+(?:the|a|an|your|my|some|it|this|that|these|those|them|him|her|me|us|"
     r"lots|plenty|more|every|something|anything|everything)\b"
@@ -460,7 +464,7 @@ class _Reader:
         people: list[tuple[str, str | None]] = []  # the speaker's own people named so far, the last first
         for raw in sentences:
             said_places = places_named(raw)
-            said = own_the_thing_there_is(drop_tag_question(strip_address(raw, self.names)))
+            said = undo_cleft(own_the_thing_there_is(drop_tag_question(strip_address(raw, self.names))))
             sentence = feeling_of_the_speaker(generic_your(drop_fillers(drop_suggestion(said))))
             if asked is not None:
                 sentence = name_the_asked(sentence, asked)

@@ -31,6 +31,10 @@ Rules:
   fact about the speaker.
 - An existential whose relative clause is the speaker's liking or habit says what they like:
   "There's a café near my flat that I really love." → "I really love a café near my flat."
+- A cleft that puts a thing in focus before what it does to the speaker says it plainly: "It's
+  the smell of rain that calms me." → "The smell of rain calms me."; "It was my aunt who
+  taught me to swim." → "My aunt taught me to swim." A focus that names nothing ("something",
+  "the one thing") or is no noun ("so good", "been a while") leaves the sentence as it is.
 - A tag question asks only to be agreed with: "Tulips mean hope, right?" and "The harbour is
   lovely at night, isn't it?" are the statements before the tag.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
@@ -66,6 +70,7 @@ from ...text.links import link_or_domain
 from ...text.names import name_regex
 from ...text.orders import order_or_authority
 from ...text.secrets import secret
+from .lexicon import ING_ADJECTIVES
 
 _ABBREVIATION = re.compile(
     r"(?:\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|vs|etc|Mt|Prof|Inc|Ltd|No)|\be\.g|\bi\.e|\b[A-HJ-Z])\.$"
@@ -509,6 +514,35 @@ def own_the_thing_there_is(sentence: str) -> str:
     if det == "a" and found["thing"][:1].lower() in "aeiou":
         det = "an"
     return f"I {found['verb']} {det} {found['thing']}{found['rest']}"
+
+
+# "It's the smell of rain that calms me": the focus, then a verb of its own and the speaker
+# as its object or owner; the focus is taken up to the last "that"/"who" before that verb
+_CLEFT = re.compile(
+    r"^it(?:'s| is| was) (?P<focus>.+) (?:that|who) "
+    r"(?P<rest>(?:really |always |still |just |often )?(?:[a-z]+s|[a-z]+ed|kept|made|got|gave|taught|drove|brought|led|sent|told|showed)"
+    r"\b.*\b(?:me|my|us|our)\b.*)$",
+    re.IGNORECASE,
+)
+# the focus names a thing or a person: a determiner, a name or a gerund opens it ("so good",
+# "amazing being there", "something" are no focus)
+_FOCUS = re.compile(
+    r"(?:the|a|an|my|our|his|her|their|this|that|these|those|[A-Z][a-z]+|[a-z]+ing)\b",
+)
+_NO_FOCUS = re.compile(r"(?:the (?:one|only|same) (?:thing|one)s?|a thing|something|nothing)\b", re.IGNORECASE)
+
+
+def undo_cleft(sentence: str) -> str:
+    """"It's the smell of rain that calms me." → "The smell of rain calms me.": a cleft whose
+    focus does something to the speaker says it plainly; any other sentence unchanged."""
+    found = _CLEFT.match(sentence) if sentence[:2].lower() == "it" else None
+    if found is None or found["focus"].endswith(","):
+        return sentence
+    first = found["focus"].split()[0]
+    if not _FOCUS.fullmatch(first) or _NO_FOCUS.match(found["focus"]) or first.lower() in ING_ADJECTIVES:
+        return sentence
+    focus = found["focus"]
+    return f"{focus[0].upper()}{focus[1:]} {found['rest']}"
 
 
 def drop_fillers(sentence: str) -> str:
