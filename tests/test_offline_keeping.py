@@ -566,3 +566,21 @@ def test_a_cleft_whose_focus_names_nothing_is_no_row() -> None:
     assert said_by_dan("It's so good that my cousin calls me.") == []
     assert said_by_dan("It was wonderful being among folks who loved the same old films as me.") == []
 
+
+def test_them_after_a_group_of_the_speakers_people_is_that_group() -> None:
+    assert said_by_dan("My crew means everything to me. After the storm I learned how much I lean on them.") == [
+        "u:42 learned how much they lean on their crew after the storm."
+    ]
+    assert "u:42 recorded their choir from the balcony." in said_by_dan(
+        "Our choir sang at the cathedral. I recorded them from the balcony."
+    )
+
+
+def test_a_group_word_before_a_noun_names_no_them() -> None:
+    assert said_by_dan("My family dinners get loud. I love them though.") == ["u:42's family dinners get loud."]
+
+
+def test_a_possessive_that_stands_for_a_thing_is_theirs() -> None:
+    assert said_by_dan("Even though mine is only a tiny plot, I count on my allotment for calm.") == [
+        "u:42 counts on their allotment for calm even though theirs is only a tiny plot."
+    ]

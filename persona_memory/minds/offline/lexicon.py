@@ -84,6 +84,10 @@ PEOPLE_AND_PETS = RELATIONS | frozenset(
 )
 """Words for a person or a pet: what "he", "she" or a "them" of people can stand for."""
 
+COLLECTIVES = frozenset("family team crew band squad choir".split())
+"""Words for one group of people that chat speaks of as "they": "My crew won. They trained
+all winter." """
+
 ING_NOUNS = frozenset(
     """thing something nothing anything everything morning evening wedding building ceiling
     king ring spring string sing swing wing bring sibling earring darling pudding duckling

@@ -40,7 +40,7 @@ import re
 from collections.abc import Sequence
 
 from .answers import Thing, is_plural, noun_phrases
-from .lexicon import PEOPLE_AND_PETS, RELATIONS
+from .lexicon import COLLECTIVES, PEOPLE_AND_PETS, RELATIONS
 
 
 def own_plurals(said: str) -> list[Thing]:
@@ -53,6 +53,8 @@ def own_plurals(said: str) -> list[Thing]:
         if is_plural(words)
     ]
     found += [(m.start(), m[0]) for m in _COUNTED.finditer(said) if noun_phrases(f"the {m['noun']}")]
+    found += [(m.start(), f"{(m['det'] or 'my').lower()} {(m['noun'] or m['bare']).lower()}")
+              for m in _COLLECTIVE.finditer(said)]
     opening = _SUBJECT_PLURAL.match(said)  # "These critters make me…", "My twins always…"
     if opening is not None and not any(at == 0 for at, _ in found) and noun_phrases(f"the {opening['noun']}"):
         det = opening["det"].lower()
@@ -93,6 +95,20 @@ _BARE_PLURAL_SUBJECT = re.compile(
 # "two rabbits", "three old bikes": things counted are things named
 _COUNTED = re.compile(
     r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+)\s+(?:[a-z-]+\s+)?(?P<noun>[a-z]+[^s\W]s)\b"
+)
+# what may follow a group that is the group itself — a verb or a joiner, never a noun it
+# qualifies ("my family dinners", "our team's van")
+_GROUP_THEN = (
+    r"(?:and|or|is|was|are|were|has|had|have|will|would|can|could|always|never|just|still|really|so|too|"
+    r"at|in|on|to|from|with|for|means|meant|loves|lives|gets|goes|does|makes|takes|keeps|helps|needs|"
+    r"wants|likes|comes|[a-z]+ed|won|sang|went|came|made|got|took|gave|grew|ran|met|left|lost)\b"
+)
+# a group of the speaker's people spoken of as "they" ("my family", "our band"), and an
+# opening "Family" the speaker says something of ("Family's everything to me": their own)
+_COLLECTIVE = re.compile(
+    rf"\b(?P<det>my|our)\s+(?P<noun>{'|'.join(sorted(COLLECTIVES))})\b(?=\s*(?:[.,!?;:]|$)|\s+{_GROUP_THEN})|"
+    r"^(?P<bare>family)(?='s\b|\s+(?:is|was|means|has)\b)",
+    re.IGNORECASE,
 )
 # a plural the sentence opens on, whatever follows it
 _SUBJECT_PLURAL = re.compile(r"^(?P<det>these|those|my|our)\s+(?P<noun>[a-z]+[^s\W]s)\b", re.IGNORECASE)

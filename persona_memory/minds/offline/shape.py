@@ -129,11 +129,22 @@ def _main_clause_first(text: str) -> str:
             main = f"{subject} {singular}{main[they.end():]}"
     sub = lead["sub"][0].lower() + lead["sub"][1:]
     if main.startswith(subject):
-        sub = sub.replace(f"{subject}'s", "their")  # "…in their free time"
+        sub = their(sub, subject)  # "…in their free time"
     end = _CLAUSE_END.search(main)
     if end is None:
         return f"{main} {sub}"
     return f"{main[: end.start()]} {sub}{main[end.start():]}"
+
+
+def their(text: str, subject: str) -> str:
+    """``text`` with the row's person's possessive said again as a pronoun: "u:42's free time"
+    → "their free time", and one that stands for a thing ("even though u:42's is small") →
+    "theirs"."""
+    return re.sub(rf"{re.escape(subject)}'s(?P<alone>{_STANDS_ALONE})?", lambda m: "theirs" if m["alone"] is not None else "their", text)
+
+
+# a possessive with no noun after it: a verb, or the clause's end, follows
+_STANDS_ALONE = r"(?=\s+(?:is|was|are|were|has|had|will|would|isn't|wasn't|too)\b|\s*[,.;:!?]|\s*$)"
 
 
 # The row's person inside a sentence led by what they do or own ("Dancing helps u:42 unwind",
@@ -184,7 +195,7 @@ def _speaker_first(text: str) -> str:
         verb = found["verb"]
         past = verb.split()[-1] in _PAST_VERBS or verb.startswith("had ")
         frame = "found that" if past else "thinks"
-        head = found["head"].replace(f"{found['id']}'s", "their")
+        head = their(found["head"], found["id"])
         head = head[0].lower() + head[1:]
         if shape is _DOES_TO_THEM:
             return f"{found['id']} {frame} {head} {verb} them{found['rest']}"
