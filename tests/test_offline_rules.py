@@ -1103,6 +1103,29 @@ def test_an_answer_goes_on_about_the_row_the_question_asked_about_by_a_pronoun()
     assert row["evidence"] == [100, 102]
 
 
+def test_an_answer_by_they_to_a_row_already_continued_is_named_by_the_rows_plural() -> None:
+    said = chat_rows(
+        ("u:42", "On Sunday we toured the old lighthouse. It left a mark on my nephews."),
+        ("warren", "Lovely! How did they take it when they climbed to the top?"),
+        ("u:42", "They were quiet and amazed."),
+    )
+    assert [(m["text"], m["evidence"]) for m in said][-1] == ("u:42's nephews were quiet and amazed.", [102, 101])
+
+
+def test_an_answer_by_they_to_a_question_by_it_is_not_named() -> None:
+    said = chat_rows(
+        ("u:42", "On Sunday we toured the old lighthouse. It left a mark on my nephews."),
+        ("warren", "Lovely! How was it?"),
+        ("u:42", "They were quiet and amazed."),
+    )
+    assert not any("quiet" in m["text"] for m in said)
+
+
+def test_what_made_it_so_goes_on_about_the_row_before() -> None:
+    [text] = texts("We held a small supper for the night-shift porters. All the stories and new friendships made it memorable.")
+    assert text.endswith("; all the stories and new friendships made it memorable.")
+
+
 def test_an_answer_does_not_go_on_about_a_row_the_question_did_not_point_at() -> None:
     assert chat(
         ("u:42", "I finished two paintings for the fair."),

@@ -11,8 +11,9 @@ Rules:
 - A sentence continues only when it gave no row of its own, and it *points back*: it opens on
   a pointing word (it, its, they, their, them, this, that, these, those, he, she, his, her, and
   their contractions), or its turned text has a pointing word with no referent in it
-  (``references.dangling``) — "All the noise made it hard to sleep". A dummy "it" ("It's
-  hard to…") points at nothing, a reaction ("That photo looks great", "It sounds fun")
+  (``references.dangling``), or it says what made "it" so ("All the noise made it hard to
+  sleep": the nouns before "made it" are not what "it" is). A dummy "it" ("It's hard to…")
+  points at nothing, a reaction ("That photo looks great", "It sounds fun")
   is about what the listener showed or said, and a fragment led by a gerund ("Definitely
   adding it to my list") has no subject to join with: none of them continues.
 - Across a question: when the listener's line just before asks about the speaker's row by a
@@ -20,7 +21,10 @@ Rules:
   may continue that row, the one from the speaker's line just before the question: "u:42
   adopted two rabbits; they eat mostly hay and carrots", and the answer's line is evidence too.
   The pronouns must agree: "they" needs a plural in the row ("two paintings"), "it" a thing
-  after an article; "he" and "she" are never carried across.
+  after an article; "he" and "she" are never carried across. When that row has taken its
+  clause already, an answer that opens on "they" to a question by "they" is a row of its own,
+  its "they" named by the one plural the speaker's line named ("…left a mark on my nephews."
+  — "How did they take it?" — "They were quiet." → "u:42's nephews were quiet.").
 - A bare verdict on the row's thing ("It was really gripping.") joins nothing and says
   nothing, and leaves the row open: the sentence after it may still go on about the row.
 - Otherwise it joins only the row made from the sentence straight before it in the same line, once: a
@@ -63,6 +67,11 @@ _REACTION = re.compile(
     r"^(?:\w+\s+){1,3}(?:looks?|looked|sounds?|sounded|seems?|seemed)\b", re.IGNORECASE
 )
 _FRAGMENT = re.compile(r"^(?:[A-Za-z]+ly\s+)?[A-Za-z]+ing\b(?!\s+(?:is|was|has|makes|made)\b)")
+# "All the laughter made it special": what was made so is no word of the sentence's own
+_MADE_IT = re.compile(
+    r"\b(?:made|makes|make|making)\s+it\s+(?!(?:to|through|home|out|up|back|happen|work|a point|clear|big)\b)",
+    re.IGNORECASE,
+)
 _WISH = Folded(r"\b(?:I wish|if (?:I|we|only)|would have|imagine)\b", re.IGNORECASE)
 _WORD = re.compile(r"u:\d+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 
@@ -77,7 +86,7 @@ def points_back(sentence: str, turned: str) -> bool:
     said = sentence.lstrip(" \"'")
     if opens_on_dummy_it(said) or _REACTION.match(said) or _FRAGMENT.match(said):
         return False
-    return bool(_POINTS_BACK.match(said)) or dangling(turned)
+    return bool(_POINTS_BACK.match(said)) or dangling(turned) or bool(_MADE_IT.search(said))
 
 
 def may_continue(sentence: str) -> bool:

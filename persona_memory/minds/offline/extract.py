@@ -278,6 +278,7 @@ _OWN_IN_IT = re.compile(r"\b(?:my|our|I|we|us)\b")
 # "This ring means the world to me - my aunt left it": what the sentence says makes it theirs.
 _SPEAKERS_THING = re.compile(r"\b(?:to me|for me|mine|of mine|gift from my|from my|belonged to my|my own)\b", re.IGNORECASE)
 # "Made me smile", "Loved that" — but "Knowing that my work helps…" is a gerund and its clause
+_ASKS_BY_THEY = re.compile(r"\bthey\b", re.IGNORECASE)
 _VERB_OPENER = re.compile(
     r"^(?![A-Za-z]+ing\s+that\s+(?:I|my|our|we|the|a|an|people|someone)\b)[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b"
 )
@@ -459,7 +460,12 @@ class _Reader:
         # the speaker's row the listener's question just asked about (``_asked_about_last``)
         last: _Memory | None = carried
         own: list[Thing] = []  # the plurals this line named so far, the last first
-        said_before: list[Thing] = []  # the plurals the sentence before named
+        # the plurals the sentence before named; for the line's first sentence, when the
+        # question asks about the speaker's row by "they", the plurals of the speaker's line
+        # that row came from ("…made an impact on my kids." — "How did they react?" — "They…")
+        said_before: list[Thing] = (
+            list(self.plurals_of.get(line.speaker, ())) if carried is not None and _ASKS_BY_THEY.search(question or "") else []
+        )
         places = places_named(question) if question else []  # the places named so far, the last first
         people: list[tuple[str, str | None]] = []  # the speaker's own people named so far, the last first
         for raw in sentences:
