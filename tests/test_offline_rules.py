@@ -1126,6 +1126,26 @@ def test_what_made_it_so_goes_on_about_the_row_before() -> None:
     assert text.endswith("; all the stories and new friendships made it memorable.")
 
 
+def test_a_reply_after_a_reaction_by_a_pointer_goes_on_about_the_row_reacted_to() -> None:
+    said = chat_rows(
+        ("u:42", "Here's the rug I wove over the winter!"),
+        ("warren", "Ooh, that looks so warm! Great colours."),
+        ("u:42", "Thanks! It's undyed sheep's wool from a farm near Skipton."),
+    )
+    assert [(m["text"], m["evidence"]) for m in said] == [
+        ("u:42 shared the rug they wove over the winter; it's undyed sheep's wool from a farm near Skipton.", [100, 102])
+    ]
+
+
+def test_a_reaction_that_points_at_nothing_carries_nothing() -> None:
+    said = chat_rows(
+        ("u:42", "Here's the rug I wove over the winter!"),
+        ("warren", "Great colours! Do you have plans for the weekend?"),
+        ("u:42", "It's undyed sheep's wool from a farm near Skipton."),
+    )
+    assert not any("Skipton" in m["text"] for m in said)
+
+
 def test_an_answer_does_not_go_on_about_a_row_the_question_did_not_point_at() -> None:
     assert chat(
         ("u:42", "I finished two paintings for the fair."),

@@ -17,7 +17,8 @@ Rules:
   is about what the listener showed or said, and a fragment led by a gerund ("Definitely
   adding it to my list") has no subject to join with: none of them continues.
 - Across a question: when the listener's line just before asks about the speaker's row by a
-  pronoun ("I adopted two rabbits." — "What do they eat?"), the first sentence of the answer
+  pronoun ("I adopted two rabbits." — "What do they eat?"), or opens on a reaction to it by a
+  pointer ("Here's the rug I wove!" — "That looks so warm!"), the first sentence of the answer
   may continue that row, the one from the speaker's line just before the question: "u:42
   adopted two rabbits; they eat mostly hay and carrots", and the answer's line is evidence too.
   The pronouns must agree: "they" needs a plural in the row ("two paintings"), "it" a thing

@@ -54,7 +54,10 @@ Rules:
   the speaker's row just before it named; the answer's opening pronoun may mean that row's
   thing only when they agree (``may_mean``): "they" needs a plural in the row ("two
   paintings", "their boots"), "it" a thing after an article ("a kayak"); "he" and "she" are
-  never carried ("u:42's sister moved…" is no antecedent for "They'll hang…").
+  never carried ("u:42's sister moved…" is no antecedent for "They'll hang…"). A line that
+  opens on a reaction to the speaker's thing by a pointer ("That looks delicious!", "Oh, it
+  sounds lovely") points at it the same way: "Here's the quilt I finished!" — "That looks
+  so cosy!" — "Thanks! It's wool and linen from my aunt's attic." goes on about the quilt.
 """
 
 from __future__ import annotations
@@ -145,6 +148,7 @@ _POSSESSIVES = frozenset({"its", "her", "his", "their"})
 
 
 _ASKS_BY_PRONOUN = re.compile(r"\b(?:it|they|them)\b[^.!?]*\?", re.IGNORECASE)
+_THANKS_FIRST = re.compile(r"^(?:(?:thanks|thank you|thx|ty|aw+|haha|yes|yeah|yep|oh)\b[^\w]*)+", re.IGNORECASE)
 _ANSWER_PRONOUN = re.compile(r"(it|it's|its|they|they're|they'll|they've|their|them)\b", re.IGNORECASE)
 _PLURAL_THING = re.compile(
     r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|some|several|many|few|couple of|lots of|"
@@ -165,14 +169,23 @@ def this_alone(sentence: str) -> bool:
 
 
 def asks_by_pronoun(question: str) -> bool:
-    """Whether ``question`` asks about something by "it", "they" or "them" (see the rules)."""
-    return bool(_ASKS_BY_PRONOUN.search(question))
+    """Whether ``question`` asks about something by "it", "they" or "them", or opens on a
+    reaction to it by a pointer ("That looks so cosy!") (see the rules)."""
+    return bool(_ASKS_BY_PRONOUN.search(question) or _REACTS_BY_POINTER.match(question))
+
+
+# "That looks so cosy!", "Wow, it sounds lovely": an opening reaction to the thing by a pointer
+_REACTS_BY_POINTER = re.compile(
+    r"^(?:(?:wow|oh|ooh|aw+|omg|yum|nice|whoa|ah)\W+)?(?:that|it|this|they|those|these)\s+"
+    r"(?:(?:really|so|all|both)\s+)?(?:looks?|looked|sounds?|sounded|seems?|seemed)\b",
+    re.IGNORECASE,
+)
 
 
 def may_mean(answer: str, row_text: str) -> bool:
     """Whether the opening pronoun of ``answer`` can mean something ``row_text`` names (see the
     rules): "they" a plural, "it" a thing after an article."""
-    opening = _ANSWER_PRONOUN.match(answer.lstrip(" \"'"))
+    opening = _ANSWER_PRONOUN.match(_THANKS_FIRST.sub("", answer.lstrip(" \"'")))
     if opening is None:
         return False
     plural = opening[1].lower().startswith(("they", "their", "them"))
