@@ -584,3 +584,34 @@ def test_a_possessive_that_stands_for_a_thing_is_theirs() -> None:
     assert said_by_dan("Even though mine is only a tiny plot, I count on my allotment for calm.") == [
         "u:42 counts on their allotment for calm even though theirs is only a tiny plot."
     ]
+
+
+def test_news_announced_and_not_yet_told_lends_nothing_to_the_reply() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "Since the bakery on Pell Street closed, it's been slow. But guess what - I've got something to share!"),
+        ("u:42", "Ooh, I can't wait to hear it!"),
+    )]
+    assert rows == []
+
+
+def test_a_pleasantry_is_no_row_whatever_its_pronoun_would_be_named_by() -> None:
+    for reply in ("Love it! I can't wait to see it.", "Thanks! I'm going to keep it up."):
+        assert [m["text"] for m in dialogue(("warren", "Your harbour print looks great framed!"), ("u:42", reply))] == []
+    said = [m["text"] for m in dialogue(
+        ("warren", "Your harbour print looks great framed!"), ("u:42", "Thanks! I can't wait to hang it in the hall.")
+    )]
+    assert said == ["u:42 can't wait to hang their harbour print in the hall."]
+
+
+def test_an_announcement_of_news_is_chatter() -> None:
+    assert said_by_dan("I've got something to share!") == []
+    assert said_by_dan("I have big news! I got a place on the midwifery course.") == [
+        "u:42 got a place on the midwifery course."
+    ]
+
+
+def test_a_word_in_ed_after_praise_is_no_thing_the_reply_means() -> None:
+    said = [m["text"] for m in dialogue(
+        ("warren", "Your tide chart looks great laminated!"), ("u:42", "Thanks! I keep it by the back door.")
+    )]
+    assert said == ["u:42 keeps their tide chart by the back door."]

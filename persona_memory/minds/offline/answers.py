@@ -29,6 +29,9 @@ Rules:
   the doing first: the reply's "It takes up every weekend" is about training for a marathon.
   A plural the question asks about with no determiner, after "you" and its verb ("Do you
   grow tomatoes?"), is a thing too: "I sell them at the market" sells tomatoes.
+  A thing announced and not yet told ("I've got something to share!", "big news:") is what
+  a reply's pronoun means, and it names nothing: the things named before it are not lent
+  ("I lost my job at Acme. But I've got news!" — "Can't wait to hear it!" is not about Acme).
 - **Naming the reply's pronoun** (``name_the_pronoun``): until the reply has said a row of
   its own, when a sentence of it (or a follow-up such as "I'll check it out") has
   "it" or "they"/"them"/"their" with nothing before it in the sentence that it could mean, the
@@ -135,6 +138,8 @@ def antecedents(line_before: str) -> tuple[Thing, ...]:
     if question is None or by_pronoun is not None:
         said = line_before[: line_before.rfind(question)] if question else line_before
         for part in reversed([p for p in re.split(r"(?<=[.!?])\s+|\s+[-–—]+\s+", said) if p.strip()]):
+            if _PLACEHOLDER.search(part):
+                break  # "…lost my job at Acme. But I've got news to share!": "it" is the news
             before += _named_in(part)
     if question is not None and _ASKED_BY_DUMMY_IT.search(question):
         # "How did it feel when you crossed the line?": the reply's "it" is the experience,
@@ -150,6 +155,14 @@ def antecedents(line_before: str) -> tuple[Thing, ...]:
         return _unique(own + before)  # "What did your kids think of them?": "they" are the kids
     meant = [t for t in before if t.plural == plural]
     return _unique(meant + own + before)
+
+
+# a thing announced and not yet told: what a reply's "it" means, though it names nothing
+_PLACEHOLDER = re.compile(
+    r"\b(?:something|some(?:thing)? (?:big|exciting|new|fun)|(?:some |big |great |good |exciting )*news|a surprise|an update)"
+    r"(?:\s+(?:to (?:share|tell|show)|for you))?\s*[-:!.]*\s*$",
+    re.IGNORECASE,
+)
 
 
 # A plural the question asks about with no determiner, after "you" and its verb: "Do you
@@ -237,9 +250,10 @@ _NOT_AFTER_A_POINTER = frozenset(
 )
 # A thing praised by itself, as an exclamation or the end of a sentence: "Wow, nice guitar!",
 # "Those are great medals."
+# "Wow, nice banjo!" — but "looks great framed" praises no "framed"
 _PRAISED = re.compile(
     r"\b(?:nice|great|cool|lovely|beautiful|awesome|amazing|gorgeous|cute|stunning|impressive|"
-    r"neat|fantastic|wonderful|incredible)\s+(?P<noun>[a-z][a-z-]+)(?=\s*(?:[!.,]|$))",
+    r"neat|fantastic|wonderful|incredible)\s+(?P<noun>(?![a-z]{3,}ed\b)[a-z][a-z-]+)(?=\s*(?:[!.,]|$))",
     re.IGNORECASE,
 )
 # One capitalised word after a verb or a preposition, inside the sentence: "to see Lisbon",
@@ -343,6 +357,14 @@ _SPELLED = {
 }
 
 
+# a pleasantry whose pronoun only keeps the chat going
+_PLEASANT_IT = re.compile(
+    r"\bwait to (?:hear|see|read) (?:it|them|all about it)\b|\bkeep (?:it|that) up\b|"
+    r"\blook(?:ing)? forward to (?:it|them)\b|\bmake it (?:count|work|happen)\b",
+    re.IGNORECASE,
+)
+
+
 def name_the_pronoun(sentence: str, things: Sequence[Thing]) -> str:
     """The reply's first sentence with its pointing pronoun named by the first of ``things``
     that agrees with it in number (see the module rules), or unchanged."""
@@ -364,6 +386,8 @@ def name_the_pronoun(sentence: str, things: Sequence[Thing]) -> str:
         return sentence  # "It's such a relief!": a reaction, about whatever the chat meant
     if _JUDGES_WHAT_FOLLOWS.match(sentence[match.start() :]):
         return sentence  # "It's priceless being able to…": "it" is what follows, not a thing
+    if _PLEASANT_IT.search(sentence):
+        return sentence  # "Can't wait to hear it!": a name would make a pleasantry seem to say something
     head = thing.words.split()[-1].lower()
     if re.match(rf"(?:'s|\s+is|\s+was)?\s+(?:a|an|the)\s+(?:\w+\s+)?{re.escape(head)}\b", sentence[match.end() :], re.I):
         return sentence  # "It's a map of the old harbour": the reply names it itself (``identity``)

@@ -52,8 +52,9 @@ Rules:
   a reply that stands alone ("I'm good, thanks", "I know!" — but "I'm in talks with a
   sponsor" and "I know three languages" go on to say something), a reaction to the listener
   ("Good to see you", "So glad you had fun" — but "So glad to have a studio of my own" is
-  the speaker's), small talk ("A lot's been going on", peeled as an opener when a clause of
-  the speaker's follows it), an instruction or a wish addressed to the
+  the speaker's), news announced and not yet told ("I've got something to share!"), small
+  talk ("A lot's been going on", peeled as an opener when a clause of the speaker's follows
+  it), an instruction or a wish addressed to the
   listener ("Enjoy the views", "Take care", "Good luck with the move", "Wishing you a calm
   week", "…, let me know"), an order, or a fragment: a single word, or
   two that do not start with the speaker ("I'm vegetarian" is a statement; "Love it" is not).
@@ -154,7 +155,9 @@ _GREETING_OR_THANKS = re.compile(
     # but "I'm in talks with a sponsor", "I'm back at college", "I know three languages" say
     # something.
     r"|^(?:I get it|I understand|I know|I see|I remember|I agree|I'm (?:fine|good|ok|okay|here|back|in|down)|"
-    r"(?:I )?(?:just )?wanted to (?:tell you|fill you in|update you|give you (?:a|the) heads[- ]?up|let you know))"
+    r"(?:I )?(?:just )?wanted to (?:tell you|fill you in|update you|give you (?:a|the) heads[- ]?up|let you know)|"
+    # news announced and not yet told: "I've got something to share!", "I have big news"
+    r"(?:I've|I have|I)(?: got)? (?:some )?(?:\w+ )?(?:news|something (?:to (?:share|tell you|show you)|for you)))"
     r"(?=\s*(?:[,.!;:]|$))",
     re.IGNORECASE,
 )
