@@ -615,3 +615,18 @@ def test_a_word_in_ed_after_praise_is_no_thing_the_reply_means() -> None:
         ("warren", "Your tide chart looks great laminated!"), ("u:42", "Thanks! I keep it by the back door.")
     )]
     assert said == ["u:42 keeps their tide chart by the back door."]
+
+
+def test_a_tag_question_after_its_auxiliary_is_dropped_comma_or_not() -> None:
+    assert said_by_dan("I ought to plant a herb bed of my own.") == ["u:42 ought to plant a herb bed of their own."]
+    assert said_by_dan("I should plant a herb bed of my own, shouldn't I?") == ["u:42 should plant a herb bed of their own."]
+    assert said_by_dan("I should plant a herb bed of my own shouldn't I.") == ["u:42 should plant a herb bed of their own."]
+
+
+def test_how_a_thing_looks_or_sounds_now_is_a_reaction_not_a_view() -> None:
+    for reaction in ("The twins look so proud holding that trophy.", "Supper with the neighbours sounds lovely."):
+        assert said_by_dan(reaction) == []
+    assert said_by_dan("The canal behind my flat looks silver at dusk.") == ["The canal behind u:42's flat looks silver at dusk."]
+    assert said_by_dan("The river sounded so loud and the pines smelled amazing.") == [
+        "u:42 found that the river sounded so loud and the pines smelled amazing."
+    ]

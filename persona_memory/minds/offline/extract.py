@@ -25,7 +25,10 @@ Rules:
   word other than a gerund straight before an article, an object or an amount: "Read lots
   and try new routes" is advice to the listener) and does not speak to
   the listener, nor guesses at what the listener lived ("The crowd must have been wild"), nor
-  is a fragment with no subject ("Exciting but scary", "Finally giving it a go").
+  reacts to how a thing looks or sounds now ("The kids look so happy", "Dinner with the
+  cousins sounds fun": a reaction to what the chat showed or told, unless the thing is the
+  speaker's own), nor is a fragment with no subject ("Exciting but scary", "Finally giving it
+  a go").
   A sentence led by a gerund ("Taking breaks is nice",
   "Hoping to hear back soon, though I…") is kept only when it names something of the
   speaker's ("Painting landscapes is my favourite", "Writing is a passion of mine"). A
@@ -250,6 +253,10 @@ _FRAGMENT_VIEW = re.compile(
     r"[A-Za-z]+ing\s+(?:it|them|me|us)\b)",
     re.IGNORECASE,
 )
+# how a thing looks or sounds now: a reaction to what was shown or told, not a view the
+# speaker holds ("The cabin looks so cosy", "Dinner with the cousins sounds fun")
+_REACTION_VIEW = re.compile(r"^(?:[\w'&-]+,?\s+){1,6}?(?:look|looks|sound|sounds|seem|seems)\b", re.IGNORECASE)
+_OWN_WORD = re.compile(r"\b(?:I|I'm|I've|my|our|we|me|us)\b")
 _GUESSED = re.compile(r"\bmust(?:'ve| have)? (?:been|felt|be|feel)\b", re.IGNORECASE)
 _SUBJECTLESS = re.compile(
     # A capitalised word in -ly before "is", "was", "has" or "means" is a subject, not an
@@ -706,6 +713,8 @@ class _Reader:
             return False  # a pointer, a reaction, or an order ("Grab the chance!")
         if _GUESSED.search(sentence):
             return False  # "The crowd must have been wild": a guess at what the listener lived
+        if _REACTION_VIEW.match(sentence) and not _OWN_WORD.search(sentence):
+            return False  # "The kids look so happy", "That plan sounds great": a reaction to what the chat showed
         if _FRAGMENT_VIEW.match(sentence):
             return False  # "Exciting but nerve-wracking", "Finally giving it a go": no subject
         return not (_JUST_US.search(sentence) or _HYPOTHETICAL.search(sentence))

@@ -18,7 +18,7 @@ ADVERBS = frozenset(
 )
 
 MODALS = frozenset(
-    """can could will would should might must may shall can't couldn't won't wouldn't
+    """can could will would should might must may shall ought can't couldn't won't wouldn't
     shouldn't mightn't mustn't cannot gotta""".split()
 )
 

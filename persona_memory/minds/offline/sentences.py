@@ -484,8 +484,10 @@ is left as it is, unsearched (beyond ASCII the case-insensitive search always ru
 
 # A statement that asks only to be agreed with: "Tulips mean hope, right?", "…, isn't it?"
 _TAG_QUESTION = re.compile(
-    r",\s*(?:right|no|huh|eh|yeah|(?:is|are|was|were|do|does|did|has|have|had|can|could|would|will)n't\s+"
-    r"(?:it|they|he|she|I|we|you|there|that)|don't you think|wouldn't you say)\s*\?+\s*$",
+    r"(?:,\s*(?:right|no|huh|eh|yeah|don't you think|wouldn't you say)\s*\?+|"
+    # "…, isn't it?", "I should try it shouldn't I." — a tag after its auxiliary, comma or not
+    r",?\s+(?:is|are|was|were|do|does|did|has|have|had|can|could|would|should|must|wo|ai)n't\s+"
+    r"(?:it|they|he|she|I|we|you|there|that)\s*[?.!]+)\s*$",
     re.IGNORECASE,
 )
 
@@ -493,7 +495,7 @@ _TAG_QUESTION = re.compile(
 def drop_tag_question(sentence: str) -> str:
     """A statement with a tag question ("Tulips mean hope, right?") as the statement it is
     ("Tulips mean hope."); any other sentence unchanged."""
-    return _TAG_QUESTION.sub(".", sentence) if "?" in sentence else sentence
+    return _TAG_QUESTION.sub(".", sentence) if "?" in sentence or "n't" in sentence else sentence
 
 
 # "There's a café near my flat that I love": the thing is the object of the speaker's verb
