@@ -630,3 +630,32 @@ def test_how_a_thing_looks_or_sounds_now_is_a_reaction_not_a_view() -> None:
     assert said_by_dan("The river sounded so loud and the pines smelled amazing.") == [
         "u:42 found that the river sounded so loud and the pines smelled amazing."
     ]
+
+
+def test_sympathy_and_praise_for_the_listener_are_chatter() -> None:
+    assert said_by_dan("I'm so sorry about Biscuit. Losing a pet is hard.") == []
+    assert said_by_dan("Wow, way to turn a hobby into a living!") == []
+    assert said_by_dan("I'm sorry I missed your call, I was at my choir practice.") == [
+        "u:42 is sorry they missed Warren's call, they were at their choir practice."
+    ]
+
+
+def test_a_fragment_on_something_gets_no_i_put_back() -> None:
+    assert said_by_dan("Just something small to keep my hands busy.") == []
+    assert said_by_dan("Still sketching every single evening.") == ["u:42 is still sketching every single evening."]
+
+
+def test_a_generic_it_with_a_modal_names_nothing_from_the_line_before() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "We said goodbye to our old cat. It's strange not hearing her purr by the stove anymore."),
+        ("u:42", "That's so sad. It can be hard to lose a pet."),
+    )]
+    assert rows == []
+
+
+def test_an_adverb_after_a_noun_is_no_thing_a_reply_may_mean() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "It's odd not hearing her purr by the stove anymore."),
+        ("u:42", "I still keep it warm for the kittens."),
+    )]
+    assert not any("anymore" in text for text in rows), rows

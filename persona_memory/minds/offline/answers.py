@@ -104,7 +104,8 @@ _NOT_THINGS = frozenset(
     """one ones thing things stuff way ways day days time times life week weekend weekends month
     year plans plan opinion thoughts mind favourite favorite end part take view experience
     experiences advice secret fault turn moment moments morning evening night today tomorrow
-    yesterday point idea sense news same rest other others lot lots kind sort bit back""".split()
+    yesterday point idea sense news same rest other others lot lots kind sort bit back
+    anymore anyway anyhow though either yet together apart""".split()
 )
 _ABOUT_DOING = re.compile(
     r"\b(?:about|of|with)\s+(?P<doing>(?!being\b|doing\b|getting\b)[a-z]{3,}ing(?:\s+(?!you\b|it\b)[\w'-]+){1,5})\s*\?\s*$",

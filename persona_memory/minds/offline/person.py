@@ -159,8 +159,10 @@ _RESTORE = (
     (re.compile(r"^(?:have|has) been\b", re.I), "I've been"),
     (re.compile(r"^(?:can't|cannot) wait\b", re.I), "I can't wait"),
     (re.compile(r"^used to\b", re.I), "I used to"),
+    # "Just working on…" — but "Just something nice…" and "Still amazing" are no doing
     (re.compile(r"^(?:still|currently|now|also|just|really|mostly|mainly|always|busy) (?=(?!(?:"
-                + "|".join(sorted(ING_ADJECTIVES)) + r")\b)[a-z]{2,}ing\b)", re.I), "I'm {0}"),
+                + "|".join(sorted(ING_ADJECTIVES)) + r"|(?:some|no|any|every)?thing|morning|evening)\b)[a-z]{2,}ing\b)", re.I),
+     "I'm {0}"),
     # "Have to focus on…": the chat's "I" left out before a need
     (re.compile(r"^(?:have|need) to\b(?! (?:say|admit|agree)\b)", re.I), None),
     (

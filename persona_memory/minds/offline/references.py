@@ -93,7 +93,8 @@ _CLAUSE_AFTER_THAT = frozenset(
     anybody anyone""".split()
 )
 _DUMMY_IT = re.compile(
-    r"\b(?:it(?:'s| is| was| has been| feels| felt| takes| took| seems| seemed)\s+(?:\w+\s+){0,2}"
+    r"\b(?:it(?:'s| is| was| has been| feels| felt| takes| took| seems| seemed|"
+    r" (?:can|could|may|might|must) (?:be|get|feel|take))\s+(?:\w+\s+){0,2}"
     r"(?:to|that|when|how|if)\b|(?:make|makes|made|making|find|finds|found|take|takes|took)\s+it\s+"
     r"(?:\w+\s+)?(?:to|through|out|back|home|easy|hard|big)\b|\bit all\b|"
     r"\b(?:make|makes|made|making)\s+it\s+(?:happen|work|count)\b|"

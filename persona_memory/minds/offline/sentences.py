@@ -48,7 +48,8 @@ Rules:
   says nothing.
 - What is left is *chatter*, and yields nothing, when it is a question, a greeting or a goodbye
   ("Later, take care" — but "Later that week I…" is a time), thanks ("Appreciate the
-  help"), praise for the listener ("Kudos for…", "Way to go"),
+  help"), praise for the listener ("Kudos for…", "Way to go", "Way to turn a hobby into a
+  job!"), sympathy ("I'm sorry about your cat" — but "I'm sorry I was late, I was at…" goes on),
   a reply that stands alone ("I'm good, thanks", "I know!" — but "I'm in talks with a
   sponsor" and "I know three languages" go on to say something), a reaction to the listener
   ("Good to see you", "So glad you had fun" — but "So glad to have a studio of my own" is
@@ -138,8 +139,8 @@ _NOT_A_NAME = frozenset(
 _GREETING_OR_THANKS = re.compile(
     r"^(hi|hey|hello|good (morning|afternoon|evening|night)|bye|goodbye|later(?=\s*(?:[.!]|$|,\s*(?:take care|bye|see|talk|cheers)\b))|see (you|ya)|talk (to you )?"
     r"(soon|later)|ttyl|take care|thanks|thank you|thx|ty|cheers|congrats|congratulations|welcome|"
-    r"kudos|way to go|well done|(?:good|nice|great) job|bravo|props|(?:I )?(?:really |truly )?appreciate(?:d)?|"
-    r"sorry|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
+    r"kudos|way to(?= [a-z]+)|well done|(?:good|nice|great) job|bravo|props|(?:I )?(?:really |truly )?appreciate(?:d)?|"
+    r"sorry|(?:I'm |I am )(?:so |really |very |truly )?sorry (?:about|for|to hear|that)|nice to (meet|see|hear)|good to (see|hear)|great to (see|hear|chat)|"
     r"glad to (hear|see)|happy to (hear|see)|have (a|fun)|good luck|best of luck|"
     r"keep (it up|going|up)|you got this|hang in there|no worries|no problem|my pleasure|"
     r"same here|me too|(I )?(got|have got) your back|how about you|what about you|let's|let us|"
