@@ -122,8 +122,17 @@ def test_weekdays_resolve_from_any_day_of_the_week() -> None:
     assert resolve_dates("I'm seeing her on Sunday", sunday, "future").valid_from == "2026-08-23"
 
 
-def test_a_possessive_relative_day_keeps_its_noun_without_a_preposition() -> None:
+def test_the_thing_a_relative_day_owns_is_said_with_its_date_after_it() -> None:
     assert resolved("I can't wait for tomorrow's ferry to Skye") == (
-        "I can't wait for 2026-08-11's ferry to Skye",
+        "I can't wait for the ferry to Skye on 2026-08-11",
         "2026-08-11",
     )
+    assert resolved("We played our hearts out in last week's derby.") == (
+        "We played our hearts out in the derby in the week of 2026-08-03.",
+        "2026-08",
+    )
+
+
+def test_a_relative_day_owning_a_subject_keeps_its_possessive() -> None:
+    # "the show is sold out on 2026-08-11" would move the date into the verb's clause
+    assert resolved("I think tomorrow's show is sold out.") == ("I think 2026-08-11's show is sold out.", "2026-08-11")

@@ -659,3 +659,11 @@ def test_an_adverb_after_a_noun_is_no_thing_a_reply_may_mean() -> None:
         ("u:42", "I still keep it warm for the kittens."),
     )]
     assert not any("anymore" in text for text in rows), rows
+
+
+def test_it_has_been_so_good_to_do_something_is_not_the_thing_asked_about() -> None:
+    rows = [m["text"] for m in dialogue(
+        ("warren", "Proud of you! What are you doing to get your rowing club ready?"),
+        ("u:42", "Thanks! It's been so inspiring to coach our new juniors, seeing their drive and grit."),
+    )]
+    assert not any("club has been" in text for text in rows), rows

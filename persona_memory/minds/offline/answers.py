@@ -417,7 +417,9 @@ _PREDICATE_AFTER = re.compile(r"(?:'s|\s+is|\s+was|\s+'re|\s+are|\s+were)?\s+(?:
 # A judgement of the clause after it: "it's priceless being able to…", "it was fun seeing…".
 _JUDGES_WHAT_FOLLOWS = re.compile(
     r"^it(?:'s| is| was)\s+(?:so\s+|very\s+|really\s+)?(?!(?:a|an|the|my|your|our|their|been)\b)[a-z]+,?\s+"
-    r"(?!(?:some|any|no|every)thing\b)[a-z]{2,}ing\b",
+    r"(?!(?:some|any|no|every)thing\b)[a-z]{2,}ing\b|"
+    # "It's been so rewarding to teach them…": the teaching is what was rewarding
+    r"^it(?:'s| has) been\s+(?:so\s+|very\s+|really\s+|such\s+)?(?!(?:a|an|the)\b)[a-z]+\s+(?:to|[a-z]{2,}ing)\b",
     re.IGNORECASE,
 )
 

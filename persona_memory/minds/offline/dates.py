@@ -11,7 +11,9 @@ Rules:
   "last weekend" — the text carries its first day), ``YYYY`` for a year ("in 2019", "last
   year", "two years ago"). No time stated, no ``valid_from`` (Graphiti's rule).
 - Relative phrases are rewritten with the date ("tomorrow" → "on 2026-08-11", "tomorrow's
-  launch" → "2026-08-11's launch", "on Thursday" →
+  launch" → "the launch on 2026-08-11", "last week's match" → "the match in the week of
+  2026-08-03" — a thing of up to five words to its clause's end, after the sentence's first
+  word and with no verb in it; otherwise the date keeps its possessive —, "on Thursday" →
   "on Thursday 2026-08-13", "last week" → "in the week of 2026-08-03", "next month" → "in
   September 2026"); phrases that already name their year stay as they are.
 - A bare weekday, month or day-and-month looks back in a past-tense sentence and ahead in a
@@ -96,7 +98,15 @@ def resolve_dates(sentence: str, today: date, tense: Tense) -> Dated:
             if resolved is None:
                 continue
             shown, valid_from, natural = resolved
-            pre = _keep_preposition(match, natural)
+            owned = _POSSESSED.match(sentence, match.end()) if match.start() > 0 else None
+            if owned is not None and not _VERB_IN.search(owned["thing"]):
+                # "tomorrow's grand opening" → "the grand opening on 2026-08-11"
+                said = (match["pre"] or "") if "pre" in match.re.groupindex else ""
+                shown = f"{said}the {owned['thing']} {natural} {shown}".replace("  ", " ")
+                hits.append(_Hit(match.start(), owned.end(), shown, valid_from))
+                continue
+            # a date that keeps its possessive takes no preposition: "2026-08-11's show"
+            pre = "" if sentence.startswith("'s", match.end()) else _keep_preposition(match, natural)
             hits.append(_Hit(match.start(), match.end(), f"{pre}{shown}", valid_from))
     if not hits:
         return Dated(sentence)
@@ -108,6 +118,19 @@ def resolve_dates(sentence: str, today: date, tense: Tense) -> Dated:
     if lead.start == 0:
         text = _move_lead(text, len(lead.replacement))
     return Dated(text, lead.valid_from)
+
+
+# the thing a time phrase owns ("tomorrow's grand opening", "last week's match to Leeds"):
+# up to five words, to the end of its clause
+_POSSESSED = re.compile(
+    r"'s (?P<thing>(?:[A-Za-z-]+ ){0,4}?[A-Za-z-]+)"
+    r"(?=\s*(?:[,.;:!?]|$)|\s+(?:and|but|so|because|which|that|when|with|where|if|as)\b)"
+)
+
+
+_VERB_IN = re.compile(
+    r"\b(?:is|was|are|were|be|been|has|have|had|will|would|can|could|should|may|might|must|do|does|did)\b", re.I
+)
 
 
 def _keep_preposition(match: re.Match[str], natural: str) -> str:
@@ -271,8 +294,7 @@ def _relative_day(match: re.Match[str], today: date, tense: Tense) -> _Resolved 
         "tomorrow": 1,
     }
     day = today + timedelta(days=offsets[" ".join(match["word"].lower().split())])
-    possessive = match.string.startswith("'s", match.end())
-    return day.isoformat(), day.isoformat(), "" if possessive else "on"
+    return day.isoformat(), day.isoformat(), "on"
 
 
 def _recurring(match: re.Match[str]) -> bool:
