@@ -667,3 +667,13 @@ def test_it_has_been_so_good_to_do_something_is_not_the_thing_asked_about() -> N
         ("u:42", "Thanks! It's been so inspiring to coach our new juniors, seeing their drive and grit."),
     )]
     assert not any("club has been" in text for text in rows), rows
+
+
+def test_a_time_adverb_goes_after_an_auxiliary_only_when_there_is_one() -> None:
+    assert said_by_dan("Recently I had a fall on the ice.") == ["u:42 had a fall on the ice recently."]
+    assert said_by_dan("Recently I have started rowing.") == ["u:42 has recently started rowing."]
+
+
+def test_a_noun_phrase_with_no_verb_is_no_row() -> None:
+    assert said_by_dan("Chin up. Plus my full backing.") == []
+    assert said_by_dan("My kettle broke.") == ["u:42's kettle broke."]

@@ -257,6 +257,11 @@ _FRAGMENT_VIEW = re.compile(
 # speaker holds ("The cabin looks so cosy", "Dinner with the cousins sounds fun")
 _REACTION_VIEW = re.compile(r"^(?:[\w'&-]+,?\s+){1,6}?(?:look|looks|sound|sounds|seem|seems)\b", re.IGNORECASE)
 _OWN_WORD = re.compile(r"\b(?:I|I'm|I've|my|our|we|me|us)\b")
+# a row that is only the person's noun phrase, no verb ("u:42's full support.")
+_VERBLESS = re.compile(
+    rf"^u:\d+'s(?:\s+(?!(?:[a-z'-]*(?:s|ed)|{'|'.join(sorted(IRREGULAR_PAST))}|"
+    r"win|lose|run|go|come|get|grow|need|want|love|hate|live|work|play)\b)[a-z'-]+){1,4}[.!]?$"
+)
 _GUESSED = re.compile(r"\bmust(?:'ve| have)? (?:been|felt|be|feel)\b", re.IGNORECASE)
 _SUBJECTLESS = re.compile(
     # A capitalised word in -ly before "is", "was", "has" or "means" is a subject, not an
@@ -692,6 +697,8 @@ class _Reader:
                 things.pop(0)
         if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
             return None
+        if _VERBLESS.match(text):
+            return None  # "Plus my full support." is no sentence
         if _SHARED_A_POINTER.match(text[len(line.speaker) :]):
             return None  # "u:42 shared this moment they snapped": what was shown is not said
         if dangling(text):

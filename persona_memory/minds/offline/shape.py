@@ -63,7 +63,12 @@ _LEADING_TIME = re.compile(
     r"^(?P<adverb>lately|recently|now|nowadays|currently|sometimes|these days)\s*,?\s+(?P<subject>u:\d+)\s+",
     re.IGNORECASE,
 )
-_AUXILIARY = re.compile(r"^(?:has|have|had|is|was|are|were|will|would|can|could|may|might)\b\s+(?!been\b\s*$)")
+# an auxiliary, not a main verb: "has" and "had" only before a participle ("had a setback" owns one)
+_AUXILIARY = re.compile(
+    r"^(?:(?:has|have|had)(?=\s+(?:[a-z]+(?:ed|en)|been|got|made|done|met|lost|won|had|found|left|kept|bought|built|"
+    r"taught|brought|thought|felt|heard|held|read|run|begun|sung|swum|spent|sent|told|sold)\b)|"
+    r"is|was|are|were|will|would|can|could|may|might)\b\s+(?!been\b\s*$)"
+)
 
 
 _LEADING_ADVERB = re.compile(
