@@ -677,3 +677,16 @@ def test_a_time_adverb_goes_after_an_auxiliary_only_when_there_is_one() -> None:
 def test_a_noun_phrase_with_no_verb_is_no_row() -> None:
     assert said_by_dan("Chin up. Plus my full backing.") == []
     assert said_by_dan("My kettle broke.") == ["u:42's kettle broke."]
+
+
+def test_that_before_a_noun_the_row_names_reads_the() -> None:
+    assert said_by_dan("I got the idea from that hike to Ben Nevis last spring.")[0].startswith(
+        "u:42 got the idea from the hike to Ben Nevis"
+    )
+    assert said_by_dan("I dropped off that soup we made at the community fridge.") == [
+        "u:42 dropped off the soup they made at the community fridge."
+    ]
+    assert said_by_dan("I keep a diary; that way I can look back on the year.") == [
+        "u:42 keeps a diary; that way they can look back on the year."
+    ]
+    assert said_by_dan("I first heard that album in May 2019.") == ["u:42 first heard that album in May 2019."]

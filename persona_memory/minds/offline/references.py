@@ -15,6 +15,8 @@ Rules:
   chat named ("u:42 loves that painting") unless the row named that noun before it, or a
   preposition and a name, a number or an id after the noun say which ("that trip to
   Portugal"), or a clause of its own ("that stuff they baked"): such a row is *dangling* too.
+  The "that" of a noun the words after it name becomes "the" ("got the idea from the trip to
+  Portugal"), unless it opens a clause ("found that kids they teach…").
 - A pointing word used alone — ``it``/``its``, ``this``/``that``/``these``/``those`` not followed
   by a noun, ``there`` not followed by "is/are/was/were", ``he``/``she``/``him``/``her``/``his``
   — needs a *referent* earlier in the row (``he`` and its forms a person or a pet: a name or
@@ -268,9 +270,28 @@ def settle_demonstratives(text: str) -> str:
         article = "The" if word[0].isupper() else "the"
         return f"{article} {following}"
 
-    return _DEMONSTRATIVE_NOUN.sub(swap, text)
+    def named(match: re.Match[str]) -> str:
+        before = match.string[: match.start()].split()
+        if before and before[-1].lower().strip(",") in _THAT_OPENS_A_CLAUSE:
+            return match[0]  # "found that kids they teach…": "that" opens a clause
+        return "The " if match[0][0] == "T" else "the "
+
+    return _THAT_NAMED.sub(named, _DEMONSTRATIVE_NOUN.sub(swap, text))
 
 
+# "that trip to Portugal", "that stuff they baked": a "that" whose noun the words after it
+# name is "the" — the row says which without the chat
+_THAT_NAMED = re.compile(
+    r"(?<!like )\b[Tt]hat (?=(?!(?:way|kind|sort|much|many|long|far)\b)[a-z][a-z'-]* "
+    rf"(?:(?:to|in|of|from|at|on|with|by) (?!(?:{'|'.join((*MONTHS, *WEEKDAYS))})\b)[A-Z]|(?:they|we|he|she)\b))"
+)
+# words after which "that" opens a clause ("thinks that…", "so tired that…")
+_THAT_OPENS_A_CLAUSE = frozenset(
+    """think thinks thought found find finds say says said know knows knew believe believes
+    believed hope hopes hoped feel feels felt realise realised realize realized learn learned
+    learnt notice noticed noticed see sees saw show shows showed mean means meant so such sure
+    glad proud happy sad true now and but""".split()
+)
 _LIKE_BEFORE = re.compile(r"\blike\s+$", re.IGNORECASE)
 # "those close to me", "those dear to us": "those" stands for people, the word after is no noun
 _PEOPLE_AFTER_THOSE = re.compile(r"\s+(?:to|around|near|in need|of us)\b", re.IGNORECASE)
