@@ -256,7 +256,6 @@ _FRAGMENT_VIEW = re.compile(
 # how a thing looks or sounds now: a reaction to what was shown or told, not a view the
 # speaker holds ("The cabin looks so cosy", "Dinner with the cousins sounds fun")
 _REACTION_VIEW = re.compile(r"^(?:[\w'&-]+,?\s+){1,6}?(?:look|looks|sound|sounds|seem|seems)\b", re.IGNORECASE)
-_OWN_WORD = re.compile(r"\b(?:I|I'm|I've|my|our|we|me|us)\b")
 # a row that is only the person's noun phrase, no verb ("u:42's full support.")
 _VERBLESS = re.compile(
     rf"^u:\d+'s(?:\s+(?!(?:[a-z'-]*(?:s|ed)|{'|'.join(sorted(IRREGULAR_PAST))}|"
@@ -289,8 +288,9 @@ _POINTED_SUBJECT = re.compile(
 _OWN_IN_IT = re.compile(r"\b(?:my|our|I|we|us)\b")
 # "This ring means the world to me - my aunt left it": what the sentence says makes it theirs.
 _SPEAKERS_THING = re.compile(r"\b(?:to me|for me|mine|of mine|gift from my|from my|belonged to my|my own)\b", re.IGNORECASE)
-# "Made me smile", "Loved that" — but "Knowing that my work helps…" is a gerund and its clause
+# a question that asks by "they" ("How did they take it?")
 _ASKS_BY_THEY = re.compile(r"\bthey\b", re.IGNORECASE)
+# "Made me smile", "Loved that" — but "Knowing that my work helps…" is a gerund and its clause
 _VERB_OPENER = re.compile(
     r"^(?![A-Za-z]+ing\s+that\s+(?:I|my|our|we|the|a|an|people|someone)\b)[A-Za-z]+s?\s+(?:me|us|them|him|her|you|that|it)\b"
 )
@@ -720,7 +720,7 @@ class _Reader:
             return False  # a pointer, a reaction, or an order ("Grab the chance!")
         if _GUESSED.search(sentence):
             return False  # "The crowd must have been wild": a guess at what the listener lived
-        if _REACTION_VIEW.match(sentence) and not _OWN_WORD.search(sentence):
+        if _REACTION_VIEW.match(sentence) and not _OWN_IN_IT.search(sentence):
             return False  # "The kids look so happy", "That plan sounds great": a reaction to what the chat showed
         if _FRAGMENT_VIEW.match(sentence):
             return False  # "Exciting but nerve-wracking", "Finally giving it a go": no subject

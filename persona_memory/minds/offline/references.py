@@ -289,7 +289,7 @@ _THAT_NAMED = re.compile(
 _THAT_OPENS_A_CLAUSE = frozenset(
     """think thinks thought found find finds say says said know knows knew believe believes
     believed hope hopes hoped feel feels felt realise realised realize realized learn learned
-    learnt notice noticed noticed see sees saw show shows showed mean means meant so such sure
+    learnt notice notices noticed see sees saw show shows showed mean means meant so such sure
     glad proud happy sad true now and but""".split()
 )
 _LIKE_BEFORE = re.compile(r"\blike\s+$", re.IGNORECASE)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 
+from .lexicon import IRREGULAR_PAST
 from .person import third_singular
 
 LIMIT = 200
@@ -65,8 +66,7 @@ _LEADING_TIME = re.compile(
 )
 # an auxiliary, not a main verb: "has" and "had" only before a participle ("had a setback" owns one)
 _AUXILIARY = re.compile(
-    r"^(?:(?:has|have|had)(?=\s+(?:[a-z]+(?:ed|en)|been|got|made|done|met|lost|won|had|found|left|kept|bought|built|"
-    r"taught|brought|thought|felt|heard|held|read|run|begun|sung|swum|spent|sent|told|sold)\b)|"
+    rf"^(?:(?:has|have|had)(?=\s+(?:[a-z]+(?:ed|en)|been|done|run|begun|sung|swum|{'|'.join(sorted(IRREGULAR_PAST))})\b)|"
     r"is|was|are|were|will|would|can|could|may|might)\b\s+(?!been\b\s*$)"
 )
 
