@@ -690,3 +690,12 @@ def test_that_before_a_noun_the_row_names_reads_the() -> None:
         "u:42 keeps a diary; that way they can look back on the year."
     ]
     assert said_by_dan("I first heard that album in May 2019.") == ["u:42 first heard that album in May 2019."]
+
+
+def test_praise_for_what_the_listener_showed_is_no_row_about_the_speaker() -> None:
+    assert said_by_dan("That's a good spot for an early swim!") == []
+    assert said_by_dan("Totally. It was a nice break from my desk job.") == []
+    # praise by "it" for the speaker's own thing still names it
+    assert [m["text"] for m in dialogue(
+        ("warren", "Love that map! What's on it?"), ("u:42", "It's a great map of the old harbour from 1890.")
+    )] == ["u:42 mentioned a great map of the old harbour from 1890."]

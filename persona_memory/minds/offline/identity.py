@@ -15,10 +15,12 @@ Rules:
   two rescue ferrets") or a name ("It's Lisbon"). Never an adjective ("It's lovely to…"),
   a dummy "it" or a time ("It's been a week", "It was a Tuesday").
 - What the predicate calls the pronoun must be a thing, not a verdict on it: "a shame", "a
-  relief", "a great idea", "a lot", "a must" are reactions (``_VERDICTS``) and give nothing;
-  so is an article with two words or fewer ("a great pic", "an amazing experience", "a big
-  decision"): the thing needs three words after its article ("a team shooter game", "a mix
-  of jazz and soul") or a name or a number.
+  relief", "a great idea", "a lot", "a must", "a nice break" are reactions (``_VERDICTS``)
+  and give nothing; so is an article with two words or fewer ("a great pic", "an amazing
+  experience", "a big decision"): the thing needs three words after its article ("a team
+  shooter game", "a mix of jazz and soul") or a name or a number. Praise by "that" or
+  "this" ("That's a good spot for a swim!", "That's an awesome stamp collection") is for what
+  the listener showed, and gives nothing too.
 - The sentence must not speak to the listener ("It's a gift for you") — whose thing that is
   cannot be told later — nor name someone present (the caller checks names).
 - "This is my prized possession, a jersey signed by my hero" says what the speaker's thing
@@ -52,8 +54,14 @@ _VERDICTS = re.compile(
     r"idea|way|thing|deal|start|treat|dream|nightmare|pleasure|honou?r|challenge|struggle|"
     r"journey|process|bit|while|time|moment|day|night|morning|evening|weekend|week|month|season|"
     r"summer|winter|spring|autumn|year|reminder|sign|lesson|experience|memory|memories|feeling|"
-    r"quality|adventure|move|step|rush|ride|jump|light|"
+    r"quality|adventure|move|step|rush|ride|jump|light|break|change|escape|getaway|distraction|outlet|"
     r"success|hit|win|surprise|wonder|miracle|game changer|no-brainer)\b)",
+    re.IGNORECASE,
+)
+# "That's an awesome book collection!": a pointer at the listener's thing, praised
+_PRAISED_THERE = re.compile(
+    r"^(?:that|this)(?:'s| is| was)\s+(?:a|an|such a|such an)\s+(?:\w+\s+)?(?:good|great|nice|awesome|amazing|lovely|"
+    r"beautiful|cool|fantastic|wonderful|incredible|perfect|fun|gorgeous|stunning|impressive|neat|sweet|cute)\b",
     re.IGNORECASE,
 )
 _TIME_OR_NUMBER_ONLY = re.compile(
@@ -93,6 +101,8 @@ def named_thing(sentence: str) -> str | None:
     thing = match["thing"].strip()
     if _VERDICTS.match(thing) or _TIME_OR_NUMBER_ONLY.match(thing) or _TO_LISTENER.search(thing):
         return None
+    if _PRAISED_THERE.match(sentence.strip()):
+        return None  # "That's a good spot for a swim!": praise for what the listener showed
     words = re.findall(r"[\w'-]+", thing)
     if words[0].lower() in ("a", "an") and len(words) < 4 and not any(w[:1].isupper() or w[:1].isdigit() for w in words[1:]):
         return None
