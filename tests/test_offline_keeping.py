@@ -699,3 +699,17 @@ def test_praise_for_what_the_listener_showed_is_no_row_about_the_speaker() -> No
     assert [m["text"] for m in dialogue(
         ("warren", "Love that map! What's on it?"), ("u:42", "It's a great map of the old harbour from 1890.")
     )] == ["u:42 mentioned a great map of the old harbour from 1890."]
+
+
+def test_that_one_or_some_standing_for_a_chat_thing_is_no_row() -> None:
+    assert said_by_dan("I might check that one out next month.") == []
+    assert said_by_dan("I can look some up tonight.") == []
+    assert said_by_dan("I adopted that one of the three kittens.") == ["u:42 adopted that one of the three kittens."]
+
+
+def test_gonna_be_a_big_change_is_about_the_thing_not_the_speaker() -> None:
+    assert not any("u:42 is going to be a big" in text for text in said_by_dan("Gonna be a big adjustment, but I'm ready."))
+    assert said_by_dan("Gonna be a big change, but I'm ready for the move to Porto.") != [
+        "u:42 is going to be a big change, but they're ready for the move to Porto."
+    ]
+    assert said_by_dan("Gonna be a dad in June!")[0].startswith("u:42 is going to be a dad")

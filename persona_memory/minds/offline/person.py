@@ -72,6 +72,7 @@ from .lexicon import (
     ING_NOUNS,
     MODALS,
     PAST_PARTICIPLES,
+    PEOPLE_AND_PETS,
     PLURAL_FIXES,
     RELATIONS,
     STOPWORDS,
@@ -151,8 +152,10 @@ _RESTORE = (
     # "Been hectic for me lately": the time was hectic, the speaker is "for me"
     (re.compile(r"^been (?=(?:\w+ ){1,2}?for (?:me|us)\b)", re.I), "It's been "),
     # "Gonna be a great night": the night is, not the speaker
-    (re.compile(r"^(?:gonna|going to) be (?=(?:a|an|such a) (?:\w+ ){0,2}(?:night|day|week|weekend|month|year|"
-                r"show|party|event|trip|ride|time|blast|summer|season|game|match)\b)", re.I), "It's going to be "),
+    # "Gonna be a big change" — the thing is; "Gonna be a dad", "…a nurse" — the speaker is
+    (re.compile(r"^(?:gonna|going to) be (?=(?:a|an|such a) (?!(?:\w+ ){0,2}(?:"
+                + "|".join(sorted(PEOPLE_AND_PETS)) + r"|[a-z]+(?:ist|ian)|nurse|doctor|teacher|student|lawyer|engineer|"
+                r"chef|volunteer|leader|owner|winner|grad|graduate|homeowner|intern|pro|regular)\b))", re.I), "It's going to be "),
     # "Been ages" is "it's been ages": small talk, not the speaker
     (re.compile(r"^been\b(?! (?:a|an|ages|forever|too long|so long|some time|a while|a few|a bit|quite)\b)", re.I), "I've been"),
     (re.compile(r"^gotta\b", re.I), "I have to"),

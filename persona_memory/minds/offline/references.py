@@ -23,7 +23,8 @@ Rules:
   a word for one, "their sister", "a dog"; ``there`` a place: a name, or a thing after "in",
   "at", "to"…): a word after an article, number or possessive ("a bike", "their dog", "u:42's
   studio", "two cats") or after a quantity's "of" ("lots of cookbooks"), a capitalised word inside the row ("Lisbon"; never "I'm"), a number or a
-  quoted title. Without one the row is *dangling*.
+  quoted title. Without one the row is *dangling*. So is a row where "that one" or "some"
+  stands for a thing only the chat named ("might check that one out", "can look some up").
 - Not pointing at all: dummy "it" ("it takes courage to…", "find it hard to…", "made it to
   the final", "how hard it can be when…", "it seems like…", "giving it my all", "give it a
   try", "it's so true", "it's all worth it"), "that" joining a clause ("says that the bus…", "so tired that…"), and
@@ -347,6 +348,8 @@ def opens_on_dummy_it(text: str) -> bool:
 
 def dangling(text: str) -> bool:
     """True when a pointing word in ``text`` has no referent inside it (see the module rules)."""
+    if _ONE_OR_SOME_ALONE.search(text):
+        return True  # "might check that one out", "can look some up": which stayed in the chat
     words = _WORD.findall(text)
     lowered = [w.lower() for w in words]
     has_dummy: bool | None = None  # a dummy "it" in the text: looked for once an "it" asks
@@ -385,6 +388,13 @@ def dangling(text: str) -> bool:
     return False
 
 
+# "that one" or "some" standing for a thing only the chat named
+_ONE_OR_SOME_ALONE = re.compile(
+    r"\b(?:that|this) one\b(?=\s*(?:[,.;:!?]|$)|\s+(?:out|up|down|back|too|again|yet|first|next|soon|later|some|"
+    r"for|in|on|at|is|was|has|had|will|would|because|since|and|but)\b)|"
+    r"\b(?:look|looks|looked|check|checks|checked|pick|picks|picked|try|tries|tried)\s+(?:some|a few|a couple)\s+(?:up|out)\b",
+    re.IGNORECASE,
+)
 _PERSON_POINTERS = frozenset({"he", "she", "him", "her", "his"})
 _PLACE_WORDS = frozenset("in at to from into near around visit visited visiting".split())
 _WHEN_WORDS = _TIME_WORDS | frozenset(name.lower() for name in (*MONTHS, *WEEKDAYS))

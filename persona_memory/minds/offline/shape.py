@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import IRREGULAR_PAST
+from .lexicon import PAST_PARTICIPLES
 from .person import third_singular
 
 LIMIT = 200
@@ -66,7 +66,7 @@ _LEADING_TIME = re.compile(
 )
 # an auxiliary, not a main verb: "has" and "had" only before a participle ("had a setback" owns one)
 _AUXILIARY = re.compile(
-    rf"^(?:(?:has|have|had)(?=\s+(?:[a-z]+(?:ed|en)|been|done|run|begun|sung|swum|{'|'.join(sorted(IRREGULAR_PAST))})\b)|"
+    rf"^(?:(?:has|have|had)(?=\s+(?:[a-z]+ed|run|begun|{'|'.join(sorted(PAST_PARTICIPLES))})\b)|"
     r"is|was|are|were|will|would|can|could|may|might)\b\s+(?!been\b\s*$)"
 )
 
