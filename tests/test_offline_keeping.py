@@ -713,3 +713,13 @@ def test_gonna_be_a_big_change_is_about_the_thing_not_the_speaker() -> None:
         "u:42 is going to be a big change, but they're ready for the move to Porto."
     ]
     assert said_by_dan("Gonna be a dad in June!")[0].startswith("u:42 is going to be a dad")
+
+
+def test_a_closing_clause_about_the_two_of_them_takes_its_preposition_along() -> None:
+    assert said_by_dan("Here's a snap from when we met up at the lido! [shares a photo of two swimmers on a diving board]") == [
+        "u:42 shared a snap: two swimmers on a diving board."
+    ]
+
+
+def test_a_view_that_opens_on_its_verb_is_a_fragment() -> None:
+    assert said_by_dan("Brings back warm memories of the seaside.") == []

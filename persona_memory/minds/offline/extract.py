@@ -233,7 +233,8 @@ _VIEW_OPENER = re.compile(
     r"she's|her|him|there|there's|here|here's|what|which|who|someone|everyone|anyone|nobody|"
     r"one|such|both|each|sounds|looks|seems|wish|hope|maybe|perhaps|if|when|glad|so|too|"
     r"really|very|yes|no|not|never|always|just|only|thanks|thank|sorry|congrats|good|great|"
-    r"awesome|amazing|nice|cool|wow|love|hate|means|makes|feels|is|was|were|are|has|had|have|can|"
+    r"awesome|amazing|nice|cool|wow|love|hate|means|makes|feels|brings|gives|keeps|takes|reminds|gets|helps|"
+    r"is|was|were|are|has|had|have|can|"
     r"could|would|will|did|does|do|oops|whoops|yikes|lucky|proud|happy)\b",
     re.IGNORECASE,
 )

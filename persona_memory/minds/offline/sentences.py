@@ -20,7 +20,8 @@ Rules:
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
   together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
-  closing it ("…, since we spoke on Monday"; "we" counts as the two of them only with what
+  closing it, with a "from" or "of" before it ("…, since we spoke on Monday", "a pic from when
+  we met up"; "we" counts as the two of them only with what
   two people in a chat do together — spoke, met, caught up: "…when we spotted a pod of
   orcas" is the speaker's own and stays) — and an
   address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
@@ -124,7 +125,7 @@ _SHARED_CLAUSE = re.compile(
     re.IGNORECASE,
 )
 _SHARED_TAIL = re.compile(
-    rf",?\s+(?:ever since|since|when|after|before) {_US_TWO}[^,.!?;]*(?=[.!?]*$)", re.IGNORECASE
+    rf",?\s+(?:(?:from|of)\s+)?(?:ever since|since|when|after|before) {_US_TWO}[^,.!?;]*(?=[.!?]*$)", re.IGNORECASE
 )
 _VOCATIVE = re.compile(
     rf"^(?:dear|(?:{_INTERJECTION}|thanks|thank you)\s+)([A-Z][a-z]+)\s*[,!.:;]+\s*", re.IGNORECASE
