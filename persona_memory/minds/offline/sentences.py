@@ -20,7 +20,7 @@ Rules:
   address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
   form of a name no list could hold), and a leading clause about the speaker and the listener
   together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
-  closing it, with a "from" or "of" before it ("…, since we spoke on Monday", "a pic from when
+  closing it, with a "from" or "of" before it ("…, since we spoke on Monday", "a photo of when
   we met up"; "we" counts as the two of them only with what
   two people in a chat do together — spoke, met, caught up: "…when we spotted a pod of
   orcas" is the speaker's own and stays) — and an
