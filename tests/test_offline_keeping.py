@@ -723,3 +723,16 @@ def test_a_closing_clause_about_the_two_of_them_takes_its_preposition_along() ->
 
 def test_a_view_that_opens_on_its_verb_is_a_fragment() -> None:
     assert said_by_dan("Brings back warm memories of the seaside.") == []
+
+
+def test_a_doing_cut_from_its_verdict_by_a_dash_is_one_sentence() -> None:
+    assert said_by_dan("Watching the swifts over the rooftops - it's the best part of June.") == [
+        "u:42 thinks watching the swifts over the rooftops is the best part of June."
+    ]
+    assert said_by_dan("Going to the coast with my kids is my favourite thing.") == [
+        "u:42 thinks going to the coast with their kids is their favourite thing."
+    ]
+    # an "it" that stands for the "to…" after it leaves the doing where it was
+    assert said_by_dan("Sanding the old door - it's been a joy to own a workshop.") == [
+        "u:42 is sanding the old door; it's been a joy to own a workshop."
+    ]

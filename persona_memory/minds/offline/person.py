@@ -148,7 +148,8 @@ _RESTORE = (
     (re.compile(r"^was (?=(?:so |really |very |pretty |super |a bit |a little |kinda )?(?:nervous|scared|excited|"
                 r"stoked|thrilled|anxious|proud|grateful|thankful|sad|worried|tired|exhausted|busy|shocked|"
                 r"surprised|amazed|overwhelmed|relieved|happy|glad|lucky|blessed|bummed|gutted)\b)", re.I), "I was "),
-    (re.compile(r"^(?:gonna|going to)\b(?! be\b)", re.I), "I'm going to"),
+    # "Going to see my gran" — but in "Going to the coast is my favourite thing" the going is the subject
+    (re.compile(r"^(?:gonna|going to)\b(?! be\b)(?![^,;]*\b(?:is|was|are|were|makes|made|means)\b)", re.I), "I'm going to"),
     # "Been hectic for me lately": the time was hectic, the speaker is "for me"
     (re.compile(r"^been (?=(?:\w+ ){1,2}?for (?:me|us)\b)", re.I), "It's been "),
     # "Gonna be a great night": the night is, not the speaker

@@ -36,6 +36,8 @@ Rules:
   the smell of rain that calms me." → "The smell of rain calms me."; "It was my aunt who
   taught me to swim." → "My aunt taught me to swim." A focus that names nothing ("something",
   "the one thing") or is no noun ("so good", "been a while") leaves the sentence as it is.
+- A doing cut from its verdict by a dash is one sentence again: "Seeing them laugh - it's the
+  best part." → "Seeing them laugh is the best part."
 - A tag question asks only to be agreed with: "Tulips mean hope, right?" and "The harbour is
   lovely at night, isn't it?" are the statements before the tag.
 - Chat fillers are taken out of what is left, wherever they stand — "also", "anyway", "lol",
@@ -293,7 +295,29 @@ def split_sentences(text: str) -> list[str]:
     tail = text[start:].strip()
     if tail:
         out.append(tail)
-    return [s for s in (p.strip() for p in out) if s]
+    return _rejoin_dislocated([s for s in (p.strip() for p in out) if s])
+
+
+def _rejoin_dislocated(pieces: list[str]) -> list[str]:
+    """"Seeing them laugh - it's the best part." was cut at its dash; its "it" is the doing
+    before it, so the two are one sentence: "Seeing them laugh is the best part." """
+    out: list[str] = []
+    for piece in pieces:
+        said = _IT_IS_REST.match(piece)
+        if said is not None and out and _DOING_ALONE.match(out[-1]) and not _FINITE.search(out[-1]):
+            out[-1] = f"{out[-1].rstrip(' ,')} is {said['rest']}"
+            continue
+        out.append(piece)
+    return out
+
+
+# "it's the best part" — not "it's been…", nor an "it" that stands for a "to…" after it
+# ("it's a dream to have a garden")
+_IT_IS_REST = re.compile(r"^it(?:'s| is)\s+(?!been\b)(?P<rest>(?:(?!\bto\s+[a-z]).)+)$", re.IGNORECASE)
+_DOING_ALONE = re.compile(
+    rf"^(?!(?:{'|'.join(sorted(ING_ADJECTIVES))}|(?:some|no|any|every)thing|morning|evening|during)\b)[A-Z][a-z]+ing\b[^.!?]*$"
+)
+_FINITE = re.compile(r"\b(?:is|was|are|were|has|have|had|am|I|I'm|I've|we|we're|will|can|did|does|do)\b")
 
 
 def strip_address(sentence: str, names: Iterable[str]) -> str:
