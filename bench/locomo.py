@@ -7,14 +7,15 @@ with speaker B as the human, and the other way round. Every turn is posted to th
 the room goes quiet at the session's end (the wall clock set to the session's date), and the
 persona actors run the write path (the configured mind; offline by default). Then, for every
 question of categories 1–4 with evidence, the block of each persona that remembers a speaker
-of the evidence turns is built with the question as the room topic — the same pure code the
+of the evidence turns is built with the question as the room topic (read as a room reads its
+opener: without the two speakers' names) — the same pure code the
 actors run, without touching recall stamps — and the question counts as covered when a row in
 the block cites one of its evidence turns. The last line is ``block-recall: NN.N%``.
 
 Before it: ``answer-recall`` (categories 1, 3, 4: the block's text holds at least half of the
 answer's content words, as ``content_words`` defines them), beside the same measure for a
 baseline — the same characters of the human's own raw turns ranked by BM25 against the
-question — and ``note-recall`` (the block or the recall note built from the question cites
+same words of the question — and ``note-recall`` (the block or the recall note built from the question cites
 an evidence turn). ``--sweep`` prints both recalls for a grid of the topic rules.
 
 Then the loss breakdown, over the *answerable* questions: those of categories 1, 3 and 4 whose
@@ -52,6 +53,7 @@ from persona_memory.compose import recall_rules as make_recall_rules
 from persona_memory.core import lexical, ranking
 from persona_memory.core.audience import Audience
 from persona_memory.core.block import build_from_table, score
+from persona_memory.core.query import searched_text
 from persona_memory.core.recall import RecallRules, recall_note
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -210,11 +212,15 @@ def raw_turns_block(turns: list[str], question: str, char_limit: int) -> str:
 
 
 async def questions_of(embedder, conv: Conversation, qa: list[dict], char_limit: int) -> list[Question]:
-    """The questions of categories 1-4 with evidence, each with its topic and its baseline."""
+    """The questions of categories 1-4 with evidence, each with its topic and its baseline.
+
+    A question is searched by as a room of the two speakers reads its opener
+    (``RoomState.searched``): without the speakers' names. The baseline gets the same words."""
     out = []
     asked = [q for q in qa if q.get("category") in CATEGORIES]
-    vectors = await embedder.embed([q["question"] for q in asked]) if asked else []
-    for q, vector in zip(asked, vectors):
+    searched = [searched_text(q["question"], conv.speakers, ()) for q in asked]
+    vectors = await embedder.embed(searched) if asked else []
+    for q, text, vector in zip(asked, searched, vectors):
         wanted = evidence_ids(q.get("evidence", []))
         speakers = frozenset(conv.turn_speaker[t] for t in wanted if t in conv.turn_speaker)
         if not speakers:
@@ -223,13 +229,13 @@ async def questions_of(embedder, conv: Conversation, qa: list[dict], char_limit:
         raw = None
         answerable = False
         if q["category"] in ANSWER_CATEGORIES:
-            held = [holds_answer(raw_turns_block(conv.own_turns.get(s, []), q["question"], char_limit), answer)
+            held = [holds_answer(raw_turns_block(conv.own_turns.get(s, []), text, char_limit), answer)
                     for s in sorted(speakers)]
             raw = None if held[0] is None else any(held)
             said = "\n".join(conv.turn_texts[t] for t in sorted(wanted) if t in conv.turn_texts)
             answerable = bool(holds_answer(said, answer))
         out.append(Question(q["category"], frozenset(wanted), speakers, answer,
-                            ranking.Topic.of(q["question"], vector, embedder.name), raw, answerable))
+                            ranking.Topic.of(text, vector, embedder.name), raw, answerable))
     return out
 
 

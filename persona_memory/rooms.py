@@ -32,6 +32,7 @@ from typing import Iterator, Mapping
 import attrs
 
 from .core.audience import Audience
+from .core.query import searched_text
 from .errors import InvalidInput, NotInRoom, UnknownRoom
 from .messages import MemberJoined, MemberLeft, RoomArchived, RoomEvent, RoomOpened, RoomWentQuiet
 
@@ -97,6 +98,12 @@ class RoomState:
             incognito=self.incognito, kit=self.kit, topic=self.topic, names=dict(self.names),
             title=self.title,
         )
+
+    def searched(self, text: str) -> str:
+        """What ``text`` (the opener, a message) is searched by in this room: without the names
+        of the humans present and of the personas (``core.query``); ``""``: nothing else."""
+        humans = [self.names[u] for u in sorted(self.present) if u in self.names]
+        return searched_text(text, humans, self.personas)
 
     @property
     def audience(self) -> Audience:

@@ -47,8 +47,9 @@ Rules:
 - The recall note (``RecallRequested``) and the meter (``MeterRequested``) are computed here,
   in turn with the room's events, from the actor's rows; they never change a cached block.
   A recall note's rows are touched like a block's; the meter touches nothing.
-- A topic the embedder cannot embed (the provider is down) costs the block its relevance term,
-  never the block itself.
+- The topic is the opener without the names of who is in the room (``RoomState.searched``):
+  an opener that only greets is no topic. A topic the embedder cannot embed (the provider is
+  down) costs the block its relevance term, never the block itself.
 """
 
 from __future__ import annotations
@@ -501,13 +502,14 @@ class PersonaActor:
             self._blocks[room_id] = attrs.evolve(cached, text="", error=exc, loaded=frozenset())
 
     async def _topic(self, room: RoomState) -> Topic | None:
-        if room.topic is None:
+        text = room.searched(room.topic) if room.topic is not None else ""
+        if not text:
             return None
         known = self._topics.get(room.room_id)
-        if known is not None and known[0] == room.topic:
+        if known is not None and known[0] == text:
             return known[1]
         try:
-            vector = (await self._ctx.embedder.embed([room.topic]))[0]
+            vector = (await self._ctx.embedder.embed([text]))[0]
         except ProviderError as exc:
             log.warning(
                 "%s: could not embed the topic of room %r (%s); ranking it without relevance",
@@ -516,8 +518,8 @@ class PersonaActor:
                 exc,
             )
             return None
-        topic = Topic.of(room.topic, vector, self._ctx.embedder.name)
-        self._topics[room.room_id] = (room.topic, topic)
+        topic = Topic.of(text, vector, self._ctx.embedder.name)
+        self._topics[room.room_id] = (text, topic)
         return topic
 
     def _touch_later(self, row_ids, now) -> None:

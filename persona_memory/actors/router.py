@@ -178,8 +178,9 @@ class Router:
     async def recall(self, persona: str, room_id: str, text: str) -> str:
         """``persona``'s recall note for the message ``text`` in ``room_id`` with its current
         cast, made by its actor after every event sent before (so against the block built for
-        the people present now). The message is embedded here, off the actor; if the embedder
-        fails, the note ranks by its words alone.
+        the people present now). The message is searched by what it says besides the names of
+        who is in the room (``RoomState.searched``), embedded here, off the actor; if the
+        embedder fails, the note ranks by its words alone.
 
         Raises:
             MemoryClosed: the memory closed before the note was made.
@@ -188,12 +189,15 @@ class Router:
         if room.incognito:
             return ""
         embedder = self._ctx.embedder
+        searched = room.searched(text)
         try:
-            query = Topic.of(text, (await embedder.embed([text]))[0], embedder.name)
+            vector = (await embedder.embed([searched]))[0] if searched else None
         except ProviderError as exc:
             log.warning("%s: could not embed a message in room %r (%s); recalling by its words",
                         persona, room_id, exc)
-            query = Topic.of(text, np.zeros(1, dtype=np.float32), "")
+            vector = None
+        query = (Topic.of(searched, vector, embedder.name) if vector is not None
+                 else Topic.of(searched, np.zeros(1, dtype=np.float32), ""))
         await self._room_for((persona,))
         room = self.room_of(persona, room_id)  # as it stands after the embedding
         return await self._ask(persona, lambda reply: RecallRequested(room, query, reply), "recall note was made")
