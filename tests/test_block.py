@@ -516,35 +516,32 @@ def test_with_a_topic_the_budget_decides_without_diversity_or_riders_by_default(
     assert rows[-1] in read(build(rows, PRIVATE_WITH_DAN), rows).rows["u:42"]  # without a topic it rides
 
 
-def test_pruning_the_groups_never_changes_the_block(monkeypatch) -> None:
-    rng = np.random.default_rng(7)
-    humans = [DAN, CARA, 5, 6]
-    rows, vectors = [], {}
-    for n in range(900):
-        subject = rng.choice(["world", "self", *(f"u:{h}" for h in humans)])
-        extra = {"counterpart": f"u:{rng.choice(humans)}"} if subject == "self" else {}
-        kind = str(rng.choice(["promise", "open_loop"])) if subject == "self" else str(rng.choice(KINDS))
-        words = " ".join(rng.choice(["garden", "loan", "cello", "trip", "exam", "boat", "rain"], size=int(rng.integers(1, 12))))
-        vector = rng.normal(size=3)
-        row = make_row(
-            subject=str(subject), kind=kind, text=f"Row {n} about {words}.", importance=int(rng.integers(1, 11)),
-            created=NOW - timedelta(days=float(rng.uniform(0, 200))), vector=vector, **extra,
-        )
-        rows.append(row)
-        vectors[row.id] = vector / np.linalg.norm(vector)
-    table = RowTable.from_rows(rows, vectors, {})
-    topic = Topic.of("the garden in the rain", np.array([0.6, 0.8, 0.0]), EMBEDDER)
-    cases = [
-        (Audience(present=frozenset(humans[:k])), t, r)
-        for k in (1, 2, 4)
-        for t in (None, topic)
-        for r in (BlockRules(v1_proven=False), BlockRules(v1_proven=False, char_limit=3000, per_human=40))
+def garden_rows(long_ones: int) -> list[MemoryRow]:
+    """``long_ones`` long lines about the garden allotment, then one short line about nothing
+    the topic asks, ranked below them all."""
+    rows = [
+        make_row(text=f"u:42 is digging allotment garden bed {n} with raised oak sides, "
+                      "a water butt and a compost bay by the shed door.", importance=9)
+        for n in range(long_ones)
     ]
-    pruned = [build_from_table("warren", a, table, controls={}, topic=t, names={}, now=NOW, rules=r) for a, t, r in cases]
-    monkeypatch.setattr(block_module, "PRUNE_FACTOR", 10**6)
-    whole = [build_from_table("warren", a, table, controls={}, topic=t, names={}, now=NOW, rules=r) for a, t, r in cases]
-    assert [b.text for b in pruned] == [b.text for b in whole]
-    assert all(b.loaded_ids for b in pruned)
+    return [*rows, make_row(text="u:42 owns a kite.", importance=1)]
+
+
+GARDEN = Topic.of("the allotment garden", np.array([1.0, 0.0, 0.0]), EMBEDDER)
+
+
+def test_a_short_line_within_a_groups_reach_fills_the_budget_left() -> None:
+    rows = garden_rows(3)
+    seen = read(build(rows, PRIVATE_WITH_DAN, topic=GARDEN, rules=BlockRules(char_limit=200)), rows)
+    assert seen.rows["u:42"] == (rows[0], rows[-1])  # the second long line does not fit; the kite does
+
+
+def test_a_short_line_past_a_groups_reach_is_no_filler() -> None:
+    """The budget holds five of the shortest line (34 characters and its newline), so the take
+    looks at the ten best lines: the kite, ranked thirteenth, stays out although it would fit."""
+    rows = garden_rows(12)
+    seen = read(build(rows, PRIVATE_WITH_DAN, topic=GARDEN, rules=BlockRules(char_limit=200)), rows)
+    assert seen.rows["u:42"] == (rows[0],)
 
 
 def test_the_plans_remembered_per_audience_give_the_same_scores_as_the_direct_path() -> None:

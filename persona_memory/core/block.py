@@ -11,6 +11,9 @@ Rules beyond the steps' own modules:
   that depends on the room: which keys are admitted, the scores, the take, the render.
 - A present human's note rides when that human's personal rows may load in this room (memory
   on, persona not muted, and — under the proven scope — a private chat).
+- A group's reach (``PRUNE_FACTOR``): the take looks down a group no further than twice the
+  lines it could show, its best of each kind and its riders. A line further down is no filler
+  for the last few characters, however short.
 """
 
 from __future__ import annotations
@@ -267,12 +270,14 @@ def top_of_group(
 
 
 PRUNE_FACTOR = 2
-"""Before the diversity and take passes a group keeps twice the lines it could
-show (its cap, or what the budget holds of its shortest line, whichever is less), plus the
-best of each kind and its riders, which may rank lower: the build's Python work grows with
-what the block shows, not with what the store holds. A line longer than the whole budget is
-left out before that count — it can never be taken, so it must not push out a shorter line
-that can (a block is empty only when no line fits at all)."""
+"""A group's reach: before the diversity and take passes a group keeps twice the lines it
+could show (its cap, or what the budget holds of its shortest line, whichever is less), plus
+the best of each kind and its riders, which may rank lower. The take looks no further: when
+the budget left is too small for the lines within reach, it stays unused rather than go to a
+line from far down the ranking — one that short is filler, not what the room is about — and
+the build's Python work grows with what the block shows, not with what the store holds. A
+line longer than the whole budget is left out before that count — it can never be taken, so
+it must not push out a shorter line that can (a block is empty only when no line fits at all)."""
 
 
 def best_of_group(

@@ -8,7 +8,8 @@ Rules:
   and no human is starved by an earlier one; a group stops at ``per_group`` lines (the lines
   that rode count toward it).
 - The memory lines never exceed ``char_limit`` characters (each line plus its newline),
-  whatever the store holds: a line that does not fit is passed over and smaller ones may follow.
+  whatever the store holds: a line that does not fit is passed over and smaller ones of the
+  same group may follow (the block hands each group over within its reach, ``core.block``).
 """
 
 from __future__ import annotations
