@@ -341,7 +341,7 @@ def sweep(indexes, questions, rules, recall_rules) -> None:
         for riders in (3, 0)
         for rec in (0.1, 0.0)
         for imp in (0.25, 0.0)
-        for lex in (0.0, 0.25, 0.5, 0.75)
+        for lex in (0.0, 0.25, 0.5, 0.6, 0.75)
     ]
     for div, cap, riders, rec, imp, lex in grid:
         swept = attrs.evolve(

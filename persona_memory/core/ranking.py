@@ -42,7 +42,7 @@ class Weights:
     importance: float = 1.0
     relevance: float = 1.0
     decay_per_day: float = 0.98
-    lexical_share: float = 0.5
+    lexical_share: float = 0.6
 
 
 @attrs.frozen
