@@ -9,7 +9,7 @@ import numpy as np
 from conftest import DIM, NOW
 from rowfactory import make_row
 
-from persona_memory import RoomOpened
+from persona_memory import MemberJoined, RoomOpened
 from persona_memory.core.query import searched_text, without_names
 from persona_memory.embedding import HashingEmbedder
 
@@ -82,3 +82,14 @@ async def test_the_topic_and_a_recall_message_are_embedded_without_the_names(ope
     assert "how is the flat hunt going?" in embedder.texts
     assert "what did I tell you about the canal?" in embedder.texts
     assert not any("Dan" in text or "Warren" in text for text in embedder.texts)
+
+
+async def test_a_name_leaves_the_topic_when_its_person_joins(open_test_memory) -> None:
+    embedder = RecordingEmbedder()
+    async with open_test_memory(embedder=embedder) as memory:
+        await memory.send(RoomOpened(room_id="g", personas=("warren",), humans={DAN},
+                                     topic="Is Cara coming to the pottery class?", names={DAN: "Dan", 17: "Cara"}))
+        await memory.block("warren", "g")
+        await memory.send(MemberJoined(room_id="g", user_id=17))
+        await memory.block("warren", "g")
+    assert embedder.texts == ["Is Cara coming to the pottery class?", "Is coming to the pottery class?"]

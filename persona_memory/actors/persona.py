@@ -182,7 +182,7 @@ class PersonaActor:
         self._lane = lane
         self._index = RowIndex()
         self._blocks: dict[str, CachedBlock] = {}
-        self._topics: dict[str, tuple[str, Topic]] = {}
+        self._topics: dict[str, tuple[tuple, Topic | None]] = {}
         self._state: StateRead | None = None
         self._built = trio.Event()
         self._pending_touches: dict[int, tuple] = {}
@@ -502,12 +502,18 @@ class PersonaActor:
             self._blocks[room_id] = attrs.evolve(cached, text="", error=exc, loaded=frozenset())
 
     async def _topic(self, room: RoomState) -> Topic | None:
-        text = room.searched(room.topic) if room.topic is not None else ""
-        if not text:
+        if room.topic is None:
             return None
+        # the topic is searched by its words without the names of who is there: it changes
+        # with the opener, the cast and their names
+        cast = (room.topic, room.personas, tuple((u, room.names.get(u)) for u in sorted(room.present)))
         known = self._topics.get(room.room_id)
-        if known is not None and known[0] == text:
+        if known is not None and known[0] == cast:
             return known[1]
+        text = room.searched(room.topic)
+        if not text:
+            self._topics[room.room_id] = (cast, None)
+            return None
         try:
             vector = (await self._ctx.embedder.embed([text]))[0]
         except ProviderError as exc:
@@ -519,7 +525,7 @@ class PersonaActor:
             )
             return None
         topic = Topic.of(text, vector, self._ctx.embedder.name)
-        self._topics[room.room_id] = (text, topic)
+        self._topics[room.room_id] = (cast, topic)
         return topic
 
     def _touch_later(self, row_ids, now) -> None:

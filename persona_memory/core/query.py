@@ -45,10 +45,17 @@ def _name_pattern(name: str) -> re.Pattern[str] | None:
 
 def without_names(text: str, names: Iterable[str]) -> str:
     """``text`` with each of ``names`` (and every word of one) taken out; spaces tidied."""
+    folded = text.casefold()
+    taken = False
     for name in names:
+        if not any(word.casefold() in folded for word in name.split()):
+            continue  # no word of it anywhere in the text: nothing to look for
         pattern = _name_pattern(name.strip())
         if pattern is not None:
-            text = pattern.sub(" ", text)
+            text, found = pattern.subn(" ", text)
+            taken = taken or found > 0
+    if not taken:
+        return text.strip()
     text = _SPACE_BEFORE_MARK.sub(r"\1", _LOOSE_SPACE.sub(" ", text))
     text = _COMMA_BEFORE_MARK.sub("", text)
     return _LEADING_MARKS.sub("", text).strip()
