@@ -509,7 +509,7 @@ def check_block(text: str, persona: str, room: RoomView, world: WorldView, rules
                 notes_seen[section] = note
         elif line.startswith("- "):
             memory_chars += len(line) + 1
-            problems += _check_line(line, section, exp, shown)
+            problems += _check_line(line, section, exp, shown, room.private)
     if notes_seen != dict(exp.notes):
         problems.append(f"rides notes of {sorted(notes_seen)}, expected {sorted(exp.notes)}")
     if used != memory_chars:
@@ -520,7 +520,7 @@ def check_block(text: str, persona: str, room: RoomView, world: WorldView, rules
 
 
 def _check_line(
-    line: str, section: int | None | str, exp: Expected, shown: dict[int | None, list[ModelRow]]
+    line: str, section: int | None | str, exp: Expected, shown: dict[int | None, list[ModelRow]], private: bool
 ) -> list[str]:
     try:
         said, end = _DECODER.raw_decode(line, 2)
@@ -537,8 +537,8 @@ def _check_line(
     shown[row.user].append(row)
     tags = {t for t in line[end:].split(" · ") if t}
     wanted = set()
-    if row.subject != "self" and row.subject != "world" and row.witnessed == {row.user}:
-        wanted.add("confidence")
+    if row.subject != "self" and row.subject != "world" and row.witnessed == {row.user} and not private:
+        wanted.add("confidence")  # told in confidence, and someone else may be in the room
     if row.kind == "open_loop":
         wanted.add("open loop")
     elif row.kind == "promise":

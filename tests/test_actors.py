@@ -888,7 +888,7 @@ async def test_an_actor_that_keeps_crashing_stops_its_persona_alone(
         await memory.drain()
         assert writes.rooms_done("nolan") == ["g"]
         # the human's page still reads its meter, and their delete of its row still runs
-        assert await memory.private_block(42, "warren") == (len('- "Dan keeps bees." · confidence') + 1, 1200,
+        assert await memory.private_block(42, "warren") == (len('- "Dan keeps bees."') + 1, 1200,
                                                              frozenset({row.id}))
         await memory.delete_memory(42, row.id)
         assert await memory.memories_about(42) == []

@@ -150,12 +150,21 @@ def test_a_private_chat_with_dan_shows_his_rows_the_promise_the_world_and_his_no
     assert seen.notes == {"u:42": "Call me Dan. I'm vegetarian."}
 
 
-def test_formed_one_to_one_is_tagged_confidence_and_formed_in_a_group_is_not():
-    seen = read(build(CAST, PRIVATE_WITH_DAN), CAST)
+def test_formed_one_to_one_is_tagged_confidence_where_others_may_hear_and_formed_in_a_group_is_not():
+    group = Audience(present=frozenset({DAN, CARA}), private=False)
+    seen = read(build(CAST, group, rules=BlockRules(v1_proven=False)), CAST)
     assert seen.line_of(ONE_TO_ONE).endswith(" · confidence")
     assert "confidence" not in seen.line_of(IN_A_GROUP)
     assert seen.line_of(PROMISE).endswith(" · promise")
     assert "confidence" not in seen.line_of(WORLD)
+
+
+def test_a_private_chat_shows_its_lines_bare_of_the_confidence_tag_and_the_meter_counts_them_so():
+    """Only the person it is about is there: the tag would tell the persona nothing."""
+    seen = read(build(CAST, PRIVATE_WITH_DAN), CAST)
+    assert seen.line_of(ONE_TO_ONE) == f'- "{ONE_TO_ONE.text}"'
+    assert seen.line_of(PROMISE).endswith(" · promise")
+    assert "confidence" not in "".join(line for lines in seen.lines.values() for line in lines)
 
 
 def test_rows_about_dan_are_not_in_the_block_at_all_when_dan_is_absent():
@@ -468,7 +477,7 @@ def test_any_block_keeps_the_cap_the_audience_rule_and_the_riders(scene):
             about = row.counterpart if row.subject == "self" else row.subject
             assert label == about
             assert row.subject == "world" or int(about[2:]) in audience.present
-            assert ("confidence" in seen.line_of(row).split(" · ")) == told_alone(row)
+            assert ("confidence" in seen.line_of(row).split(" · ")) == (told_alone(row) and not audience.private)
         first = min(sum(r.kind in RIDERS for r in group), rules.riders_per_human)
         assert len(group) <= max(rules.per_human, first)
     riders = [row for row in visible if row.kind in RIDERS]
@@ -505,7 +514,7 @@ def test_with_a_topic_relevance_is_the_hybrid_of_words_and_vectors() -> None:
 
 
 def test_with_a_topic_the_budget_decides_without_diversity_or_riders_by_default() -> None:
-    rows = [make_row(text=f"Dan fact number {n}.", importance=10 - n % 10) for n in range(40)]
+    rows = [make_row(text=f"Dan fact number {n}.", importance=10 - n % 10) for n in range(80)]
     rows.append(make_row(kind="open_loop", text="Dan will hear back about the loan.", importance=1))
     topic = Topic.of("fact number", np.array([1.0, 0.0, 0.0]), EMBEDDER)
     seen = read(build(rows, PRIVATE_WITH_DAN, topic=topic), rows)
@@ -537,9 +546,10 @@ def test_a_short_line_within_a_groups_reach_fills_the_budget_left() -> None:
 
 
 def test_a_short_line_past_a_groups_reach_is_no_filler() -> None:
-    """The budget holds five of the shortest line (34 characters and its newline), so the take
-    looks at the ten best lines: the kite, ranked thirteenth, stays out although it would fit."""
-    rows = garden_rows(12)
+    """The budget holds nine of the shortest line (21 characters and its newline), so the take
+    looks at the eighteen best lines: the kite, ranked twenty-first, stays out although it
+    would fit."""
+    rows = garden_rows(20)
     seen = read(build(rows, PRIVATE_WITH_DAN, topic=GARDEN, rules=BlockRules(char_limit=200)), rows)
     assert seen.rows["u:42"] == (rows[0],)
 

@@ -209,7 +209,7 @@ async def test_a_writer_that_fails_every_first_attempt_still_writes_each_quiet_o
 
 DAN = ModelRow(1, "warren", "u:42", 42, frozenset({42}), "fact", "Dan [#1] owns a flat.", "[#1]")
 CARA = ModelRow(2, "warren", "u:17", 17, frozenset({17}), "fact", "Cara [#2] sings.", "[#2]")
-DAN_LINE = '- "Dan [#1] owns a flat." · confidence'
+DAN_LINE = '- "Dan [#1] owns a flat."'  # a private chat's line: bare of its confidence tag
 CARA_LINE = '- "Cara [#2] sings." · confidence'
 RULES = Rules(char_limit=300, per_human=10, v1_proven=False)
 PRIVATE_WITH_DAN = RoomView("r", frozenset({42}), private=True, incognito=False)
@@ -242,6 +242,13 @@ def test_the_oracle_flags_a_row_about_an_absent_human() -> None:
 def test_the_oracle_flags_a_human_whose_memory_is_off() -> None:
     problems = check_block(DAN_BLOCK, "warren", PRIVATE_WITH_DAN, _world(DAN, off=frozenset({42})), RULES)
     assert any("memory is off" in p for p in problems)
+
+
+def test_the_oracle_flags_a_confidence_tag_in_a_private_chat() -> None:
+    line = DAN_LINE + " · confidence"
+    text = _block("", "About u:42:", line, used=len(line) + 1)
+    problems = check_block(text, "warren", PRIVATE_WITH_DAN, _world(DAN), RULES)
+    assert any("tags" in p for p in problems)
 
 
 def test_the_oracle_flags_a_lying_meter() -> None:

@@ -75,10 +75,11 @@ def test_a_private_chat_recalls_what_the_audience_rule_admits_and_nothing_unrela
     assert recalled(got) == {ONE_TO_ONE.text, IN_A_GROUP.text, PROMISE.text, WORLD.text}
     lines = got.text.split("\n")
     assert lines[0] == header("warren")
-    # Lines render exactly as in the block: the 1:1 row tagged confidence, the promise tagged.
+    # Lines render exactly as in the block: in a private chat bare of the confidence tag, the
+    # promise tagged.
     by_id = {r.id: r for r in CAST}
-    assert lines[1:] == [render_line(Visible(by_id[i], told_in_confidence(by_id[i]))) for i in got.ids]
-    assert any(line.endswith("· confidence") and "tomatoes" in line for line in lines)
+    assert lines[1:] == [render_line(Visible(by_id[i], False)) for i in got.ids]
+    assert f'- "{ONE_TO_ONE.text}"' in lines
     assert any(line.endswith("· promise") for line in lines)
 
 
@@ -100,6 +101,11 @@ def test_a_group_recalls_world_rows_only_under_the_proven_scope() -> None:
     assert recalled(note(GROUP_DAN_CARA)) == {WORLD.text}
     open_scope = note(GROUP_DAN_CARA, rules=BlockRules(v1_proven=False))
     assert recalled(open_scope) == {ONE_TO_ONE.text, IN_A_GROUP.text, PROMISE.text, WORLD.text, ABOUT_CARA.text}
+    # Where others may hear, a line told one-to-one carries its confidence tag.
+    by_id = {r.id: r for r in CAST}
+    lines = open_scope.text.split("\n")[1:]
+    assert lines == [render_line(Visible(by_id[i], told_in_confidence(by_id[i]))) for i in open_scope.ids]
+    assert f'- "{ONE_TO_ONE.text}" · confidence' in lines
 
 
 def test_an_incognito_room_recalls_nothing() -> None:
@@ -120,7 +126,7 @@ def test_the_most_relevant_come_first_within_the_line_and_character_limits() -> 
     assert full.ids[0] == garden_twice.id  # the term twice in a short row scores highest
     assert len(note(PRIVATE_WITH_DAN, rows, recall=RecallRules(limit=2, min_score=0.05)).ids) == 2
     # A budget that holds the shortest line only: the longer ones are passed over.
-    lengths = {r.id: len(render_line(Visible(r, told_in_confidence(r)))) + 1 for r in rows if r.id in full.ids}
+    lengths = {r.id: len(render_line(Visible(r, False))) + 1 for r in rows if r.id in full.ids}  # private: bare
     shortest = min(lengths, key=lengths.get)
     tight = note(PRIVATE_WITH_DAN, rows, recall=RecallRules(char_limit=lengths[shortest], min_score=0.05))
     assert tight.ids == (shortest,)
@@ -253,9 +259,10 @@ def test_the_note_is_the_greedy_walk_down_the_whole_ranking() -> None:
         for pos in np.argsort(-fused, kind="stable").tolist():  # the whole ranking, ties in table order
             if len(expected) >= rules.limit:
                 break
-            if fused[pos] >= rules.min_score and used + table.lengths[pos] + 1 <= rules.char_limit:
+            length = table.shown_lengths(private=True)[pos]  # a private chat's line
+            if fused[pos] >= rules.min_score and used + length + 1 <= rules.char_limit:
                 expected.append(rows[pos].id)
-                used += table.lengths[pos] + 1
+                used += length + 1
         assert got.ids == tuple(expected), case
 
 

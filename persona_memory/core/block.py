@@ -339,10 +339,11 @@ def build_from_table(
     grouped = seen.rows.grouped
     segment = dict(zip(seen.admitted, seen.rows.segments))
 
-    shortest = seen.rows.shortest
+    private = audience.private  # the lines go bare of their confidence tags (``render``)
+    shortest = seen.rows.shortest_line(private)
     fit = rules.char_limit // (shortest + 1) if idx.size else 0
     keep = max(1, PRUNE_FACTOR * min(shape.per_human, fit))
-    never_fit = seen.rows.longest >= rules.char_limit  # some line is longer than the whole budget
+    never_fit = seen.rows.longest_line(private) >= rules.char_limit  # some line is longer than the whole budget
     best: list[np.ndarray] = []
     for key in seen.groups:
         if key not in segment:
@@ -351,7 +352,7 @@ def build_from_table(
         start, end = segment[key]
         members = grouped[start:end]
         if never_fit:  # it can never be taken: it must not take a place the pruning keeps
-            members = members[table.length_array[idx[members]] < rules.char_limit]
+            members = members[table.shown_length_array(private)[idx[members]] < rules.char_limit]
         where = idx[members]
         chosen = top_of_group(
             members, keys[members], table.kind_codes[where], table.rides[where],
@@ -375,7 +376,7 @@ def build_from_table(
     taken = take(
         groups,
         table.kinds,
-        table.lengths.__getitem__,
+        table.shown_lengths(private).__getitem__,
         per_group=shape.per_human,
         char_limit=rules.char_limit,
         rank_of=rank.__getitem__,
@@ -384,7 +385,7 @@ def build_from_table(
     )
 
     sections = []
-    lines, humans = table.lines.__getitem__, seen.let.humans
+    lines, humans = table.shown_lines(private), seen.let.humans
     for key, chosen in zip(seen.groups, taken.per_group):
         person = controls.get(key) if key is not None and key in humans else None
         note = person.memory_note if person is not None else ""

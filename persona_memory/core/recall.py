@@ -20,7 +20,8 @@ Rules:
   more than the shortlist's depth; ``bench/block_bench.py`` prints how often it equals it.
 - At most ``limit`` lines, within ``char_limit`` characters (each line plus its newline); a
   line that does not fit is passed over and a shorter one may follow.
-- Lines render exactly as in the block (quoted, with their tags), under a one-line header;
+- Lines render exactly as in the block (quoted, with their tags, in a private chat without
+  the confidence tag), under a one-line header;
   nothing to recall renders as ``""``.
 """
 
@@ -100,9 +101,10 @@ def recall_note(
     if not seen.positions.size:
         return Note("", ())
     positions, fused, everyone = _ranked(table, seen, query, shown, rules.topic_weights.lexical_share, shortlist)
-    picked = _pick(positions, fused, table, recall, first=SORTED_FIRST if everyone else positions.size)
+    private = audience.private
+    picked = _pick(positions, fused, table, recall, private, first=SORTED_FIRST if everyone else positions.size)
     if picked is None:  # the best few did not settle it: rank every candidate
-        picked = _pick(positions, fused, table, recall, first=positions.size)
+        picked = _pick(positions, fused, table, recall, private, first=positions.size)
     lines, ids = picked
     if not lines:
         return Note("", ())
@@ -183,11 +185,12 @@ choice reaches past those (or into a tie with the first one left out)."""
 
 
 def _pick(
-    positions: np.ndarray, scores: np.ndarray, table: RowTable, recall: RecallRules, *, first: int
+    positions: np.ndarray, scores: np.ndarray, table: RowTable, recall: RecallRules, private: bool, *, first: int
 ) -> tuple[list[str], list[int]] | None:
     """Walk the ``first`` best candidates (best first, ties in table order), taking each line
     that fits, up to ``recall.limit``, until one scores below ``recall.min_score``; ``None``
-    when the walk needed a candidate beyond them."""
+    when the walk needed a candidate beyond them. ``private``: the room is a private chat."""
+    lengths, line_of = table.shown_lengths(private), table.shown_lines(private)
     if first < positions.size:
         rest = positions.size - first
         best = np.argpartition(scores, rest)[rest:]  # the ``first`` highest
@@ -205,9 +208,9 @@ def _pick(
         if score <= cut:  # a candidate left out might rank here: not settled
             return None
         pos = int(positions[at])
-        cost = table.lengths[pos] + 1
+        cost = lengths[pos] + 1
         if used + cost <= recall.char_limit:
-            lines.append(table.lines[pos])
+            lines.append(line_of(pos))
             ids.append(table.ids[pos])
             used += cost
     return (lines, ids) if first >= positions.size else None

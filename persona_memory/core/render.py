@@ -5,7 +5,9 @@ Rules:
   ``<``, ``>`` and every line break escaped, so no stored text can close the block's markers,
   start a line of its own, or pose as prompt.
   Display names and notes are quoted the same way.
-- Per-line tags: ``confidence`` (formed one-to-one), ``open loop``, ``promise``, ``since <date>``
+- Per-line tags: ``confidence`` (formed one-to-one; left off in a private chat, where no one
+  but that person is there to keep the line from, so it would say nothing and cost the budget
+  13 characters a line), ``open loop``, ``promise``, ``since <date>``
   when a time was stated and the text does not already say it ("…in September 2026." needs no
   ``since 2026-09``: the budget is better spent on another line), and the arc of the fact it
   replaced when both ends are known (``was: "…" 2026-07 → 2026-11``).
@@ -54,6 +56,15 @@ def quote(text: str) -> str:
     for char, escape in _ESCAPES:
         out = out.replace(char, escape)
     return out
+
+
+CONFIDENCE_TAG = " · confidence"
+"""The ``confidence`` tag as a line carries it: first of its tags, right after its quoted text."""
+
+
+def without_confidence(line: str, at: int) -> str:
+    """``line`` without the confidence tag that starts at ``at`` (a private chat's line)."""
+    return line[:at] + line[at + len(CONFIDENCE_TAG) :]
 
 
 _CUT = "\x00"

@@ -8,8 +8,9 @@ Rules:
 - Only open rows enter the table; positions follow the order the rows were given, so ranking
   ties keep that order.
 - Per row, once: whom it concerns (a user id, ``None`` for the world), its rendered line
-  (``render_line``, with its ``confidence`` tag and the arc it replaced) and that line's
-  length, ``importance / 10``, the POSIX time recency counts from (``last_recalled``, else
+  (``render_line``, with its ``confidence`` tag and the arc it replaced), that line's length,
+  where its confidence tag starts and its length without it (``bare_lengths``: a private
+  chat shows the line bare, ``shown_lines``), ``importance / 10``, the POSIX time recency counts from (``last_recalled``, else
   ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
   terms of its text and of what its transcript lines said (``searched``; ``lexical``).
 - A table is prepared from its rows as columns (``RowColumns``): made from ``MemoryRow``
@@ -54,7 +55,7 @@ Rules:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -66,7 +67,7 @@ from .blas import one_thread
 from .lexical import Counted, LexicalIndex
 from .ranking import Topic, normalise
 from .selection import ALWAYS_RIDE
-from .render import TAGGED, quote_all, render_fields
+from .render import CONFIDENCE_TAG, TAGGED, quote_all, render_fields, without_confidence
 
 EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -167,6 +168,14 @@ class Among:
     longest: int = 0
     grouped: np.ndarray = EMPTY
     plans: dict[str, Gather] = attrs.field(factory=dict, repr=False)
+    bare_shortest: int = 0  # the same two without the confidence tags (a private chat's lines)
+    bare_longest: int = 0
+
+    def shortest_line(self, private: bool) -> int:
+        return self.bare_shortest if private else self.shortest
+
+    def longest_line(self, private: bool) -> int:
+        return self.bare_longest if private else self.longest
 
 
 @attrs.frozen(eq=False)
@@ -201,6 +210,9 @@ class RowTable:
     lines: Sequence[str]
     lengths: Sequence[int]
     length_array: np.ndarray
+    confided_at: np.ndarray  # where each line's confidence tag starts; -1: it has none
+    bare_lengths: Sequence[int]  # each line's length without that tag (a tuple, then an object array)
+    bare_length_array: np.ndarray
     importance: np.ndarray
     stamps: np.ndarray
     by_about: Mapping[int | None, np.ndarray]
@@ -251,13 +263,17 @@ class RowTable:
             for key, subject, seen in zip(keys, columns.subjects, columns.witnessed)
         ]
         arcs = [replaced.get(i) for i in row_ids] if replaced else [None] * n
+        quoted_texts = quote_all(columns.texts)
         lines = tuple(
             render_fields(text, kind, since, told, arc, quoted)
             if told or since or arc is not None or kind in TAGGED
             else f"- {quoted}"  # what ``render_fields`` gives a line with no tag
             for text, kind, since, told, arc, quoted in zip(
-                columns.texts, columns.kinds, columns.valid_from, confidence, arcs, quote_all(columns.texts)
+                columns.texts, columns.kinds, columns.valid_from, confidence, arcs, quoted_texts
             )
+        )
+        confided_at = np.fromiter(  # the tag follows "- " and the quoted text
+            (len(quoted) + 2 if told else -1 for quoted, told in zip(quoted_texts, confidence)), np.int64, n
         )
         about: dict[int | None, list[int]] = {}
         for pos, key in enumerate(keys):
@@ -266,6 +282,8 @@ class RowTable:
         grouped = {name: _by_group(p, m, about) for name, (p, m) in columns.vectors.items()}
         heads = {name: _head(matrix) for name, (_, matrix, _) in grouped.items() if _keeps_head(name, matrix)}
         lengths = tuple(map(len, lines))
+        length_array = np.array(lengths, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
+        bare_length_array = length_array - len(CONFIDENCE_TAG) * (confided_at >= 0)
         texts = list(map(_searched, columns.texts, map(said.get, row_ids))) if said else list(columns.texts)
         kinds = tuple(columns.kinds)
         return cls(
@@ -273,7 +291,10 @@ class RowTable:
             kinds=kinds,
             lines=lines,
             lengths=lengths,
-            length_array=np.array(lengths, dtype=np.int64) if n else np.zeros(0, dtype=np.int64),
+            length_array=length_array,
+            confided_at=confided_at,
+            bare_lengths=tuple(bare_length_array.tolist()),
+            bare_length_array=bare_length_array,
             importance=np.asarray(columns.importance, dtype=np.int64) / 10.0,
             stamps=np.asarray(columns.stamps, dtype=np.float64),
             by_about={k: np.asarray(v, dtype=np.int64) for k, v in about.items()},
@@ -289,6 +310,26 @@ class RowTable:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def shown_lines(self, private: bool) -> Callable[[int], str]:
+        """Each line by position as a room shows it: in a private chat without its confidence
+        tag (no one but the person it is about is there to keep it from)."""
+        if not private:
+            return self.lines.__getitem__
+        lines, confided_at = self.lines, self.confided_at
+
+        def bare(pos: int) -> str:
+            at = int(confided_at[pos])
+            return lines[pos] if at < 0 else without_confidence(lines[pos], at)
+
+        return bare
+
+    def shown_lengths(self, private: bool) -> Sequence[int]:
+        """The lengths of ``shown_lines``, by position."""
+        return self.bare_lengths if private else self.lengths
+
+    def shown_length_array(self, private: bool) -> np.ndarray:
+        return self.bare_length_array if private else self.length_array
 
     def about(self, key: int | None) -> np.ndarray:
         """Positions of the rows about user ``key`` (or the world, ``None``), ascending."""
@@ -331,12 +372,16 @@ class RowTable:
         lengths = self.length_array[positions]
         shortest = int(lengths.min()) if positions.size else 0
         longest = int(lengths.max()) if positions.size else 0
+        bare = self.bare_length_array[positions]
+        bare_shortest = int(bare.min()) if positions.size else 0
+        bare_longest = int(bare.max()) if positions.size else 0
         importance = normalise(self.importance[positions])
         ends = np.cumsum([part.size for part in parts]).tolist()
         segments = tuple((ends[n - 1] if n else 0, end) for n, end in enumerate(ends))
         counted = self.lexical.over(positions)
         grouped = np.searchsorted(positions, np.concatenate(parts))
-        return Among(keys, positions, labels, shortest, counted, importance, segments, longest, grouped)
+        return Among(keys, positions, labels, shortest, counted, importance, segments, longest, grouped,
+                     bare_shortest=bare_shortest, bare_longest=bare_longest)
 
     def cosine_at(self, topic: Topic, positions: np.ndarray, keys: Iterable[int | None] | None = None) -> np.ndarray:
         """``cosine(topic)[positions]``; with ``keys`` (the groups ``positions`` come from),
@@ -497,13 +542,15 @@ class RowTable:
         position = dict(self.position)
         position.update((row_id, pos + base) for row_id, pos in new.position.items())
         columns: dict[str, np.ndarray] = {}
-        for column in ("ids", "kinds", "lines", "lengths"):
+        for column in ("ids", "kinds", "lines", "lengths", "bare_lengths"):
             columns[column], rooms[("column", column)] = _grown(
                 getattr(self, column), self.rooms.get(("column", column)), getattr(new, column)
             )
         return RowTable(
             **columns,
             length_array=np.concatenate([self.length_array, new.length_array]),
+            confided_at=np.concatenate([self.confided_at, new.confided_at]),
+            bare_length_array=np.concatenate([self.bare_length_array, new.bare_length_array]),
             importance=np.concatenate([self.importance, new.importance]),
             stamps=np.concatenate([self.stamps, new.stamps]),
             by_about=about,
