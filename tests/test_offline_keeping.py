@@ -569,11 +569,27 @@ def test_a_cleft_whose_focus_names_nothing_is_no_row() -> None:
 
 def test_them_after_a_group_of_the_speakers_people_is_that_group() -> None:
     assert said_by_dan("My crew means everything to me. After the storm I learned how much I lean on them.") == [
-        "u:42 learned how much they lean on their crew after the storm."
+        "u:42's crew means everything to them.",
+        "u:42 learned how much they lean on their crew after the storm.",
     ]
     assert "u:42 recorded their choir from the balcony." in said_by_dan(
         "Our choir sang at the cathedral. I recorded them from the balcony."
     )
+
+
+def test_they_after_a_row_about_the_speakers_group_is_that_group_and_what_it_means_to_them_is_kept() -> None:
+    """"They" that cannot go on as the row's clause is named by the one group said before it;
+    a last "them" that is the speaker, or the group the row names, points nowhere outside."""
+    rows = said_by_dan(
+        "Since the move to Leeds, I've realised how much I need my family. "
+        "They mean everything to me and I'm so grateful to have them."
+    )
+    assert rows == [
+        "u:42 has realised how much they need their family since the move to Leeds.",
+        "u:42's family mean everything to them and they're so grateful to have them.",
+    ]
+    # a vague sentence of the speaker's own that ends on them is still no row
+    assert said_by_dan("I've had a lot of things going on for me.") == []
 
 
 def test_a_group_word_before_a_noun_names_no_them() -> None:

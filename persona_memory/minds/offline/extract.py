@@ -320,6 +320,7 @@ PRONOUNS = frozenset({"he", "she", "they"})
 _BLOCK_LINE = re.compile(r'^- (".*?(?<!\\)")')
 _LIKE_KNOWN = 0.8
 _DANGLING = frozenset({"it", "that", "this", "them", "those", "these", "one", "there", "so", "too"})
+_ENDS_ON_THE_SPEAKER = re.compile(r"\b(?:me|us)\W*$", re.IGNORECASE)
 
 
 @attrs.define
@@ -507,7 +508,7 @@ class _Reader:
                 continue
             if it_before and not found:
                 sentence = name_the_pronoun(sentence, it_before)
-            if last is None or last.continued or last.followed:
+            if last is None or last.continued or last.followed or not may_continue(sentence):
                 # a "They…" that cannot go on about the row before as its clause is named
                 sentence = name_opening_they(sentence, said_before)
             # a "them" that cannot be the speaker: what they just named, or the line before,
@@ -696,7 +697,12 @@ class _Reader:
             if shown is not None:
                 text = shown
                 things.pop(0)
-        if not self._specific(text) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
+        # about the speaker's own people ("u:42's family…"), a last "them" is the speaker
+        # ("…means everything to me") or what the row names ("…grateful to have them")
+        them_named = text.startswith(f"{line.speaker}'s ") and (
+            _ENDS_ON_THE_SPEAKER.search(dated.text) is not None or not dangling(text)
+        )
+        if not self._specific(text, them_named) or _reads_as_order(text, line.speaker) or _SUBJECTLESS.match(text):
             return None
         if _VERBLESS.match(text):
             return None  # "Plus my full support." is no sentence
@@ -889,12 +895,16 @@ class _Reader:
         )
 
     @staticmethod
-    def _specific(text: str) -> bool:
+    def _specific(text: str, them_named: bool = False) -> bool:
         """At least one word that says something, and no ending on a bare "it" or "that"
         unless the rest is telling ("u:1 loves it" and "u:1 is keen to hear about it" say
-        nothing a reader later could use)."""
+        nothing a reader later could use). ``them_named``: a last "them" is the speaker or
+        what the row names ("u:42's family means everything to them", "…grateful to have
+        them"), not a pointer."""
         words = [w.lower() for w in _WORD.findall(text) if not w.startswith("u:")]
         specific = [w for w in words if w not in STOPWORDS and w not in VAGUE and not w.isdigit()]
+        if them_named and words and words[-1] == "them":
+            words = words[:-1]
         if words and words[-1] in _DANGLING and len(specific) < 3:
             return False
         return len(specific) >= 1
