@@ -917,6 +917,11 @@ def test_a_gerund_with_its_own_past_verb_is_the_subject_too() -> None:
 def test_been_a_while_is_small_talk_and_been_doing_gets_its_i() -> None:
     assert rows("Been ages, huh.") == []
     assert texts("Been learning Welsh on the bus.") == ["u:42 has been learning Welsh on the bus."]
+    # an adverb before it changes nothing, for the doing and for the small talk
+    assert texts("Just been helping some neighbours fix their fences after the storm.") == [
+        "u:42 has just been helping some neighbours fix their fences after the storm."
+    ]
+    assert rows("Just been so hectic.") == []
 
 
 def test_a_capitalised_word_in_ly_can_be_the_subject() -> None:

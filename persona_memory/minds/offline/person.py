@@ -159,6 +159,10 @@ _RESTORE = (
                 r"chef|volunteer|leader|owner|winner|grad|graduate|homeowner|intern|pro|regular)\b))", re.I), "It's going to be "),
     # "Been ages" is "it's been ages": small talk, not the speaker
     (re.compile(r"^been\b(?! (?:a|an|ages|forever|too long|so long|some time|a while|a few|a bit|quite)\b)", re.I), "I've been"),
+    # "Just been helping my gran move" — an adverb before it changes nothing ("Just been so
+    # hectic" is the time's, as "Been so…" after an adverb reads)
+    (re.compile(r"^(?:just|still|also|really|recently|mostly|mainly) been\b"
+                r"(?! (?:a|an|ages|forever|too long|so long|some time|a while|a few|a bit|quite|so|such)\b)", re.I), "I've {0}"),
     (re.compile(r"^gotta\b", re.I), "I have to"),
     (re.compile(r"^(?:have|has) been\b", re.I), "I've been"),
     (re.compile(r"^(?:can't|cannot) wait\b", re.I), "I can't wait"),
