@@ -914,6 +914,15 @@ def test_a_gerund_with_its_own_past_verb_is_the_subject_too() -> None:
     assert texts("Reading books borrowed from the library.") == ["u:42 is reading books borrowed from the library."]
 
 
+def test_an_agreement_before_the_speakers_own_clause_is_peeled_like_yeah() -> None:
+    assert texts("It really is, I still can't explain how my goldfish calm me down so much.") == [
+        "u:42 still can't explain how their goldfish calm them down so much."
+    ]
+    assert texts("You're so right, I joined the allotment society in May.") == [
+        "u:42 joined the allotment society in May 2026."
+    ]
+
+
 def test_been_a_while_is_small_talk_and_been_doing_gets_its_i() -> None:
     assert rows("Been ages, huh.") == []
     assert texts("Been learning Welsh on the bus.") == ["u:42 has been learning Welsh on the bus."]

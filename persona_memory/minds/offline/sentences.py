@@ -12,7 +12,8 @@ Rules:
   before a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose,
   but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
 - Openers that carry no fact are peeled off the front of each sentence — interjections
-  ("Wow,", "Oh", "Yeah!", "Not really,"), discourse markers ("So", "Actually", "Yet", "By the way",
+  ("Wow,", "Oh", "Yeah!", "Not really,"), an agreement with what the listener just said
+  ("It really is,", "You're so right,"), discourse markers ("So", "Actually", "Yet", "By the way",
   "Then", "Speaking of long drives,", "Looky here,", "As for me,"), news announced before it
   is told ("Wanted to fill you in -", "I just wanted to tell you that I…"), a short heading
   before a colon ("Quick update:", "Big news:"; never the speaker's own clause that a list
@@ -111,7 +112,15 @@ _MARKER = (
     r"(?:a lot|so much|lots|loads)(?:'s| has)? (?:been )?(?:going on|happening)(?= *[;:,–—-])|"
     r"(?:some )?(?:\w+ )?(?:stuff|things) (?:has|have|'s|'ve) been (?:going on|happening)(?= *[;:,–—-])"
 )
-_REPLY = r"nah|not really|not exactly|not quite"  # a reply word peeled only before its punctuation
+# a reply peeled only before its punctuation: a "no", and an agreement with what the listener
+# just said ("It really is, I still can't…", "You're so right, …")
+_REPLY = (
+    r"nah|not really|not exactly|not quite|"
+    r"it (?:really |sure |definitely |totally |certainly )?(?:is|does|was|did)|"
+    r"they (?:really |sure |definitely |totally )?(?:are|do|were|did)|"
+    r"that(?:'s| is) (?:so |very |definitely )?true|you(?:'re| are) (?:so |totally |absolutely )?right|"
+    r"me too|same here"
+)
 _OPENER = re.compile(
     rf"^(?:(?![A-Za-z' ]*\b(?:I|I'm|I've|I'd|my|we|we're|we've|our)\b)[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_REPLY})\s*[,!.:;]+\s*|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
     rf"\s+(?=(?:{_INTERJECTION}|{_MARKER}|I|I'm|I've|I'll|I'd|my|we|we're|our)\b))\s*|"
