@@ -10,9 +10,10 @@ Rules:
 - Per row, once: whom it concerns (a user id, ``None`` for the world), its rendered line
   (``render_line``, with its ``confidence`` tag and the arc it replaced), that line's length,
   where its confidence tag starts and its length without it (``bare_lengths``: a private
-  chat shows the line bare, ``shown_lines``), ``importance / 10``, the POSIX time recency counts from (``last_recalled``, else
-  ``created``), its unit vector, stacked with the others of the same embedder, and the BM25
-  terms of its text and of what its transcript lines said (``searched``; ``lexical``).
+  chat shows the line bare, ``shown_lines``), ``importance / 10``, the POSIX time recency
+  counts from (``last_recalled``, else ``created``), its unit vector, stacked with the others
+  of the same embedder, and the BM25 terms of its text and of what its transcript lines said
+  (``searched``; ``lexical``).
 - A table is prepared from its rows as columns (``RowColumns``): made from ``MemoryRow``
   values (``from_rows``), or by the store straight from what it read (``from_columns``;
   ``storage.stored_rows``), so a load of ten thousand rows builds no value per row. The work
