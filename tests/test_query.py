@@ -33,8 +33,11 @@ def test_other_words_and_other_peoples_names_stay() -> None:
     assert searched_text("How is Danny's garden, Dan?", ["Dan"], []) == "How is Danny's garden?"
 
 
-def test_an_opener_that_only_names_who_is_there_leaves_nothing() -> None:
+def test_an_opener_that_only_names_who_is_there_or_greets_leaves_nothing() -> None:
     assert searched_text("Dan! Warren!", ["Dan"], ["warren"]) == ""
+    assert searched_text("Hi Dan!", ["Dan"], ["warren"]) == ""
+    assert searched_text("Hey Warren, how are you?", ["Dan"], ["warren"]) == ""
+    assert searched_text("Hey Warren, how was the ferry?", ["Dan"], ["warren"]) == "Hey, how was the ferry?"
 
 
 class RecordingEmbedder:
@@ -71,6 +74,15 @@ async def test_a_greeting_by_name_ranks_the_block_as_a_room_without_a_topic(open
         await memory.send(chat("hello", "Hi Dan!"))
         block = await memory.block("warren", "hello")
     assert "new job at the port" in block and "Biscuit" not in block
+
+
+async def test_an_opener_that_only_greets_is_never_embedded(open_test_memory) -> None:
+    embedder = RecordingEmbedder()
+    async with open_test_memory(embedder=embedder) as memory:
+        await memory.send(chat("r1", "Hi Dan!"))
+        await memory.block("warren", "r1")
+        assert await memory.recall("warren", "r1", "Hello Warren!") == ""
+    assert embedder.texts == []
 
 
 async def test_the_topic_and_a_recall_message_are_embedded_without_the_names(open_test_memory) -> None:

@@ -9,8 +9,10 @@ Rules:
   whose transcript happened to say it, and pull them ahead of the lines about what was asked.
 - A name is found as everywhere else (``text.names.name_regex``): a whole word in any case,
   except a name that is also a common word ("Will", "May"), found only capitalised.
-- The rest stays as written, its spaces and the commas the names leave tidied; an opener that only greets leaves nothing,
-  which the callers read as no topic.
+- The rest stays as written, its spaces and the commas the names leave tidied. What holds no
+  word BM25 would search by but greetings (``lexical.terms`` less ``GREETINGS``: "Hi Dan!",
+  "How are you, Warren?") is nothing, which the callers read as no topic: its vector would
+  rank the lines by how much they sound like a greeting.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from typing import Iterable
 
 from ..ids import persona_name
 from ..text.names import name_regex
+from .lexical import terms
+
+GREETINGS = frozenset(terms("hi hey hello hiya howdy yo"))
+"""The BM25 terms of the words that open a chat and say nothing about what it is about."""
 
 _POSSESSIVE = r"(?:['\u2019]s?(?!\w))?"
 _LOOSE_SPACE = re.compile(r"\s+")
@@ -64,4 +70,5 @@ def without_names(text: str, names: Iterable[str]) -> str:
 def searched_text(text: str, humans: Iterable[str], personas: Iterable[str]) -> str:
     """What a room's opener or message is searched by: ``text`` without the display names of
     ``humans`` and the names of the ``personas`` (slugs); ``""`` when nothing else is said."""
-    return without_names(text, [*humans, *(persona_name(p) for p in personas)])
+    left = without_names(text, [*humans, *(persona_name(p) for p in personas)])
+    return left if any(term not in GREETINGS for term in terms(left)) else ""
