@@ -8,15 +8,15 @@ the room goes quiet at the session's end (the wall clock set to the session's da
 persona actors run the write path (the configured mind; offline by default). Then, for every
 question of categories 1–4 with evidence, the block of each persona that remembers a speaker
 of the evidence turns is built with the question as the room topic (read as a room reads its
-opener: without the two speakers' names) — the same pure code the
-actors run, without touching recall stamps — and the question counts as covered when a row in
-the block cites one of its evidence turns. The last line is ``block-recall: NN.N%``.
+opener: without the two speakers' names) — the same pure code the actors run, without
+touching recall stamps — and the question counts as covered when a row in the block cites one
+of its evidence turns. The last line is ``block-recall: NN.N%``.
 
 Before it: ``answer-recall`` (categories 1, 3, 4: the block's text holds at least half of the
 answer's content words, as ``content_words`` defines them), beside the same measure for a
 baseline — the same characters of the human's own raw turns ranked by BM25 against the
-same words of the question — and ``note-recall`` (the block or the recall note built from the question cites
-an evidence turn). ``--sweep`` prints both recalls for a grid of the topic rules.
+same words of the question — and ``note-recall`` (the block or the recall note built from the
+question cites an evidence turn). ``--sweep`` prints both recalls for a grid of the topic rules.
 
 Then the loss breakdown, over the *answerable* questions: those of categories 1, 3 and 4 whose
 evidence turns, as posted, hold the answer by the same ``content_words`` rule. For each, the
