@@ -241,6 +241,16 @@ def test_a_name_that_is_a_common_word_counts_only_capitalised() -> None:
     assert category(refused("u:42 started a bookbinding class with Will.", known_names=names)) == "names another user"
 
 
+def test_the_personas_own_name_is_not_another_user_though_a_user_shares_it() -> None:
+    """A user called Warren Hale signs up: Warren's rows that speak of Warren himself ("you" in
+    a private chat) still name no other user. Another Warren in the row is still refused."""
+    names = {**KNOWN, 9: "Warren Hale"}
+    assert refused("u:42 will send Warren the seed catalogue.", known_names=names) is None
+    assert refused("u:42 lent Warren's book to a friend.", known_names=names) is None
+    assert category(refused("u:42 met Warren Hale at the allotment.", persona="mia", known_names=names)) == "names another user"
+    assert category(refused("u:42 met Hale at the allotment.", known_names=names)) == "names another user"
+
+
 def test_the_subjects_own_name_becomes_their_id() -> None:
     assert guards.own_name_to_id("Dan owns a flat; dan loves it.", DAN, KNOWN) == "u:42 owns a flat; u:42 loves it."
     names = {DAN: "Dan Wu", 9: "Dan Ko"}

@@ -48,7 +48,9 @@ link or order:
    subject; a ``self`` row's counterpart; a ``world`` row: nobody): no other ``u:N`` id, and
    no display name the memory knows for another user (whole words, any case; a name that is
    also a common word — "Will", "May" — only when capitalised). The other user could neither
-   see nor delete the row on their page.
+   see nor delete the row on their page. The persona's own name is the persona, not a user,
+   even when a user's name shares it ("u:42 will send Warren the catalogue" in Warren's
+   memory, with a user called Warren Hale).
 5. ``third party's sensitive fact:`` — health (illness, diagnosis, pregnancy, therapy,
    medication, mental health, disability…), sexuality or gender identity, and legal trouble
    (arrested, convicted, lawsuit, jail…) are stored only about the subject. A sentence that
@@ -360,7 +362,8 @@ def refusal(
     if found:
         return f"role-play: {found!r}"
     about = ids.parse_user_ref(counterpart if subject == ids.SELF else subject)
-    found = other_user_named(text, about, names)
+    without_persona = name_regex(persona_name).sub("the persona", text) if persona_name else text
+    found = other_user_named(without_persona, about, names)
     if found:
         whose = {ids.WORLD: "a world fact", ids.SELF: f"a promise to {counterpart}"}.get(
             subject, f"a row about {subject}"
