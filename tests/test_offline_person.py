@@ -100,6 +100,21 @@ def test_you_names_the_listener_or_refuses_the_sentence() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("I can fix the gate if you want", "u:42 can fix the gate if Warren wants"),
+        ("I admire how you paint", "u:42 admires how Warren paints"),
+        ("I'll post the map so you know the way", "u:42 will post the map so Warren knows the way"),
+        ("I told my aunt what you said", "u:42 told their aunt what Warren said"),
+        ("I'll lend you my kayak", "u:42 will lend Warren their kayak"),  # an object: no verb
+        ("I bought flowers for you", "u:42 bought flowers for Warren"),
+    ],
+)
+def test_a_named_listener_who_is_a_clauses_subject_takes_its_verb(said: str, written: str) -> None:
+    assert to_third_person(said, Voice(ref="u:42", listener="Warren")) == written
+
+
 def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
     warren = Voice(ref="he", pronoun="he", listener="u:42")
     assert to_third_person("send you my notes once I find them", warren, named=True) == (

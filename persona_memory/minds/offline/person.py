@@ -28,8 +28,11 @@ Rules:
   by the guards; a name of someone absent may stay.
 - A ``u:`` id (``u:17``) is a user, never "you": it is left as it is.
 - ``you`` is the listener. When the caller names the listener (a human speaking to the
-  persona), ``you`` becomes that name; otherwise — and always for a plural "you two", "you
-  guys" — the sentence is refused (``None``): nobody later could tell whom it meant.
+  persona), ``you`` becomes that name, and a "you" that is a clause's subject (first, or
+  after a comma or a word that opens a clause: "if you want", "how you paint") gives its verb
+  the name's form: "if Warren wants", "how Warren paints"; otherwise — and always for a
+  plural "you two", "you guys" — the sentence is refused (``None``): nobody later could tell
+  whom it meant.
 - A subject the chat left out is put back first: "Gonna continue my edu" → "I'm going to
   continue my edu", "Finally booked the ferry to Crete" → "I finally booked…", "Hoping my
   screenplay gets noticed" → "I'm hoping my screenplay gets noticed" (a verb after a hope or
@@ -558,16 +561,30 @@ class _Turner:
         name = self.voice.listener or "them"
         if lower in ("you", "ya", "u", "yourself", "yourselves"):
             nxt = self._next_word(i)
-            if nxt is not None:
-                fix = {"are": "is", "were": "was", "have": "has"}.get(self.tokens[nxt].lower())
-                if fix and i + 1 < len(self.tokens) and self.tokens[i + 1].isspace():
+            if nxt is not None and i + 1 < len(self.tokens) and self.tokens[i + 1].isspace():
+                verb = self.tokens[nxt]
+                fix = {"are": "is", "were": "was", "have": "has"}.get(verb.lower())
+                if fix:
                     self.tokens[nxt] = fix
+                elif lower == "you" and self._opens_a_clause(i):
+                    self.tokens[nxt] = third_singular(verb, habitual=self.habitual)
             return name
         if lower in ("your", "yours"):
             return f"{name}'s"
         contraction = lower[3:]
         verb = {"'re": "is", "'ve": "has", "'ll": "will", "'d": "would"}.get(contraction, "")
         return f"{name} {verb}".strip()
+
+    def _opens_a_clause(self, i: int) -> bool:
+        """Whether the "you" at ``i`` is a clause's subject: after a word that opens a clause
+        ("if you want", "how you feel", "so you know"), a comma, or first in the sentence.
+        After a verb or a preposition it is an object ("send you", "for you")."""
+        for j in range(i - 1, -1, -1):
+            token = self.tokens[j]
+            if token.isspace():
+                continue
+            return token in ",;:" or token.lower() in _CLAUSE_OPENERS
+        return True
 
     def _next_word(self, i: int) -> int | None:
         for j in range(i + 1, len(self.tokens)):
@@ -602,6 +619,10 @@ class _Turner:
         self.tokens[j] = third_singular(word, habitual=self.habitual) if singular else plural(word)
 
 
+_CLAUSE_OPENERS = frozenset(
+    "if when whenever because since as so and but or that whether how what why where while until "
+    "unless once though although".split()
+)
 _SECOND = frozenset(
     {"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd"}
 )
