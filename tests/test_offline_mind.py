@@ -327,6 +327,18 @@ def test_you_is_the_persona_in_a_private_chat_and_unknown_in_a_group() -> None:
     assert memories(dan("I loved the picture of you two on the tandem.")) == []
 
 
+def test_an_attitude_toward_the_listener_is_no_row_but_an_offer_or_a_deed_is() -> None:
+    """What the speaker feels about the persona or its things says nothing lasting about the
+    speaker; what they did for it, or offer to do, does."""
+    assert memories(dan("I'm in awe of your patience with the choir.")) == []
+    assert memories(dan("I can't wait to see your garden when it blooms.")) == []
+    assert memories(dan("I really value your advice on the allotment.")) == []
+    assert one(dan("I could help you with the move if you want."))["text"] == (
+        "u:42 could help Warren with the move if Warren wants."
+    )
+    assert one(dan("I got this scarf for you at the market."))["text"] == "u:42 got the scarf for Warren at the market."
+
+
 @pytest.mark.parametrize(
     "said",
     [

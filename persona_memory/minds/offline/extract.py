@@ -133,6 +133,7 @@ from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
+from .listener import about_the_listener
 from .lexicon import ING_ADJECTIVES, IRREGULAR_PAST, STOPWORDS, SUBORDINATORS, VAGUE
 from .mentions import (
     bound_them,
@@ -795,6 +796,7 @@ class _Reader:
             return False
         return not (
             _JUST_US.search(sentence) or _ABOUT_LISTENER.search(sentence) or _HYPOTHETICAL.search(sentence)
+            or about_the_listener(sentence)
         )
 
     def _follow_up(
