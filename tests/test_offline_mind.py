@@ -209,6 +209,21 @@ def test_importance_follows_what_the_statement_is_about() -> None:
     }
 
 
+def test_a_taste_that_names_its_thing_matters_more_than_a_vague_one() -> None:
+    """A name, a quoted title or a number makes a taste or a fact worth what a hobby is worth,
+    so a day's cap keeps it before a mood with nothing in it."""
+    found = memories(
+        dan("I love cheese scones."),
+        dan('I love "Harbour Lights" by Ottilie Marsh.'),
+        dan("I love the Penwith coast."),
+    )
+    assert {m["text"]: m["importance"] for m in found} == {
+        "u:42 loves cheese scones.": 4,
+        'u:42 loves "Harbour Lights" by Ottilie Marsh.': 5,
+        "u:42 loves the Penwith coast.": 5,
+    }
+
+
 def test_the_personas_promise_in_a_private_chat_is_to_the_human_there() -> None:
     found = memories(
         dan("I'd love to read more about Berkshire's early years."),

@@ -20,6 +20,9 @@ Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
   living ("I work at…", "I'm a nurse") 6;
 - events 5; relationships 5; hobbies and routines 5; preferences 4 (a stated taste is never
   below 3, whatever it is a taste for: "I love cheese pizza" is worth keeping); other facts 4;
+  a taste or a fact that names its thing — a capitalised name after the first word, a number
+  or a quoted title ("I love "Harbour Lights"", "I love the Penwith coast") — 5, as a hobby:
+  it is what a later chat asks about, and a day's cap keeps it before a vaguer one;
 - pleasantries and small talk — "can't wait to see it", "I'll take it one day at a time",
   "I'm so excited", "I'll keep going", a mood with no object — 2, below the bar of 3, and so
   is the mundane — meals, weather, being tired or busy — unless the sentence says something
@@ -226,7 +229,7 @@ def importance_of(sentence: str, kind: Kind) -> int:
     if kind == "open_loop":
         return 6
     base = {"event": 5, "relationship": 5, "preference": 4, "fact": 4}[kind]
-    if _HOBBIES.search(sentence) or _WEIGHTY.search(sentence):
+    if _HOBBIES.search(sentence) or _WEIGHTY.search(sentence) or _NAMED_OR_COUNTED.search(sentence):
         return max(base, 5)
     return base
 
