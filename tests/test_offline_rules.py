@@ -923,6 +923,26 @@ def test_an_agreement_before_the_speakers_own_clause_is_peeled_like_yeah() -> No
     ]
 
 
+def test_thanks_for_asking_is_peeled_and_a_dash_glued_to_a_word_still_ends_a_clause() -> None:
+    assert texts("And thanks for asking, they're fine- we adopted another ferret called Noodle.") == [
+        "u:42 and others adopted another ferret called Noodle."
+    ]
+    assert texts("I repainted the hallway green- it took me a whole weekend.") == [
+        "u:42 repainted the hallway green; it took them a whole weekend."
+    ]
+
+
+def test_a_marker_cut_off_by_a_dash_is_peeled_whole() -> None:
+    assert texts("I just wanted to give you the heads up on what's been happening lately- I joined a rowing club.") == [
+        "u:42 joined a rowing club."
+    ]
+
+
+def test_a_name_then_whose_it_is_says_what_it_is_called() -> None:
+    assert texts("Yep, I do- Pickle, my tortoise.") == ["u:42's tortoise is Pickle."]
+    assert texts("Marta Vance, my old piano teacher!") == ["u:42's old piano teacher is Marta Vance."]
+
+
 def test_been_a_while_is_small_talk_and_been_doing_gets_its_i() -> None:
     assert rows("Been ages, huh.") == []
     assert texts("Been learning Welsh on the bus.") == ["u:42 has been learning Welsh on the bus."]

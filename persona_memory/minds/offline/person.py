@@ -34,28 +34,28 @@ Rules:
   plural "you two", "you guys" — the sentence is refused (``None``): nobody later could tell
   whom it meant.
 - A subject the chat left out is put back first: "Gonna continue my edu" → "I'm going to
-  continue my edu", "Finally booked the ferry to Crete" → "I finally booked…", "Hoping my
-  screenplay gets noticed" → "I'm hoping my screenplay gets noticed" (a verb after a hope or
-  a plan is the hoped thing's, so it does not make the opening a gerund subject),
-  "Comparing mortgage offers" → "I'm comparing mortgage offers", "Dyed my hair green" → "I
-  dyed my hair green" (a past form before "my"), "Here's a snap of my
-  allotment" → "I shared a snap of my allotment", "Stoked to start the new job" → "I'm stoked
-  to start the new job" (a feeling before "to", "about", "for", "of" or "that"), "Busy packing
-  for the move" → "I'm busy packing for the move". A bare "Enjoy…" is not one of them: it
-  is said to the listener ("Enjoy the sea air!"), not about the speaker. A past form with the
-  speaker as its object left out a thing, not "I": "Took me four months" → "It took me four
-  months" (never "u:42 took them four months"), so its "it" is read like any other; so did
-  a time that was something "for me" ("Been hectic for me lately" → "It's been hectic…") and
-  an occasion that will be ("Gonna be a great night" → "It's going to be a great night").
-  A verdict with no subject before a dash and a deed in the past ("Been quite a week - in a
-  good way - had an interview yesterday") is a frame: the deed is the sentence, with its "I".
-  Only the first clause is asked whether it has a subject: in "Did a pottery course and I
-  think it went well" the "I" is the second clause's, and the first still lacks its own (a
-  verdict whose "it" was left out before the speaker's clause, "Was mad, I got a call…", is
-  dropped later, when the row is shaped: ``shape``). An opening gerund stays a
-  subject when any "I" follows ("Growing up, I spent summers on a farm"), and a describing
-  word in -ing, after an adverb or alone, is no verb ("Really inspiring stuff", "Refreshing!"). "Have to…" and "Need
-  to…" left out their "I" ("Have to renew my passport"), but not "Have to say, …".
+  continue my edu", "Rolo, my hamster." → "My hamster is Rolo.", "Finally booked the ferry to
+  Crete" → "I finally booked…", "Hoping my screenplay gets noticed" → "I'm hoping my screenplay
+  gets noticed" (a verb after a hope or a plan is the hoped thing's, so it does not make the
+  opening a gerund subject), "Comparing mortgage offers" → "I'm comparing mortgage offers",
+  "Dyed my hair green" → "I dyed my hair green" (a past form before "my"), "Here's a snap of my
+  allotment" → "I shared a snap of my allotment", "Stoked to start the new job" → "I'm stoked to
+  start the new job" (a feeling before "to", "about", "for", "of" or "that"), "Busy packing for
+  the move" → "I'm busy packing for the move". A bare "Enjoy…" is not one of them: it is said to
+  the listener ("Enjoy the sea air!"), not about the speaker. A past form with the speaker as
+  its object left out a thing, not "I": "Took me four months" → "It took me four months" (never
+  "u:42 took them four months"), so its "it" is read like any other; so did a time that was
+  something "for me" ("Been hectic for me lately" → "It's been hectic…") and an occasion that
+  will be ("Gonna be a great night" → "It's going to be a great night"). A verdict with no
+  subject before a dash and a deed in the past ("Been quite a week - in a good way - had an
+  interview yesterday") is a frame: the deed is the sentence, with its "I". Only the first
+  clause is asked whether it has a subject: in "Did a pottery course and I think it went well"
+  the "I" is the second clause's, and the first still lacks its own (a verdict whose "it" was
+  left out before the speaker's clause, "Was mad, I got a call…", is dropped later, when the row
+  is shaped: ``shape``). An opening gerund stays a subject when any "I" follows ("Growing up, I
+  spent summers on a farm"), and a describing word in -ing, after an adverb or alone, is no verb
+  ("Really inspiring stuff", "Refreshing!"). "Have to…" and "Need to…" left out their "I" ("Have
+  to renew my passport"), but not "Have to say, …".
 - "Here's …" before a thing of the speaker's is the speaker showing it, even when an "I"
   follows inside: "Here's the quilt I finished on Sunday" → "I shared the quilt I finished
   on Sunday".
@@ -79,6 +79,7 @@ from .lexicon import (
     PLURAL_FIXES,
     RELATIONS,
     STOPWORDS,
+    SUBORDINATORS,
     VERB_FIXES,
 )
 
@@ -355,6 +356,9 @@ def restore_subject(sentence: str) -> str:
     presenting = _PRESENTER.match(sentence)
     if presenting is not None:
         return "I shared" + sentence[presenting.end() :]
+    named = _NAME_THEN_MINE.match(sentence)
+    if named is not None:  # "Rolo, my hamster." names the hamster: "My hamster is Rolo."
+        return f"{named['whose'].capitalize()} {named['what']} is {named['name']}{named['end']}"
     if _MAIN_SUBJECT.search(_FIRST_CLAUSE.split(sentence, 1)[0]):
         # the "I" of a later clause is that clause's ("Did a course and I loved it"), and so is
         # the "I" of a clause inside a noun phrase ("Been planning a trip I can afford")
@@ -383,6 +387,12 @@ def restore_subject(sentence: str) -> str:
         if not _MAIN_VERB_LATER.search(rest) and not _past_main_verb(rest):
             return "I'm " + sentence[0].lower() + sentence[1:]
     return sentence
+
+
+# a name, then whose it is and nothing more: "Rolo, my hamster." (no verb: a reply's naming)
+_NAME_THEN_MINE = re.compile(
+    r"^(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?), (?P<whose>my|our) (?P<what>[a-z]+(?: [a-z]+){0,2}?)(?P<end>[.!]*)$"
+)
 
 
 # A verdict with no subject, a dash, maybe an aside and a dash, then a deed in the past with
@@ -619,10 +629,7 @@ class _Turner:
         self.tokens[j] = third_singular(word, habitual=self.habitual) if singular else plural(word)
 
 
-_CLAUSE_OPENERS = frozenset(
-    "if when whenever because since as so and but or that whether how what why where while until "
-    "unless once though although".split()
-)
+_CLAUSE_OPENERS = (SUBORDINATORS - {"during"}) | frozenset("as so and but or that whether how what why where".split())
 _SECOND = frozenset(
     {"you", "your", "yours", "yourself", "yourselves", "you're", "you've", "you'll", "you'd"}
 )

@@ -6,28 +6,28 @@ Rules:
   "ignore previous…", "in every reply…") or a secret (a password, a card number) yields
   nothing at all: a memory is a fact, not an order. The matchers are ``persona_memory.text``'s
   — the same ones the guards check every mind's rows with.
-- A line is cut at ``.``, ``!``, ``?``, line breaks, dashes between clauses ("I joined a
-  rowing crew - it's demanding", but not "precious to me - my uncle made it", nor before
-  "so many/much/few": "packed - so many families came" is one sentence, its reason kept), and
-  before a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose,
-  but I mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
-- Openers that carry no fact are peeled off the front of each sentence — interjections
-  ("Wow,", "Oh", "Yeah!", "Not really,"), an agreement with what the listener just said
-  ("It really is,", "You're so right,"), discourse markers ("So", "Actually", "Yet", "By the way",
-  "Then", "Speaking of long drives,", "Looky here,", "As for me,"), news announced before it
-  is told ("Wanted to fill you in -", "I just wanted to tell you that I…"), a short heading
-  before a colon ("Quick update:", "Big news:"; never the speaker's own clause that a list
-  follows: "I'm keen on two projects: …"), the names of the people in the room used as
-  address ("Priya,"), a single capitalised word after an interjection ("Hey Jo!", a short
-  form of a name no list could hold), and a leading clause about the speaker and the listener
-  together before the speaker's own clause ("When we met, I…", "Since you asked, I…"), or
-  closing it, with a "from" or "of" before it ("…, since we spoke on Monday", "a photo of when
-  we met up"; "we" counts as the two of them only with what
-  two people in a chat do together — spoke, met, caught up: "…when we spotted a pod of
-  orcas" is the speaker's own and stays) — and an
-  address at the end (", Priya!", ", Jo!": one capitalised word after a comma, closing an
-  exclamation, that does not follow another capitalised word — so "Austin, Texas!" and "a
-  work trip up north, Bergen." stay) is dropped.
+- A line is cut at ``.``, ``!``, ``?``, line breaks, dashes between clauses ("I joined a rowing
+  crew - it's demanding", "they're fine- we got a ferret": a hyphen glued to the word before it
+  and a space after is a dash too; but not "precious to me - my uncle made it", nor before "so
+  many/much/few": "packed - so many families came" is one sentence, its reason kept), and before
+  a clause of the speaker's own after "; ", ", but" or ", so" ("It's hard to choose, but I
+  mostly cook the spicy dishes"); never after ``Mr.``, ``Dr.``, ``e.g.``.
+- Openers that carry no fact are peeled off the front of each sentence — interjections ("Wow,",
+  "Oh", "Yeah!", "Not really,"), an agreement with what the listener just said ("It really is,",
+  "You're so right,"), a thanks for the question ("And thanks for asking,"), discourse markers
+  ("So", "Actually", "Yet", "By the way", "Then", "Speaking of long drives,", "Looky here,", "As
+  for me,"), news announced before it is told ("Wanted to fill you in -", "I just wanted to tell
+  you that I…"), a short heading before a colon ("Quick update:", "Big news:"; never the
+  speaker's own clause that a list follows: "I'm keen on two projects: …"), the names of the
+  people in the room used as address ("Priya,"), a single capitalised word after an interjection
+  ("Hey Jo!", a short form of a name no list could hold), and a leading clause about the speaker
+  and the listener together before the speaker's own clause ("When we met, I…", "Since you
+  asked, I…"), or closing it, with a "from" or "of" before it ("…, since we spoke on Monday", "a
+  photo of when we met up"; "we" counts as the two of them only with what two people in a chat
+  do together — spoke, met, caught up: "…when we spotted a pod of orcas" is the speaker's own
+  and stays) — and an address at the end (", Priya!", ", Jo!": one capitalised word after a
+  comma, closing an exclamation, that does not follow another capitalised word — so "Austin,
+  Texas!" and "a work trip up north, Bergen." stay) is dropped.
 - A closing clause that proposes something to the listener (", so let's get it done") or
   shows it something (", take a look", " - check it out!") is cut: a suggestion is not a
   fact about the speaker.
@@ -86,7 +86,7 @@ _ATTACHMENT = re.compile(
 )
 _BREAK = re.compile(
     r"(?<=[.!?])(?P<close>[\"')\]]*)\s+|\s*\n\s*|"
-    r"(?:\s+[-–—]+\s+|\s*[–—]+\s*)(?=[A-Z]|(?:it|it's|that|that's|this|"
+    r"(?:\s+[-–—]+\s+|\s*[–—]+\s*|(?<=[a-z])-\s+)(?=[A-Z]|(?:it|it's|that|that's|this|"
     r"they|they're|there|there's|we|we're|my|so(?!\s+(?:many|much|few|little)\b)|which|he|she|and|but)\b)|"
     r"(?:;|,\s*(?:but|so))\s+(?=(?:I|I'm|I've|I'd|I'll|[Mm]y|[Ww]e|[Ww]e're|[Ww]e've)\b)"
 )
@@ -102,7 +102,7 @@ _MARKER = (
     r"so(?! far\b)|well|and|but|plus|also|anyway|anyways|actually|honestly|btw|by the way|"
     r"to be honest|tbh|i mean|you know|guess what|fun fact|look(?:y|ie)? here|as for me|for example|for instance|"
     r"(?:i )?(?:just )?wanted to (?:tell you|fill you in|update you|give you (?:a|the) heads[- ]?up|let you know)"
-    r"(?: (?:about|on) what'?s been (?:going on|happening|up)(?: lately| recently| with me)?)?(?=\s*[-–—,:;!.])|"
+    r"(?: (?:about|on) what'?s been (?:going on|happening|up)(?: lately| recently| with me)?)?(?=\s*(?:[-–—,:;!.]|$))|"
     r"(?:i )?(?:just )?wanted to (?:tell you|let you know)(?: that)?(?= (?:i|i'm|i've|i'll|we|we're|we've|my|our)\b)|"
     r"oh and|oh by the way|speaking of which|"
     r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
@@ -119,12 +119,12 @@ _REPLY = (
     r"it (?:really |sure |definitely |totally |certainly )?(?:is|does|was|did)|"
     r"they (?:really |sure |definitely |totally )?(?:are|do|were|did)|"
     r"that(?:'s| is) (?:so |very |definitely )?true|you(?:'re| are) (?:so |totally |absolutely )?right|"
-    r"me too|same here"
+    r"me too|same here|(?:and )?thanks? (?:you )?(?:so much )?for asking"
 )
 _OPENER = re.compile(
     rf"^(?:(?![A-Za-z' ]*\b(?:I|I'm|I've|I'd|my|we|we're|we've|our)\b)[A-Za-z][A-Za-z' ]{{0,24}}:\s+|(?:{_REPLY})\s*[,!.:;]+\s*|(?:{_INTERJECTION})(?:\s*[,!.:;]+|\s*[-–—]+|"
     rf"\s+(?=(?:{_INTERJECTION}|{_MARKER}|I|I'm|I've|I'll|I'd|my|we|we're|our)\b))\s*|"
-    rf"(?:{_MARKER})(?:\s*[,!.:;]+|\s*[-–—]+|\s+)\s*)",
+    rf"(?:{_MARKER})(?:\s*[,!.:;]+|\s*[-–—]+|\s+|$)\s*)",
     re.IGNORECASE,
 )
 
