@@ -115,6 +115,18 @@ def test_a_named_listener_who_is_a_clauses_subject_takes_its_verb(said: str, wri
     assert to_third_person(said, Voice(ref="u:42", listener="Warren")) == written
 
 
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("Robin and I moved to Leeds", "u:42 and Robin moved to Leeds"),
+        ("My dog Rex and I walked the ridge", "u:42 and their dog Rex walked the ridge"),
+        ("Our cat Miso and I nap after lunch", "u:42 and their cat Miso nap after lunch"),
+    ],
+)
+def test_a_named_companion_and_i_puts_the_speaker_first_with_whose_they_are(said: str, written: str) -> None:
+    assert to_third_person(said, DAN) == written
+
+
 def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
     warren = Voice(ref="he", pronoun="he", listener="u:42")
     assert to_third_person("send you my notes once I find them", warren, named=True) == (

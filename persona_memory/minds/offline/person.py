@@ -24,8 +24,9 @@ Rules:
 - "Me and my brother" before a verb is a subject, at the start or after "and" mid-sentence:
   "…and me and my sister hiked the ridge" → "…and they and their sister hiked the ridge".
 - A named person with the speaker as a subject ("Robin and I", "me and Robin") puts the
-  speaker first: "u:42 and Robin moved to Leeds". A name of someone present is dropped later,
-  by the guards; a name of someone absent may stay.
+  speaker first: "u:42 and Robin moved to Leeds", and keeps whose they are: "My dog Rex and I
+  walked…" → "u:42 and their dog Rex walked…". A name of someone present is dropped later, by
+  the guards; a name of someone absent may stay.
 - A ``u:`` id (``u:17``) is a user, never "you": it is left as it is.
 - ``you`` is the listener. When the caller names the listener (a human speaking to the
   persona), ``you`` becomes that name, and a "you" that is a clause's subject (first, or
@@ -254,7 +255,7 @@ _COUPLE_WE = re.compile(
     r"(?:broke|break|breaking|split|splitting) up|(?:moved|move|moving) in together|"
     r"expecting (?:a|our|another|twins\b)|(?:had|have|having) (?:a|our|another) baby)\b"
 )
-_NAME_AND_I = re.compile(r"(?<![\w'])([A-Z][a-z]+) and (?:I|me)\b(?!')")
+_NAME_AND_I = re.compile(r"(?<![\w'])((?:(?:[Mm]y|[Oo]ur) [a-z]+ )?[A-Z][a-z]+) and (?:I|me)\b(?!')")
 _ME_AND_NAME = re.compile(r"^[Mm]e and ([A-Z][a-z]+)\b(?!')")
 _NOT_A_NAME = ADVERBS | STOPWORDS | frozenset(
     "yes yeah yep no nope ok okay oh well thanks sorry honestly anyway lol haha hey hi".split()
@@ -265,9 +266,13 @@ _NOT_A_NAME = ADVERBS | STOPWORDS | frozenset(
 
 
 def _speaker_first(match: re.Match[str]) -> str:
-    """ "Robin and I" → "I and Robin"; a word that is no name ("Yes and I…") is left as it is."""
+    """ "Robin and I" → "I and Robin", "My dog Rex and I" → "I and my dog Rex"; a word that
+    is no name ("Yes and I…") is left as it is."""
     name = match.group(1)
-    return match[0] if name.lower() in _NOT_A_NAME else f"I and {name}"
+    if name.split()[-1].lower() in _NOT_A_NAME:
+        return match[0]
+    whose, _, who = name.rpartition(" ")
+    return f"I and {whose.lower()} {who}" if whose else f"I and {name}"  # "my dog Rex and I" → "I and my dog Rex"
 
 
 def has_first_person(sentence: str) -> bool:
