@@ -943,6 +943,24 @@ def test_a_name_then_whose_it_is_says_what_it_is_called() -> None:
     assert texts("Marta Vance, my old piano teacher!") == ["u:42's old piano teacher is Marta Vance."]
 
 
+def test_an_it_too_long_to_join_its_row_is_named_by_that_rows_one_thing() -> None:
+    """Joined, the two would pass the row limit; the second keeps its own row, its "it" named."""
+    found = texts(
+        "I'm feeling a whirl of relief, pride, plain tiredness and a bit of sadness - all of it at once "
+        "- over finishing the ferry restoration. Now I'm going to enter it in the harbour festival and "
+        "hopefully get a few sailing clubs to charter it."
+    )
+    assert found[-1] == (
+        "u:42 is now going to enter the ferry restoration in the harbour festival and hopefully get a "
+        "few sailing clubs to charter it."
+    )
+    # an idiom's "it" is no thing of the row before ("dance it out")
+    assert not any("the ferry restoration out" in t for t in texts(
+        "I'm feeling a whirl of relief, pride, plain tiredness and a bit of sadness - all of it at once "
+        "- over finishing the ferry restoration. When I'm stressed I just dance it out in the kitchen with the radio on loud."
+    ))
+
+
 def test_been_a_while_is_small_talk_and_been_doing_gets_its_i() -> None:
     assert rows("Been ages, huh.") == []
     assert texts("Been learning Welsh on the bus.") == ["u:42 has been learning Welsh on the bus."]

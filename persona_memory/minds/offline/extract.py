@@ -76,11 +76,13 @@ Rules:
   "Definitely one of my favourites", "Was so…" (an "I" left out is put back first, ``person``).
 - A row keeps the specific words of its sentence (names, objects, places, numbers, dates,
   titles); chat fillers ("also", "lol") and intensifiers ("really") are taken out; "those
-  letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside it (``references``)
-  is joined to the row before it from the same line ("u:42 bought a bike and rides it
-  daily"); when there is none, the row keeps the clauses before the one that points nowhere
-  ("u:42 took up fencing and it's giving them focus" → "u:42 took up fencing"), and is
-  dropped when no clause is left.
+  letters" becomes "the letters"; a row whose "it", "this" or "there" points at nothing inside
+  it (``references``) is joined to the row before it from the same line ("u:42 bought a bike and
+  rides it daily"); when the two are too long for one row, an "it" taken somewhere ("submit it
+  to…", "hang it in…") is named by the one thing that row named ("u:42 is going to submit the
+  thesis to three journals"); when neither can be, the row keeps the clauses before the one that
+  points nowhere ("u:42 took up fencing and it's giving them focus" → "u:42 took up fencing"),
+  and is dropped when no clause is left.
 - A sentence with no row before it to continue, whose opening "it" or "they" is named by
   what follows ("It's a map of the old city") keeps that name: "u:42 mentioned a map of the
   old city" (``identity``).
@@ -125,6 +127,7 @@ from .answers import (
     answer_row,
     indirect_question_about,
     name_the_pronoun,
+    is_plural,
     noun_phrases,
     places_named,
 )
@@ -134,7 +137,7 @@ from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
 from .listener import about_the_listener
-from .lexicon import ING_ADJECTIVES, IRREGULAR_PAST, STOPWORDS, SUBORDINATORS, VAGUE
+from .lexicon import ING_ADJECTIVES, IRREGULAR_PAST, PEOPLE_AND_PETS, RELATIONS, STOPWORDS, SUBORDINATORS, VAGUE
 from .mentions import (
     bound_them,
     name_bound_them,
@@ -712,6 +715,9 @@ class _Reader:
         if dangling(text):
             if found and self._continue(found[-1], text, line):
                 return None
+            named = _it_named_by_the_row_before(text, found[-1]) if found and line.id in found[-1].evidence else None
+            if named is not None:
+                return self._new(line.speaker, kind, named, importance, line, dated.valid_from)
             text = _before_dangling_clause(text)
             if text is None or line.speaker not in text or not self._specific(text) or len(text.split()) < 3:
                 return None  # what is left must still say who and what ("u:42 put." is no row)
@@ -1025,6 +1031,31 @@ def _reads_as_order(text: str, speaker: str) -> bool:
     u:42…"); validation would drop it, so it is not offered. Rows that start with the
     speaker are statements and skip the (costly) check."""
     return not text.startswith(speaker) and carries_link_or_order(text)
+
+
+def _it_named_by_the_row_before(text: str, before: _Memory) -> str | None:
+    """A row whose object "it" points back at the one thing the line's row before it named,
+    when the two are too long to join: "u:42 finished their thesis on river otters after four
+    years in Devon." + "u:42 is going to submit it to three journals." → "u:42 is going to
+    submit the thesis to three journals." ``None`` when that row names no single thing or the
+    named row still points nowhere."""
+    if _OBJECT_IT.search(text) is None or len(before.text) + len(text) <= LIMIT:
+        return None  # short enough to join: the row before takes it, or it is no clause of it
+    things = {
+        words
+        for _, _, words in noun_phrases(_THEIR.sub("the ", before.text))
+        if not is_plural(words) and words.split()[-1].lower() not in PEOPLE_AND_PETS | RELATIONS
+    }
+    if len(things) != 1:
+        return None
+    named = as_memory_text(_OBJECT_IT.sub(f"the {things.pop()}", text, count=1))
+    return None if dangling(named) or len(named) > LIMIT else named
+
+
+# an object "it" taken somewhere or to someone ("submit it to", "hang it in"), not an idiom's
+# ("dance it out", "make it", "take it easy") nor a subject ("it's", "it was")
+_OBJECT_IT = re.compile(r"(?<=[a-z] )(?<!\bmake )(?<!\bmade )it(?= (?:to|into|for|at|in|on|with|from)\b)")
+_THEIR = re.compile(r"\btheir\s+|\bu:\d+'s\s+")
 
 
 def _cite_what_it_answers(memory: _Memory, before: Line) -> None:
