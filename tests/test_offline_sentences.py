@@ -251,6 +251,8 @@ def test_normalise_writes_out_chat_spellings() -> None:
         "Take a look at this.",
         "Me too.",
         "I totally agree.",
+        "I 100% agree.",
+        "I absolutely agree, that was the right call.",
         "So glad you liked it.",
         "lol ok",
         "Appreciate the help with the ladder.",

@@ -160,7 +160,7 @@ _GREETING_OR_THANKS = re.compile(
     r"(?:some )?(?:\w+ )?(?:stuff|things) (?:has|have|'s|'ve) been (?:going on|happening))"
     r"(?=(?: (?:in my life|lately|recently|with me|at my end|here))?\s*(?:[.!]+\s*)?$)|"
     r"hope you|wish you|can't wait to (see|hear) (you|your|it|how|what|more)|(I'm |I am )?(so |really |very )?glad(?=\s+(?:you|your|it|it's|that|we|to (?:hear|see|know|help)|for)\b|\s*[.!,]|$)|"
-    r"I (totally |completely |so |"
+    r"I (totally |completely |so |100% |fully |absolutely |really |definitely |do |"
     r"couldn't |can't )?(agree|disagree)|I know,? right|I feel you|I hear you|I bet|I guess|I see (?:what|why|how|where|your point)|"
     r"I hope so|I think so|I know what you mean|I'm sure|I'm happy "
     r"for|I'm so happy for|I'm (?:so )?proud of (?:you|ya|u)\b)\b"
