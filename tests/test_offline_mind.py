@@ -242,6 +242,19 @@ def test_the_personas_promise_in_a_private_chat_is_to_the_human_there() -> None:
     ]
 
 
+def test_a_promise_of_it_names_what_was_asked_for_or_is_not_kept() -> None:
+    asked = memories(
+        dan("Could you send me the ferry timetable?"),
+        ("warren", "Sure, I'll send it to you tonight."),
+    )
+    assert [m["text"] for m in asked if m["subject"] == "self"] == [
+        "Warren said he would send the ferry timetable to u:42 on 2026-08-10."
+    ]
+    # nothing before it says what "it" is: a promise nobody could read later
+    unnamed = memories(dan("Thanks so much!"), ("warren", "I'll send it to you tonight."))
+    assert [m for m in unnamed if m["subject"] == "self"] == []
+
+
 def test_the_personas_promise_in_a_group_is_to_the_human_who_spoke_last() -> None:
     found = memories(
         ("u:42", "I've been reading about value investing."),

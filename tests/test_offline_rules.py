@@ -961,6 +961,34 @@ def test_an_it_too_long_to_join_its_row_is_named_by_that_rows_one_thing() -> Non
     ))
 
 
+def test_a_short_name_before_the_speakers_clause_is_peeled_but_not_an_adverb() -> None:
+    # the short form of a name in the room: Dan calls the persona Isabella "Isa"
+    request = ExtractionRequest(
+        persona="isabella",
+        lines=(Line(id=100, speaker="u:42", text="Isa, I'm so chuffed that my quilt won a rosette at the county show.", at=MONDAY),),
+        present=(DAN,),
+        block="",
+        today=MONDAY.date(),
+        private=True,
+        personas=("isabella",),
+    )
+    assert [m["text"] for m in extract_memories(request)["memories"]] == [
+        "u:42 is so chuffed that their quilt won a rosette at the county show."
+    ]
+    assert texts("Sadly, I sold my old camper van to a neighbour.") == [
+        "u:42 sadly sold their old camper van to a neighbour."
+    ]
+
+
+def test_not_having_talked_for_a_while_is_peeled_like_long_time_no_see() -> None:
+    assert texts("Haven't talked in a few weeks, wanted to let you know I joined a bell-ringing group.") == [
+        "u:42 joined a bell-ringing group."
+    ]
+    assert texts("Haven't talked to you in a bit but wanted to let you know I passed my driving test!") == [
+        "u:42 passed their driving test."
+    ]
+
+
 def test_been_a_while_is_small_talk_and_been_doing_gets_its_i() -> None:
     assert rows("Been ages, huh.") == []
     assert texts("Been learning Welsh on the bus.") == ["u:42 has been learning Welsh on the bus."]

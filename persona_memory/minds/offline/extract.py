@@ -173,7 +173,7 @@ from .references import (
     shows_someone,
     this_alone,
 )
-from .promises import promise_text, promised_act
+from .promises import act_points_nowhere, promise_text, promised_act
 from .sentences import (
     carries_link_or_order,
     drop_fillers,
@@ -403,7 +403,7 @@ class _Reader:
             previous_line = previous if asked else None
             previous = line
             if line.speaker == self.request.persona:
-                found = self._promises(line)
+                found = self._promises(line, asked)
             elif line.speaker in self.humans:
                 thing = asked_thing(asked) if asked else None
                 carried = self._asked_about_last(line.speaker, index, asked) if asked and thing is None else None
@@ -849,7 +849,11 @@ class _Reader:
 
     # -- persona lines ---------------------------------------------------------------------
 
-    def _promises(self, line: Line) -> list[_Memory]:
+    def _promises(self, line: Line, asked: str = "") -> list[_Memory]:
+        """The persona's promises in ``line``; an "it" in one is named by what the line before
+        (``asked``, another's) named — "Can you send me the bus timetable?" — "Sure, I'll send
+        it later" → "Warren said he would send u:42 the bus timetable later" — or the promise
+        is not kept: nobody could tell later what was promised."""
         counterpart = self._counterpart()
         text = normalise(line.text)
         if counterpart is None or carries_link_or_order(text):
@@ -865,6 +869,15 @@ class _Reader:
             if said is None:
                 continue
             text_out = as_memory_text(said)
+            if act_points_nowhere(dated.text, counterpart):
+                named = name_the_pronoun(act, antecedents(asked)) if asked else act
+                if named == act:
+                    continue
+                dated = resolve_dates(named, line.at.date(), "future")
+                said = promise_text(dated.text, self.persona_name, self.pronoun, counterpart)
+                if said is None or act_points_nowhere(dated.text, counterpart):
+                    continue
+                text_out = as_memory_text(said)
             importance = max(7, importance_of(act, "promise"))
             found.append(
                 self._new("self", "promise", text_out, importance, line, dated.valid_from, counterpart)

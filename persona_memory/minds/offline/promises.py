@@ -9,6 +9,10 @@ Rules:
 - Questions, conditionals ("if you like, I'll…") and pleasantries ("I'll miss you", "I'll
   always have your back", "I'll see you soon", "I'll let you know") are not promises.
 - ``you`` becomes the counterpart's ``u:`` id; ``I``/``me``/``my`` become the persona's pronoun.
+- An act that points at what it does not name ("I'll send it to you tonight") takes its thing
+  from the line before, another's ("Could you send me the ferry timetable?" → "Warren said he
+  would send the ferry timetable to u:42…"); with none there, it is no promise: nobody could
+  tell later what was promised (``act_points_nowhere``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import re
 
 from .lexicon import STOPWORDS
 from .person import Voice, to_third_person
+from .references import dangling
+from .shape import as_memory_text
 
 _PROMISE = re.compile(
     r"^(?:and |so |but |ok,? |okay,? )?(?P<how>I'll|I will|I shall|I promise(?: that)?(?: I'll| I will| to)?|"
@@ -59,3 +65,10 @@ def promise_text(act: str, persona_name: str, pronoun: str, counterpart: str) ->
     voice = Voice(ref=pronoun, pronoun=pronoun, listener=counterpart)
     turned = to_third_person(act, voice, named=True)
     return None if turned is None else f"{persona_name} said {pronoun} would {turned}"
+
+
+def act_points_nowhere(act: str, counterpart: str) -> bool:
+    """Whether a promised act ("send it to you tonight") points at something it does not
+    name. It is read as a plain deed of someone's, so the persona's own pronoun never counts."""
+    turned = to_third_person(act, Voice(ref="u:0", listener=counterpart), named=False)
+    return turned is None or dangling(as_memory_text(f"u:0 will {turned}"))

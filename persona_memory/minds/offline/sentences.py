@@ -16,18 +16,20 @@ Rules:
   "Oh", "Yeah!", "Not really,"), an agreement with what the listener just said ("It really is,",
   "You're so right,"), a thanks for the question ("And thanks for asking,"), discourse markers
   ("So", "Actually", "Yet", "By the way", "Then", "Speaking of long drives,", "Looky here,", "As
-  for me,"), news announced before it is told ("Wanted to fill you in -", "I just wanted to tell
-  you that I…"), a short heading before a colon ("Quick update:", "Big news:"; never the
-  speaker's own clause that a list follows: "I'm keen on two projects: …"), the names of the
-  people in the room used as address ("Priya,"), a single capitalised word after an interjection
-  ("Hey Jo!", a short form of a name no list could hold), and a leading clause about the speaker
-  and the listener together before the speaker's own clause ("When we met, I…", "Since you
-  asked, I…"), or closing it, with a "from" or "of" before it ("…, since we spoke on Monday", "a
-  photo of when we met up"; "we" counts as the two of them only with what two people in a chat
-  do together — spoke, met, caught up: "…when we spotted a pod of orcas" is the speaker's own
-  and stays) — and an address at the end (", Priya!", ", Jo!": one capitalised word after a
-  comma, closing an exclamation, that does not follow another capitalised word — so "Austin,
-  Texas!" and "a work trip up north, Bergen." stay) is dropped.
+  for me,"), a while without a chat ("Haven't talked in a few days,"), news announced before it
+  is told ("Wanted to fill you in -", "I just wanted to tell you that I…"), a short heading
+  before a colon ("Quick update:", "Big news:"; never the speaker's own clause that a list
+  follows: "I'm keen on two projects: …"), the names of the people in the room used as address
+  ("Priya,") or a short form of one before the speaker's own clause ("Mel, I'm…" to Melanie;
+  "Later, I…" shortens no name), a single capitalised word after an interjection ("Hey Jo!", a
+  short form of a name no list could hold), and a leading clause about the speaker and the
+  listener together before the speaker's own clause ("When we met, I…", "Since you asked, I…"),
+  or closing it, with a "from" or "of" before it ("…, since we spoke on Monday", "a photo of
+  when we met up"; "we" counts as the two of them only with what two people in a chat do
+  together — spoke, met, caught up: "…when we spotted a pod of orcas" is the speaker's own and
+  stays) — and an address at the end (", Priya!", ", Jo!": one capitalised word after a comma,
+  closing an exclamation, that does not follow another capitalised word — so "Austin, Texas!"
+  and "a work trip up north, Bergen." stay) is dropped.
 - A closing clause that proposes something to the listener (", so let's get it done") or
   shows it something (", take a look", " - check it out!") is cut: a suggestion is not a
   fact about the speaker.
@@ -107,6 +109,8 @@ _MARKER = (
     r"oh and|oh by the way|speaking of which|"
     r"speaking of (?:[\w'-]+ ){0,3}[\w'-]+(?=\s*,)|then|"
     r"in the meantime|meanwhile|though|however|yet|but yeah|long time no (?:see|talk)|"
+    r"(?:I )?(?:haven't|have not|hadn't) (?:talked|spoken|chatted|caught up)(?: to you| with you)? in (?:a while|a bit|ages|forever|"
+    r"some time|a (?:few|couple of) (?:days|weeks|months))|"
     r"on (?:another|a different|a (?:more )?(?:serious|lighter|happier|sadder) |that) ?note|in other news|"
     r"it'?s been (?:a while|ages|a few days|some time)|"
     r"(?:a lot|so much|lots|loads)(?:'s| has)? (?:been )?(?:going on|happening)(?= *[;:,–—-])|"
@@ -141,6 +145,21 @@ _SHARED_TAIL = re.compile(
 _VOCATIVE = re.compile(
     rf"^(?:dear|(?:{_INTERJECTION}|thanks|thank you)\s+)([A-Z][a-z]+)\s*[,!.:;]+\s*", re.IGNORECASE
 )
+# a bare name before the speaker's own clause: "Mel, I'm so stoked…" (``_bare_vocative``)
+_BARE_VOCATIVE = re.compile(r"^([A-Z][a-z]+),\s*(?=(?:I|I'm|I've|I'll|I'd)\b)")
+
+
+def _bare_vocative(sentence: str, names: Iterable[str]) -> re.Match[str] | None:
+    """A short form of a name in the room before the speaker's clause ("Mel, I'm…" to
+    Melanie); a word that shortens no name ("Later, I…", "Sadly, I…") is not one."""
+    found = _BARE_VOCATIVE.match(sentence)
+    if found is None:
+        return None
+    word = found.group(1).lower()
+    shortens = any(part.lower().startswith(word) for name in names for part in name.split())
+    return found if shortens else None
+
+
 _TRAILING_VOCATIVE = re.compile(r"(?P<before>\b[\w']+),\s*(?P<name>[A-Z][a-z]+)\s*(?=!+$)")
 _NOT_A_NAME = frozenset(
     """i i'm monday tuesday wednesday thursday friday saturday sunday january february march
@@ -340,7 +359,7 @@ def strip_address(sentence: str, names: Iterable[str]) -> str:
         previous = sentence
         sentence = _OPENER.sub("", sentence, count=1)
         sentence = _SHARED_CLAUSE.sub("", sentence, count=1)
-        vocative = _VOCATIVE.match(sentence)
+        vocative = _VOCATIVE.match(sentence) or _bare_vocative(sentence, names)
         if vocative is not None and vocative.group(1).lower() not in _NOT_A_NAME:
             sentence = sentence[vocative.end() :]
         if named is not None:
