@@ -127,6 +127,19 @@ def test_a_named_companion_and_i_puts_the_speaker_first_with_whose_they_are(said
     assert to_third_person(said, DAN) == written
 
 
+@pytest.mark.parametrize(
+    ("said", "written"),
+    [
+        ("I need a new bike chain", "u:42 needs a new bike chain"),
+        ("I feed the ducks every morning", "u:42 feeds the ducks every morning"),
+        ("I shed a tear at the wedding", "u:42 shed a tear at the wedding"),  # a past, as "read"
+        ("I succeed when I plan ahead", "u:42 succeeds when they plan ahead"),
+    ],
+)
+def test_a_verb_that_only_ends_like_a_past_form_agrees(said: str, written: str) -> None:
+    assert to_third_person(said, DAN) == written
+
+
 def test_a_persona_voice_uses_its_pronoun_after_the_first_mention() -> None:
     warren = Voice(ref="he", pronoun="he", listener="u:42")
     assert to_third_person("send you my notes once I find them", warren, named=True) == (

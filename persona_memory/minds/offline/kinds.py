@@ -41,7 +41,7 @@ from typing import Literal
 
 from ...text.folded import Folded
 from .dates import Tense
-from .lexicon import ADVERBS, IRREGULAR_PAST, RELATIONS, STOPWORDS, VAGUE
+from .lexicon import ADVERBS, IRREGULAR_PAST, PRESENT_IN_ED, RELATIONS, STOPWORDS, VAGUE
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -60,7 +60,7 @@ _FUTURE = Folded(
     r"(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday))",
     re.I,
 )
-_NOT_PAST = r"(?!(?:need|feed|seed|speed|bleed|breed|proceed|succeed|exceed|shed|bed|red|embed)\b)"
+_NOT_PAST = rf"(?!(?:{'|'.join(sorted(PRESENT_IN_ED))})\b)"
 _PAST = re.compile(
     rf"(?:{_SUBJECT}|\band)\s+(?:(?:{_ADVERBS})\s+)*"
     rf"(?:{_NOT_PAST}\w+ed|{'|'.join(sorted(IRREGULAR_PAST))})\b|"

@@ -31,7 +31,10 @@ IRREGULAR_PAST = frozenset(
     spun sprang sank stank strove wept wound""".split()
 )
 
-AMBIGUOUS_PAST = frozenset("put cut hit set let quit read hurt cost shut spread bet bid".split())
+AMBIGUOUS_PAST = frozenset("put cut hit set let quit read hurt cost shut spread bet bid shed".split())
+
+PRESENT_IN_ED = frozenset("need feed seed speed bleed breed proceed succeed exceed shed bed red embed".split())
+"""Words that end like a past form in -ed and are not one ("I need", "we feed them")."""
 
 PAST_PARTICIPLES = frozenset(
     """been gone seen done got gotten had made taken given known written eaten driven

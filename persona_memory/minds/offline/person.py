@@ -78,6 +78,7 @@ from .lexicon import (
     PAST_PARTICIPLES,
     PEOPLE_AND_PETS,
     PLURAL_FIXES,
+    PRESENT_IN_ED,
     RELATIONS,
     STOPWORDS,
     SUBORDINATORS,
@@ -675,7 +676,7 @@ def third_singular(verb: str, *, habitual: bool = False) -> str:
         return verb
     if lower in AMBIGUOUS_PAST and not habitual:
         return verb
-    if lower.endswith("ed") or lower.endswith("s") and not lower.endswith(("ss", "sh")):
+    if lower.endswith("ed") and lower not in PRESENT_IN_ED or lower.endswith("s") and not lower.endswith(("ss", "sh")):
         return verb
     if lower.endswith(("ss", "sh", "ch", "x", "z", "o")):
         return verb + "es"
