@@ -25,6 +25,11 @@ def test_terms_drop_ids_function_words_and_single_letters_and_meet_in_one_stem()
 
 def test_an_irregular_verb_meets_its_base_form() -> None:
     assert terms("She ran the relay and bought new spikes") == terms("she runs the relay and buys new spikes")
+
+
+def test_a_british_spelling_and_a_chat_shortening_meet_the_word() -> None:
+    assert terms("my fave colour") == terms("my favorite color") == terms("my favourite colours")
+    assert terms("the theatre near the centre") == terms("the theater near the center")
     assert terms("we went, she has gone, they go") == ["go", "go", "go"]
     assert terms("the children wrote letters") == terms("a child writes a letter")
 

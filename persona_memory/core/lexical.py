@@ -76,11 +76,16 @@ _IRREGULAR = {
         "fall": "fell fallen", "lend": "lent", "mean": "meant", "lead": "led", "feed": "fed",
         "dig": "dug", "hang": "hung", "shoot": "shot", "shake": "shook shaken", "steal": "stole stolen",
         "hide": "hid hidden", "child": "children", "man": "men", "woman": "women",
+        # one word spelt two ways, or cut short in chat
+        "favorite": "favourite favourites fave faves fav favs", "color": "colour colours",
+        "neighbor": "neighbour neighbours", "center": "centre centres", "theater": "theatre theatres",
     }.items()
     for form in forms.split()
 }
 """Irregular forms of common English verbs (and plurals), read as their base form, so "ran"
-meets "run" and "bought" meets "buy": the stemmer only takes endings off."""
+meets "run" and "bought" meets "buy": the stemmer only takes endings off. A word spelt the
+British way or cut short in chat is read as one spelling, so "favourite" and "fave" meet
+"favorite"."""
 
 
 def stem(word: str) -> str:
