@@ -224,6 +224,19 @@ def test_a_taste_that_names_its_thing_matters_more_than_a_vague_one() -> None:
     }
 
 
+def test_a_taste_for_doing_something_is_a_habit_and_rated_as_one() -> None:
+    found = memories(
+        dan("We love prepping the big feast together."),
+        dan("I enjoy restoring old radios."),
+        dan("I like the new kettle."),
+    )
+    assert {m["text"]: m["importance"] for m in found} == {
+        "u:42 and others love prepping the big feast together.": 5,
+        "u:42 enjoys restoring old radios.": 5,
+        "u:42 likes the new kettle.": 4,
+    }
+
+
 def test_the_personas_promise_in_a_private_chat_is_to_the_human_there() -> None:
     found = memories(
         dan("I'd love to read more about Berkshire's early years."),

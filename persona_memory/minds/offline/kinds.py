@@ -22,7 +22,9 @@ Rules (importance, the Generative Agents scale: 1 is mundane, 10 is poignant):
   below 3, whatever it is a taste for: "I love cheese pizza" is worth keeping); other facts 4;
   a taste or a fact that names its thing — a capitalised name after the first word, a number
   or a quoted title ("I love "Harbour Lights"", "I love the Penwith coast") — 5, as a hobby:
-  it is what a later chat asks about, and a day's cap keeps it before a vaguer one;
+  it is what a later chat asks about, and a day's cap keeps it before a vaguer one; so is a
+  taste for doing something ("We love prepping the feast", "I enjoy restoring old radios"): a
+  habit, not a passing like;
 - pleasantries and small talk — "can't wait to see it", "I'll take it one day at a time",
   "I'm so excited", "I'll keep going", a mood with no object — 2, below the bar of 3, and so
   is the mundane — meals, weather, being tired or busy — unless the sentence says something
@@ -41,7 +43,7 @@ from typing import Literal
 
 from ...text.folded import Folded
 from .dates import Tense
-from .lexicon import ADVERBS, IRREGULAR_PAST, PRESENT_IN_ED, RELATIONS, STOPWORDS, VAGUE
+from .lexicon import ADVERBS, ING_NOUNS, IRREGULAR_PAST, PRESENT_IN_ED, RELATIONS, STOPWORDS, VAGUE
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -158,6 +160,11 @@ _PLEASANTRY = Folded(
     r"wonderful|nice|cool|hard|tough|crazy|wild))\b",
     re.I,
 )
+# a taste for doing something: "we love prepping the feast", "I enjoy restoring old radios"
+_LIKES_DOING = Folded(
+    rf"\b(?:love|loves|enjoy|enjoys|like|likes|adore|adores)\s+(?!(?:{'|'.join(sorted(ING_NOUNS))})s?\b)[a-z]+ing\b",
+    re.I,
+)
 _NAMED_OR_COUNTED = re.compile(r"(?<=\S )(?!I\b|I')[A-Z][a-z]+|\b\d+\b|\"[^\"]+\"")
 _WEIGHTY = Folded(
     r"\b(?:dream|goal|passion|mission|identity|mental health|"
@@ -231,6 +238,8 @@ def importance_of(sentence: str, kind: Kind) -> int:
     base = {"event": 5, "relationship": 5, "preference": 4, "fact": 4}[kind]
     if _HOBBIES.search(sentence) or _WEIGHTY.search(sentence) or _NAMED_OR_COUNTED.search(sentence):
         return max(base, 5)
+    if kind == "preference" and _LIKES_DOING.search(sentence):
+        return 5
     return base
 
 
