@@ -80,6 +80,9 @@ def test_every_answer_of_every_route_is_documented(served_schema, live_server: s
         @settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck),
                   derandomize=True, database=None)
         def answer_is_documented(case) -> None:
-            case.call_and_validate(base_url=live_server, headers=token_for(operation))
+            # An invalid case may be invalid for leaving the token out; giving it back would
+            # make the server accept what the case meant it to refuse.
+            dropped = mode is GenerationMode.NEGATIVE and "authorization" not in {h.lower() for h in case.headers or {}}
+            case.call_and_validate(base_url=live_server, headers={} if dropped else token_for(operation))
 
         answer_is_documented()
