@@ -1,14 +1,15 @@
 """Property-based: schemathesis drives the live server from the document it serves.
 
-Every route of the document — the runtime API, the human-control API, the document and its
-page; all but the event stream, whose answer lasts until the server stops (its statuses are
-reached in ``test_web_document``) — is driven with the token its ``security`` names
-(``runtime`` or ``controls``), bounded (``MAX_EXAMPLES`` generated requests per route and mode,
-valid and invalid), against a real ``persona-memory serve`` process. Every answer must be a
-documented status with a documented body and content type, a route that needs a token must
-refuse a request without it or with a wrong one, and no request may crash the server (no 500),
-whatever the input. (schemathesis's own pytest plugin does not load under pytest 9 yet, so the
-test draws cases from its Hypothesis strategies directly.)
+Every route of the document — the runtime API, the human-control API, the document and its page;
+all but the event stream, whose answer lasts until the server stops (its statuses are reached in
+``test_web_document``) — is driven with the token its ``security`` names (``runtime`` or
+``controls``; an invalid case drawn without it is sent without it), bounded (``MAX_EXAMPLES``
+generated requests per route and mode, valid and invalid), against a real ``persona-memory
+serve`` process. Every answer must be a documented status with a documented body and content
+type, a route that needs a token must refuse a request without it or with a wrong one, and no
+request may crash the server (no 500), whatever the input. (schemathesis's own pytest plugin
+does not load under pytest 9 yet, so the test draws cases from its Hypothesis strategies
+directly.)
 """
 
 from __future__ import annotations
