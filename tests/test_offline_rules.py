@@ -933,7 +933,7 @@ def test_thanks_for_asking_is_peeled_and_a_dash_glued_to_a_word_still_ends_a_cla
 
 
 def test_a_marker_cut_off_by_a_dash_is_peeled_whole() -> None:
-    assert texts("I just wanted to give you the heads up on what's been happening lately- I joined a rowing club.") == [
+    assert texts("Wanted to fill you in on what's been going on with me- I joined a rowing club.") == [
         "u:42 joined a rowing club."
     ]
 
@@ -981,10 +981,10 @@ def test_a_short_name_before_the_speakers_clause_is_peeled_but_not_an_adverb() -
 
 
 def test_not_having_talked_for_a_while_is_peeled_like_long_time_no_see() -> None:
-    assert texts("Haven't talked in a few weeks, wanted to let you know I joined a bell-ringing group.") == [
+    assert texts("Haven't spoken in a couple of weeks, but I joined a bell-ringing group.") == [
         "u:42 joined a bell-ringing group."
     ]
-    assert texts("Haven't talked to you in a bit but wanted to let you know I passed my driving test!") == [
+    assert texts("Haven't caught up with you in ages, and guess what, I passed my driving test!") == [
         "u:42 passed their driving test."
     ]
 
