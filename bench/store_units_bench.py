@@ -25,7 +25,7 @@ each recorded unit runs on this thread — a write inside ``connection.transacti
 replays, the CPU µs per unit, per slice and per transcript line, by kind of unit; it checks that
 every call returned what it returned in the app (the same code ran both: that proves the replay
 faithful), and prints the rows+state digest of the app's file and of the replayed one — both
-``write_bench --digest``'s ``68aa3d9a…`` with the defaults. (Row ids depend on the order the
+``write_bench --digest``'s ``789c8b0b…`` with the defaults. (Row ids depend on the order the
 lanes posted in, which varies from run to run, so the calls' results are not compared across
 runs; the digest leaves ids out.)
 """
