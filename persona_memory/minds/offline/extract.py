@@ -126,8 +126,8 @@ from .answers import (
     antecedents,
     answer_row,
     indirect_question_about,
-    name_the_pronoun,
     is_plural,
+    name_the_pronoun,
     noun_phrases,
     places_named,
 )
@@ -136,8 +136,8 @@ from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
 from .kinds import Kind, importance_of, kind_of, tense_of
-from .listener import about_the_listener
 from .lexicon import ING_ADJECTIVES, IRREGULAR_PAST, PEOPLE_AND_PETS, RELATIONS, STOPWORDS, SUBORDINATORS, VAGUE
+from .listener import about_the_listener
 from .mentions import (
     bound_them,
     name_bound_them,
@@ -852,8 +852,8 @@ class _Reader:
     def _promises(self, line: Line, asked: str = "") -> list[_Memory]:
         """The persona's promises in ``line``; an "it" in one is named by what the line before
         (``asked``, another's) named — "Can you send me the bus timetable?" — "Sure, I'll send
-        it later" → "Warren said he would send u:42 the bus timetable later" — or the promise
-        is not kept: nobody could tell later what was promised."""
+        it to you later" → "Warren said he would send the bus timetable to u:42 later" — or the
+        promise is not kept: nobody could tell later what was promised."""
         counterpart = self._counterpart()
         text = normalise(line.text)
         if counterpart is None or carries_link_or_order(text):
@@ -864,20 +864,16 @@ class _Reader:
             act = promised_act(sentence)
             if act is None or mentions_name(act, self.names):
                 continue
+            if act_points_nowhere(act, counterpart):
+                named = name_the_pronoun(act, antecedents(asked)) if asked else act
+                if named == act or act_points_nowhere(named, counterpart):
+                    continue
+                act = named
             dated = resolve_dates(act, line.at.date(), "future")
             said = promise_text(dated.text, self.persona_name, self.pronoun, counterpart)
             if said is None:
                 continue
             text_out = as_memory_text(said)
-            if act_points_nowhere(dated.text, counterpart):
-                named = name_the_pronoun(act, antecedents(asked)) if asked else act
-                if named == act:
-                    continue
-                dated = resolve_dates(named, line.at.date(), "future")
-                said = promise_text(dated.text, self.persona_name, self.pronoun, counterpart)
-                if said is None or act_points_nowhere(dated.text, counterpart):
-                    continue
-                text_out = as_memory_text(said)
             importance = max(7, importance_of(act, "promise"))
             found.append(
                 self._new("self", "promise", text_out, importance, line, dated.valid_from, counterpart)
