@@ -13,7 +13,7 @@ Rules:
     except a wish to see or hear the listener's things ("I'd love to hear you sing") — and no
     offer ("I can lend you the tent", "I could help you with the move", "I'm posting you the
     pattern now": what they can do or are doing, unless it is only seeing, imagining or
-    understanding);
+    understanding, or a feeling in -ing: "I'm loving your haircut");
   - it names nothing: no capitalised name after its first word, no number, no quoted title
     ("I think you'd like "Quiet Harbour"" keeps the title).
 """
