@@ -237,6 +237,23 @@ def test_a_taste_for_doing_something_is_a_habit_and_rated_as_one() -> None:
     }
 
 
+def test_they_carries_the_speakers_plural_across_their_lines_to_the_answer() -> None:
+    """The tortoises are named once; the speaker's next line only says "they", and the question
+    after it asks by "they" too: the answer is still about the tortoises."""
+    found = memories(
+        dan("I was bored, so I took my tortoises out into the garden."),
+        ("warren", "Did they enjoy it?"),
+        dan("Of course! They look worn out from all the walking, so they are napping in the hutch now."),
+        ("warren", "Sweet. What do they eat?"),
+        dan("They eat a mix of dandelions, clover and kale."),
+    )
+    assert [m["text"] for m in found] == [
+        "u:42 took their tortoises out into the garden.",
+        "u:42's tortoises look worn out from all the walking, so they are napping in the hutch now; "
+        "they eat a mix of dandelions, clover and kale.",
+    ]
+
+
 def test_the_personas_promise_in_a_private_chat_is_to_the_human_there() -> None:
     found = memories(
         dan("I'd love to read more about Berkshire's early years."),

@@ -394,6 +394,7 @@ class _Reader:
         self.last_human: str | None = None
         self.company: dict[str, str] = {}
         self.plurals_of: dict[str, tuple[Thing, ...]] = {}  # the plurals each speaker's last line named
+        self.they_of: dict[str, tuple[Thing, ...]] = {}  # …or, when it named none and opened on "They", the line's before
         self.position = 0
 
     def read(self) -> list[_Memory]:
@@ -433,6 +434,11 @@ class _Reader:
             return None
         return last[1]
 
+    def _spoke_before_the_question(self, line: Line, index: int) -> bool:
+        """Whether the line before the question this line answers was this speaker's own: the
+        question's "they" means what that line spoke of."""
+        return index >= 2 and self.request.lines[index - 2].speaker == line.speaker
+
     def _statements(
         self,
         line: Line,
@@ -453,7 +459,11 @@ class _Reader:
         if carried is not None and not may_mean(text, carried.text):
             carried = None
         found = self._said(split_sentences(text), line, index, voice, things, asked, carried, replied_to)
-        self.plurals_of[line.speaker] = tuple(own_plurals(text))
+        named = tuple(own_plurals(text))
+        self.plurals_of[line.speaker] = named
+        # "Of course! They look tired…" names no plural and still speaks of "my turtles"
+        still = self.they_of.get(line.speaker, ()) if _STILL_THEY.match(text) else ()
+        self.they_of[line.speaker] = named or still
         return found
 
     def _said(
@@ -482,7 +492,9 @@ class _Reader:
         # question asks about the speaker's row by "they", the plurals of the speaker's line
         # that row came from ("…made an impact on my kids." — "How did they react?" — "They…")
         said_before: list[Thing] = (
-            list(self.plurals_of.get(line.speaker, ())) if carried is not None and _ASKS_BY_THEY.search(question or "") else []
+            list(self.plurals_of.get(line.speaker, ())) if carried is not None and _ASKS_BY_THEY.search(question or "")
+            else list(self.they_of.get(line.speaker, ())) if _ASKS_BY_THEY.search(question or "") and self._spoke_before_the_question(line, index)
+            else []
         )
         places = places_named(question) if question else []  # the places named so far, the last first
         people: list[tuple[str, str | None]] = []  # the speaker's own people named so far, the last first
@@ -954,6 +966,9 @@ def _points_at_a_chat_thing(sentence: str, things: list[str]) -> bool:
     return not any(re.search(rf"\b{re.escape(noun)}\b", thing, re.IGNORECASE) for thing in things)
 
 
+# a line that names no plural and opens on "they" (after a word of reply: "Of course! They…")
+# goes on about the plural its speaker named before
+_STILL_THEY = re.compile(r"^(?:[A-Za-z]+(?: [a-z]+)?[!,.]+\s+)?(?:they|they're|they've)\b", re.IGNORECASE)
 # "It was really gripping.": a verdict on what the row before named, and nothing else
 _BARE_VERDICT = re.compile(
     r"^(?:it|that|this|they)(?:'s|'re|\s+is|\s+was|\s+are|\s+were)"

@@ -21,7 +21,9 @@ Rules:
   sentence of the speaker's that named one plural and no other is about that plural:
   "Lanterns cheer me up. They were all over my grandmother's porch." → "Lanterns were all
   over…". With two plurals before it ("The kids loved the waves. They were huge.") it may be
-  either, and stays as it is.
+  either, and stays as it is. Across the speaker's lines too: a line that names no plural and
+  opens on "They" ("Of course! They look tired…") still speaks of the plural their line before
+  named, and an answer that opens on "they" to a question asked by "they" is named by it.
 - **A place the chat named** (``name_there``): a bare "there" ("we stayed there a week") is the
   last place named just before it — by a name after a verb or a preposition — in the line
   before or earlier in the speaker's own line ("Ever been to Crete? We stayed there a week
@@ -45,8 +47,8 @@ from .lexicon import COLLECTIVES, PEOPLE_AND_PETS, RELATIONS
 
 def own_plurals(said: str) -> list[Thing]:
     """The plural things a speaker's own words name, as the speaker says them, the last
-    first: "My turtles love the sun" → "my turtles"; "two kayaks" (``name_bound_them`` names
-    by them)."""
+    first: "My turtles love the sun" → "my turtles"; "two kayaks"; "I took my turtles out"
+    (``name_bound_them`` names by them)."""
     found = [
         (at, f"{'the' if det in ('this', 'that', 'these', 'those') else det} {words}")
         for at, det, words in noun_phrases(said)
@@ -55,6 +57,9 @@ def own_plurals(said: str) -> list[Thing]:
     found += [(m.start(), m[0]) for m in _COUNTED.finditer(said) if noun_phrases(f"the {m['noun']}")]
     found += [(m.start(), f"{(m['det'] or 'my').lower()} {(m['noun'] or m['bare']).lower()}")
               for m in _COLLECTIVE.finditer(said)]
+    taken = {at for at, _ in found}
+    found += [(m.start(), f"{m['det'].lower()} {m['noun']}") for m in _OWN_TAKEN_OUT.finditer(said)
+              if m.start() not in taken and noun_phrases(f"the {m['noun']}")]
     opening = _SUBJECT_PLURAL.match(said)  # "These critters make me…", "My twins always…"
     if opening is not None and not any(at == 0 for at, _ in found) and noun_phrases(f"the {opening['noun']}"):
         det = opening["det"].lower()
@@ -110,6 +115,8 @@ _COLLECTIVE = re.compile(
     r"^(?P<bare>family)(?='s\b|\s+(?:is|was|means|has)\b)",
     re.IGNORECASE,
 )
+# the speaker's plural before a particle of its verb: "I took my turtles out", "dropped our kids off"
+_OWN_TAKEN_OUT = re.compile(r"\b(?P<det>my|our)\s+(?P<noun>[a-z]+[^s\W]s)(?=\s+(?:out|off|back|around|over|up|down)\b)", re.IGNORECASE)
 # a plural the sentence opens on, whatever follows it
 _SUBJECT_PLURAL = re.compile(r"^(?P<det>these|those|my|our)\s+(?P<noun>[a-z]+[^s\W]s)\b", re.IGNORECASE)
 # "them" in the clause of the speaker's own "I"/"we" cannot be the speaker ("I love having
