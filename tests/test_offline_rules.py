@@ -989,6 +989,25 @@ def test_not_having_talked_for_a_while_is_peeled_like_long_time_no_see() -> None
     ]
 
 
+def test_a_photography_of_something_is_read_as_a_photo_of_it() -> None:
+    assert texts("I made a quilt too! [shares a photography of a quilt with red stars]") == [
+        "u:42 made a quilt with red stars."
+    ]
+
+
+def test_a_photo_no_row_took_joins_a_row_that_says_next_to_nothing() -> None:
+    assert texts("Since we last spoke, I've had quite the ride! [shares a photo of a trophy for a regional chess final]") == [
+        "u:42 has had quite the ride and shared a photo of a trophy for a regional chess final."
+    ]
+    # a row that says something keeps to it; a photo of people joins nothing
+    assert texts("Playing chess in the park helps me unwind. [shares a photo of a bench by a pond]") == [
+        "u:42 thinks playing chess in the park helps them unwind."
+    ]
+    assert texts("I worked hard and did something good. [shares a photo of a man smiling at a desk]") == [
+        "u:42 worked hard and did something good."
+    ]
+
+
 def test_been_a_while_is_small_talk_and_been_doing_gets_its_i() -> None:
     assert rows("Been ages, huh.") == []
     assert texts("Been learning Welsh on the bus.") == ["u:42 has been learning Welsh on the bus."]

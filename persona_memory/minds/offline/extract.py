@@ -90,7 +90,10 @@ Rules:
   patchwork quilt]" → "u:42 shared their new quilt: a patchwork quilt"; "Take a look!" after
   a statement of the same line → "…and shared a photo of …"; a row that names the photo's
   thing takes the photo's words for it ("I made a quilt!" [a quilt with red stars] → "u:42
-  made a quilt with red stars").
+  made a quilt with red stars"); a photo no row took joins the line's one row when that row
+  says next to nothing besides ("I've had quite the ride!" [a trophy for a chess final] →
+  "u:42 has had quite the ride and shared a photo of a trophy for a chess final"). A note of
+  "a photo", "a photograph" or "a photography" of something is read the same way.
 - The persona's own lines yield only its promises, about ``self`` with the human it promised
   as ``counterpart``: in a private chat the one human there; in a group the human who spoke last
   before the promise.
@@ -131,7 +134,7 @@ from .answers import (
     noun_phrases,
     places_named,
 )
-from .continuation import first_clause, joined, may_continue, points_back, sentence_case
+from .continuation import first_clause, joined, may_continue, points_back, sentence_case, specific_words
 from .dates import resolve_dates
 from .followups import FollowUp, follow_ups
 from .identity import named_thing
@@ -459,6 +462,8 @@ class _Reader:
         if carried is not None and not may_mean(text, carried.text):
             carried = None
         found = self._said(split_sentences(text), line, index, voice, things, asked, carried, replied_to)
+        if things and len(found) == 1 and not shows_someone(things[0]) and specific_words(found[0].text) < 2:
+            self._shown(things.pop(0), found, line)  # "I've had quite the week! [a certificate…]"
         named = tuple(own_plurals(text))
         self.plurals_of[line.speaker] = named
         # "Of course! They look tired…" names no plural and still speaks of "my turtles"

@@ -114,7 +114,7 @@ _DUMMY_IT = re.compile(
     re.IGNORECASE,
 )
 _SHOWN = re.compile(
-    r"^(?:I shared\s+)?(?:(?:a|an|the|this|my)\s+)?(?:\w+\s+)?(?:photo|picture|pic|image|snap|shot|"
+    r"^(?:I shared\s+)?(?:(?:a|an|the|this|my)\s+)?(?:\w+\s+)?(?:photo|photograph|photography|picture|pic|image|snap|shot|"
     r"screenshot|selfie)s?\s+of\s+(?P<what>.+?)\.?$",
     re.IGNORECASE,
 )
